@@ -1,0 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** Build dist/ once, so tests that start the real CLI as a child process run what ships. */
+export default function setup(): void {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+}
