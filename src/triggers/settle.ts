@@ -1,0 +1,66 @@
+/** What the watcher saw of a file at one moment. */
+export interface FileObservation {
+  size: number;
+  mtimeMs: number;
+}
+
+/** The settle decision for one observation. */
+export type SettleVerdict =
+  | { state: 'settled' }
+  | { state: 'waiting'; dueAt: number }
+  /** Settled before and emitted, unchanged since: nothing to do. */
+  | { state: 'unchanged' };
+
+interface Entry extends FileObservation {
+  since: number;
+}
+
+/**
+ * Pure core of "is this file complete?": a file is complete once its size and
+ * mtime are the same in two observations at least `settleMs` apart. A slow
+ * writer keeps moving `since`; an overwrite of the same name after it was
+ * emitted starts over. The caller brings the time and the stat results.
+ */
+export class SettleTracker {
+  readonly #settleMs: number;
+  readonly #seen = new Map<string, Entry>();
+  readonly #emitted = new Map<string, FileObservation>();
+
+  constructor(settleMs: number) {
+    this.#settleMs = settleMs;
+  }
+
+  /** Record an observation of `path` at `now` and say whether it has settled. */
+  observe(path: string, obs: FileObservation, now: number): SettleVerdict {
+    const done = this.#emitted.get(path);
+    if (done && same(done, obs)) return { state: 'unchanged' };
+    const prev = this.#seen.get(path);
+    if (!prev || !same(prev, obs)) {
+      this.#seen.set(path, { ...obs, since: now });
+      return { state: 'waiting', dueAt: now + Math.max(this.#settleMs, 1) };
+    }
+    const dueAt = prev.since + this.#settleMs;
+    return now >= dueAt ? { state: 'settled' } : { state: 'waiting', dueAt };
+  }
+
+  /** Remember that `path` was emitted as `obs`, so the same content-state is not emitted twice. */
+  markEmitted(path: string, obs: FileObservation): void {
+    this.#emitted.set(path, { size: obs.size, mtimeMs: obs.mtimeMs });
+    this.#seen.delete(path);
+  }
+
+  /** Forget `path` (it was removed, moved away or deleted). */
+  forget(path: string): void {
+    this.#seen.delete(path);
+    this.#emitted.delete(path);
+  }
+
+  /** Paths seen but not yet settled. */
+  pending(): string[] {
+    return [...this.#seen.keys()];
+  }
+}
+
+function same(a: FileObservation, b: FileObservation): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs;
+}

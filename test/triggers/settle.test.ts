@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { SettleTracker } from '../../src/triggers/settle.js';
+
+const at = (size: number, mtimeMs: number) => ({ size, mtimeMs });
+
+describe('settle tracker', () => {
+  it('settles a file unchanged over settle_ms', () => {
+    const t = new SettleTracker(1000);
+    expect(t.observe('a', at(10, 5), 0)).toEqual({ state: 'waiting', dueAt: 1000 });
+    expect(t.observe('a', at(10, 5), 999)).toEqual({ state: 'waiting', dueAt: 1000 });
+    expect(t.observe('a', at(10, 5), 1000)).toEqual({ state: 'settled' });
+  });
+
+  it('keeps a slow writer waiting until it stops', () => {
+    const t = new SettleTracker(1000);
+    t.observe('a', at(10, 5), 0);
+    expect(t.observe('a', at(20, 900), 900)).toEqual({ state: 'waiting', dueAt: 1900 });
+    expect(t.observe('a', at(30, 1800), 1900)).toEqual({ state: 'waiting', dueAt: 2900 });
+    expect(t.observe('a', at(30, 1800), 2900)).toEqual({ state: 'settled' });
+  });
+
+  it('treats a change of mtime alone as a change (same-size overwrite)', () => {
+    const t = new SettleTracker(1000);
+    t.observe('a', at(10, 5), 0);
+    expect(t.observe('a', at(10, 600), 1000)).toEqual({ state: 'waiting', dueAt: 2000 });
+  });
+
+  it('does not emit the same state twice, but does emit an overwrite', () => {
+    const t = new SettleTracker(100);
+    t.observe('a', at(10, 5), 0);
+    expect(t.observe('a', at(10, 5), 100)).toEqual({ state: 'settled' });
+    t.markEmitted('a', at(10, 5));
+    expect(t.observe('a', at(10, 5), 500)).toEqual({ state: 'unchanged' });
+    expect(t.observe('a', at(10, 700), 700)).toEqual({ state: 'waiting', dueAt: 800 });
+    expect(t.observe('a', at(10, 700), 800)).toEqual({ state: 'settled' });
+  });
+
+  it('starts over for a path that was forgotten', () => {
+    const t = new SettleTracker(100);
+    t.observe('a', at(10, 5), 0);
+    t.markEmitted('a', at(10, 5));
+    t.forget('a');
+    expect(t.observe('a', at(10, 5), 1000)).toEqual({ state: 'waiting', dueAt: 1100 });
+    expect(t.pending()).toEqual(['a']);
+  });
+
+  it('with settle_ms 0 still needs two equal observations', () => {
+    const t = new SettleTracker(0);
+    expect(t.observe('a', at(1, 1), 0)).toEqual({ state: 'waiting', dueAt: 1 });
+    expect(t.observe('a', at(1, 1), 1)).toEqual({ state: 'settled' });
+  });
+});
