@@ -1,0 +1,358 @@
+import { openAsBlob } from 'node:fs';
+import { FormData } from 'undici';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { systemClock, type Clock } from '../clock.js';
+import { canonicalJson } from '../model/canonical.js';
+import { RECORD_FIELDS, type DatasetRecord, type RecordPatch } from '../model/record.js';
+import type { Secret } from '../secret.js';
+import { ApiError, CLIENT_CODES } from './errors.js';
+import { Transport, type ClientStats, type HttpRequest, type RequestEvent } from './http.js';
+import { limiterFor } from './rate-limiter.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
+import {
+  TERMINAL_JOB_STATUSES,
+  datasetSchema,
+  jobEnvelopeSchema,
+  publishResultSchema,
+  recordPageSchema,
+  singleRecordSchema,
+  versionDetailSchema,
+  versionListSchema,
+  writeResultSchema,
+  type Dataset,
+  type Job,
+  type PublishOptions,
+  type PublishResult,
+  type ReplaceOptions,
+  type VersionDetail,
+  type VersionList,
+  type WriteResult,
+} from './wire.js';
+
+/** Settings of one client: one dataset, one key. */
+export interface DatasetClientOptions {
+  /** Service base, e.g. http://127.0.0.1:8787 (a path prefix is kept). */
+  baseUrl: string;
+  datasetId: string;
+  key: Secret;
+  /** Client-side cap per rolling minute, shared by every client of this key (default 100; the server allows 120, A24). */
+  ratePerMinute?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Whole request, headers and body (default 60 s: a large replace body is parsed before the 202). */
+  requestTimeoutMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+  /** Called after every attempt (metrics). */
+  onRequest?: (e: RequestEvent) => void;
+}
+
+/** A value with the ETag of the answer that carried it (A8/A9: `"v<active>"`, or null when absent). */
+export interface WithEtag<T> {
+  value: T;
+  etag: string | null;
+  /** A35: the server replayed an earlier answer for the same Idempotency-Key. */
+  replayed: boolean;
+}
+
+/** Options of a single-record write. */
+export interface WriteOpts {
+  /** false → `?publish=false`: the write goes into the pending draft (A10). */
+  publish?: boolean;
+  /** `If-Match`: the active-version ETag the change was planned against. */
+  ifMatch?: string;
+  /** A35: optional on record writes. It does not make POST /records repeatable (see `isSafe`). */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of replace and upload: the Idempotency-Key is required, persisted by the caller before sending. */
+export interface JobWriteOpts {
+  idempotencyKey: string;
+  ifMatch?: string;
+  signal?: AbortSignal;
+}
+
+/** Options of reads. */
+export interface ReadOpts {
+  signal?: AbortSignal;
+}
+
+/** The file of an upload: bytes in memory or a path read lazily. */
+export interface UploadFile {
+  bytes?: Uint8Array;
+  path?: string;
+  filename: string;
+  /** e.g. text/csv or application/vnd.openxmlformats-officedocument.spreadsheetml.sheet */
+  contentType?: string;
+}
+
+/** A14: the other fields of an upload. */
+export interface UploadFields {
+  /** Record field → column header; sent as JSON text. */
+  mapping?: Record<string, string>;
+  sheet?: string;
+  encoding?: string;
+  options?: ReplaceOptions;
+}
+
+/** One page of `GET /records` with the ETag it was read at. */
+export interface RecordPageWithEtag {
+  records: DatasetRecord[];
+  nextCursor: string | null;
+  etag: string | null;
+}
+
+/** Options of the record listing. */
+export interface ListRecordsOpts {
+  /** Page size (A7: at most 1000; the client asks for 1000 by default to spend fewer requests). */
+  limit?: number;
+  /** `draft` lists the pending draft's records. */
+  source?: 'draft';
+  signal?: AbortSignal;
+}
+
+/** Options of `waitForJob`. */
+export interface WaitForJobOpts {
+  signal?: AbortSignal;
+  /** First poll interval (default 1000 ms), growing ×1.5 per poll. */
+  pollMs?: number;
+  /** Largest poll interval (default 15 000 ms). */
+  maxPollMs?: number;
+  /** Give up with TIMEOUT after this long (default: wait as long as it takes). */
+  timeoutMs?: number;
+}
+
+/** Typed client of the Business Dataset Editing API for one dataset and one key. */
+export class DatasetClient {
+  readonly datasetId: string;
+  readonly #t: Transport;
+  readonly #clock: Clock;
+
+  constructor(opts: DatasetClientOptions) {
+    this.datasetId = opts.datasetId;
+    this.#clock = opts.clock ?? systemClock;
+    this.#t = new Transport({
+      baseUrl: opts.baseUrl,
+      datasetId: opts.datasetId,
+      key: opts.key,
+      limiter: limiterFor(opts.key, opts.ratePerMinute ?? 100, this.#clock),
+      policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
+      clock: this.#clock,
+      connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+      requestTimeoutMs: opts.requestTimeoutMs ?? 60_000,
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
+    });
+  }
+
+  /** Counters since this client was made (requests sent, retries, 429s, waits). A copy. */
+  get stats(): ClientStats {
+    return { ...this.#t.stats };
+  }
+
+  /** A25: dataset metadata (record count, active and draft version). */
+  async getDataset(opts: ReadOpts = {}): Promise<WithEtag<Dataset>> {
+    return this.#call({ method: 'GET', path: '', safe: true, ...sig(opts) }, datasetSchema);
+  }
+
+  /** A7: every record, page after page, in record_id order. */
+  async *listRecords(opts: ListRecordsOpts = {}): AsyncIterable<DatasetRecord> {
+    for await (const page of this.listRecordPages(opts)) yield* page.records;
+  }
+
+  /** A7/A8: the pages of `GET /records`, each with its ETag (a change of ETag between pages means a publish happened meanwhile). */
+  async *listRecordPages(opts: ListRecordsOpts = {}): AsyncIterable<RecordPageWithEtag> {
+    let cursor: string | undefined;
+    for (;;) {
+      const req: HttpRequest = {
+        method: 'GET',
+        path: '/records',
+        query: { limit: opts.limit ?? 1000, cursor, source: opts.source },
+        safe: true,
+        ...sig(opts),
+      };
+      const { value, etag } = await this.#call(req, recordPageSchema);
+      yield { records: value.records, nextCursor: value.nextCursor, etag };
+      if (value.nextCursor === null) return;
+      if (value.nextCursor === cursor) {
+        throw new ApiError({ status: 200, code: CLIENT_CODES.BAD_RESPONSE, message: 'GET /records repeated its cursor', method: 'GET', path: '/records' });
+      }
+      cursor = value.nextCursor;
+    }
+  }
+
+  /** A31: one record. */
+  async getRecord(recordId: string, opts: ReadOpts = {}): Promise<WithEtag<DatasetRecord>> {
+    return this.#call({ method: 'GET', path: `/records/${encodeURIComponent(recordId)}`, safe: true, ...sig(opts) }, singleRecordSchema);
+  }
+
+  /**
+   * A9/A33: add a record. Never re-sent after it may have reached the server:
+   * a lost answer throws OUTCOME_UNKNOWN and the caller re-reads the record.
+   */
+  async createRecord(record: DatasetRecord, opts: WriteOpts = {}): Promise<WithEtag<WriteResult>> {
+    return this.#call({ method: 'POST', path: '/records', json: pickRecord(record), safe: false, ...writeParts(opts) }, writeResultSchema);
+  }
+
+  /** A9/A33: change the given fields (each replaced whole). */
+  async patchRecord(recordId: string, patch: RecordPatch, opts: WriteOpts = {}): Promise<WithEtag<WriteResult>> {
+    const req: HttpRequest = { method: 'PATCH', path: `/records/${encodeURIComponent(recordId)}`, json: pickPatch(patch), safe: true, ...writeParts(opts) };
+    return this.#call(req, writeResultSchema);
+  }
+
+  /** A9: delete a record. */
+  async deleteRecord(recordId: string, opts: WriteOpts = {}): Promise<WithEtag<WriteResult>> {
+    return this.#call({ method: 'DELETE', path: `/records/${encodeURIComponent(recordId)}`, safe: true, ...writeParts(opts) }, writeResultSchema);
+  }
+
+  /** A13/A15: replace every record (202 with a job; wait for it with waitForJob). */
+  async replaceRecords(records: DatasetRecord[], options: ReplaceOptions, opts: JobWriteOpts): Promise<WithEtag<Job>> {
+    const req: HttpRequest = {
+      method: 'PUT',
+      path: '/records',
+      json: { records: records.map(pickRecord), options: pickOptions(options) },
+      safe: true, // A16: the Idempotency-Key makes a repeat answer with the same job
+      ...jobParts(opts),
+    };
+    return this.#call(req, jobEnvelopeSchema);
+  }
+
+  /** A14/A15: upload a CSV or XLSX file (202 with a job). */
+  async importFile(file: UploadFile, fields: UploadFields, opts: JobWriteOpts): Promise<WithEtag<Job>> {
+    const form = new FormData();
+    const type = file.contentType ?? 'application/octet-stream';
+    let blob: Blob;
+    if (file.bytes) blob = new Blob([file.bytes], { type });
+    else if (file.path) blob = await openAsBlob(file.path, { type });
+    else throw new ApiError({ status: null, code: 'INVALID_ARGUMENT', message: 'importFile needs bytes or a path' });
+    form.append('file', blob, file.filename);
+    // A16 compares the bytes of every field: canonical JSON keeps a repeat byte-identical.
+    if (fields.mapping) form.append('mapping', canonicalJson(fields.mapping));
+    if (fields.sheet !== undefined) form.append('sheet', fields.sheet);
+    if (fields.encoding !== undefined) form.append('encoding', fields.encoding);
+    if (fields.options) form.append('options', canonicalJson(pickOptions(fields.options)));
+    return this.#call({ method: 'POST', path: '/imports', form, safe: true, ...jobParts(opts) }, jobEnvelopeSchema);
+  }
+
+  /** A18: versions, newest first, with the active version. */
+  async listVersions(opts: ReadOpts = {}): Promise<WithEtag<VersionList>> {
+    return this.#call({ method: 'GET', path: '/versions', safe: true, ...sig(opts) }, versionListSchema);
+  }
+
+  /** A19: counts and the first changes of a version. */
+  async getVersion(version: number, opts: ReadOpts = {}): Promise<WithEtag<VersionDetail>> {
+    return this.#call({ method: 'GET', path: `/versions/${version}`, safe: true, ...sig(opts) }, versionDetailSchema);
+  }
+
+  /**
+   * A20: publish a pending draft. Repeated after a lost answer only when an
+   * Idempotency-Key is given (A35); without one a lost answer is OUTCOME_UNKNOWN.
+   */
+  async publishVersion(
+    version: number,
+    options: PublishOptions = {},
+    opts: { idempotencyKey?: string; ifMatch?: string; signal?: AbortSignal } = {},
+  ): Promise<WithEtag<PublishResult>> {
+    const picked = pickOptions(options);
+    const req: HttpRequest = {
+      method: 'POST',
+      path: `/versions/${version}/publish`,
+      json: Object.keys(picked).length > 0 ? { options: picked } : {},
+      safe: opts.idempotencyKey !== undefined,
+      ...writeParts(opts),
+    };
+    return this.#call(req, publishResultSchema);
+  }
+
+  /** A21: discard a pending draft (204). */
+  async discardVersion(version: number, opts: { idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<WithEtag<null>> {
+    const res = await this.#t.send({ method: 'DELETE', path: `/versions/${version}`, safe: true, ...writeParts(opts) });
+    return { value: null, etag: res.etag, replayed: res.replayed };
+  }
+
+  /** A32: one job. */
+  async getJob(jobId: string, opts: ReadOpts = {}): Promise<WithEtag<Job>> {
+    return this.#call({ method: 'GET', path: `/sync-jobs/${encodeURIComponent(jobId)}`, safe: true, ...sig(opts) }, jobEnvelopeSchema);
+  }
+
+  /** Poll a job with growing intervals until PUBLISHED, STAGED or FAILED (spec: "The caller polls until one of the three"). */
+  async waitForJob(jobId: string, opts: WaitForJobOpts = {}): Promise<Job> {
+    const maxPoll = opts.maxPollMs ?? 15_000;
+    let interval = Math.min(opts.pollMs ?? 1_000, maxPoll);
+    const deadline = opts.timeoutMs === undefined ? Infinity : this.#clock.now() + opts.timeoutMs;
+    for (;;) {
+      const { value: job } = await this.getJob(jobId, sig(opts));
+      if (TERMINAL_JOB_STATUSES.includes(job.status)) return job;
+      if (this.#clock.now() + interval > deadline) {
+        throw new ApiError({
+          status: null,
+          code: CLIENT_CODES.TIMEOUT,
+          message: `job ${jobId} still ${job.status} after ${opts.timeoutMs} ms`,
+          context: { job_id: jobId },
+        });
+      }
+      try {
+        await this.#clock.sleep(interval, opts.signal);
+      } catch (cause) {
+        throw new ApiError({ status: null, code: CLIENT_CODES.ABORTED, message: `waiting for job ${jobId} aborted`, cause, context: { job_id: jobId } });
+      }
+      interval = Math.min(Math.ceil(interval * 1.5), maxPoll);
+    }
+  }
+
+  /** Close the connection pool. The shared limiter stays (other clients of the key may use it). */
+  async close(): Promise<void> {
+    await this.#t.close();
+  }
+
+  async #call<T>(req: HttpRequest, schema: z.ZodType<T>): Promise<WithEtag<T>> {
+    const res = await this.#t.send(req);
+    const value = this.#t.parse(req, res, schema);
+    return { value, etag: res.etag, replayed: res.replayed };
+  }
+}
+
+function sig(o: { signal?: AbortSignal }): { signal?: AbortSignal } {
+  return o.signal ? { signal: o.signal } : {};
+}
+
+function writeParts(o: { publish?: boolean; ifMatch?: string; idempotencyKey?: string; signal?: AbortSignal }): Partial<HttpRequest> {
+  return {
+    // A34: send only what the contract names, so `publish` appears only when false.
+    ...(o.publish === false ? { query: { publish: 'false' } } : {}),
+    ...(o.ifMatch ? { ifMatch: o.ifMatch } : {}),
+    ...(o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {}),
+    ...sig(o),
+  };
+}
+
+function jobParts(o: JobWriteOpts): Partial<HttpRequest> {
+  if (!o.idempotencyKey) {
+    throw new ApiError({ status: null, code: 'INVALID_ARGUMENT', message: 'replace and upload need an Idempotency-Key' });
+  }
+  return writeParts(o);
+}
+
+// A34: unknown record fields and option keys are refused, so only named ones travel.
+function pickRecord(r: DatasetRecord): DatasetRecord {
+  const out: Record<string, unknown> = {};
+  for (const f of RECORD_FIELDS) if (r[f] !== undefined) out[f] = r[f];
+  return out as unknown as DatasetRecord;
+}
+
+function pickPatch(p: RecordPatch): RecordPatch {
+  const out: Record<string, unknown> = {};
+  for (const f of RECORD_FIELDS) if (f !== 'record_id' && (p as Record<string, unknown>)[f] !== undefined) out[f] = (p as Record<string, unknown>)[f];
+  return out as RecordPatch;
+}
+
+function pickOptions<T extends ReplaceOptions>(o: T): ReplaceOptions {
+  const out: ReplaceOptions = {};
+  if (o.publish !== undefined) out.publish = o.publish;
+  if (o.allow_mass_delete !== undefined) out.allow_mass_delete = o.allow_mass_delete;
+  if (o.allow_empty !== undefined) out.allow_empty = o.allow_empty;
+  return out;
+}

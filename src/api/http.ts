@@ -1,0 +1,308 @@
+import { Pool, type FormData } from 'undici';
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import { redactText, type Secret } from '../secret.js';
+import { ApiError, CLIENT_CODES } from './errors.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { decideRetry, isNotSentCode, parseRetryAfter, type FailureKind, type RetryPolicy } from './retry.js';
+import { errorBodySchema, preconditionDetailsSchema, rowErrorsInDetailsSchema } from './wire.js';
+
+/**
+ * The transport of the API client: one keep-alive undici Pool per client,
+ * the key on every request, pacing through the shared limiter, and the retry
+ * loop. Everything above it (client.ts) deals in typed values only.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One logical request; the loop may send it more than once when `safe`. */
+export interface HttpRequest {
+  method: HttpMethod;
+  /** Path below the dataset base, '' for the base itself, e.g. '/records/A-1'. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  json?: unknown;
+  form?: FormData;
+  ifMatch?: string;
+  idempotencyKey?: string;
+  /** May be repeated after it possibly reached the server (see client.ts for which are). */
+  safe: boolean;
+  signal?: AbortSignal;
+}
+
+/** A successful answer, body parsed as JSON (null when empty). */
+export interface HttpResponse {
+  status: number;
+  etag: string | null;
+  /** A35: the server replayed an earlier answer for this Idempotency-Key. */
+  replayed: boolean;
+  body: unknown;
+}
+
+/** Counters for the engine's summary line and for metrics. */
+export interface ClientStats {
+  /** Requests put on the wire, retries included. */
+  requests: number;
+  /** Of those, repeats of an earlier attempt. */
+  retries: number;
+  /** 429 answers received. */
+  throttled: number;
+  /** Time spent waiting for the limiter. */
+  limiterWaitMs: number;
+  /** Time spent in retry backoff. */
+  backoffWaitMs: number;
+}
+
+/** What the `onRequest` hook hears after each attempt. */
+export interface RequestEvent {
+  method: HttpMethod;
+  path: string;
+  attempt: number;
+  status: number | null;
+  code: string | null;
+  durationMs: number;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  datasetId: string;
+  key: Secret;
+  limiter: RateLimiter;
+  policy: RetryPolicy;
+  clock: Clock;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  logger?: Logger;
+  onRequest?: (e: RequestEvent) => void;
+}
+
+/** Sends requests to one dataset base with auth, pacing, timeouts and retries. */
+export class Transport {
+  readonly stats: ClientStats = { requests: 0, retries: 0, throttled: 0, limiterWaitMs: 0, backoffWaitMs: 0 };
+  readonly #o: TransportOptions;
+  readonly #pool: Pool;
+  readonly #basePath: string;
+  readonly #redact: (t: string) => string;
+
+  constructor(o: TransportOptions) {
+    this.#o = o;
+    const url = new URL(o.baseUrl);
+    this.#pool = new Pool(url.origin, {
+      connect: { timeout: o.connectTimeoutMs },
+      headersTimeout: o.requestTimeoutMs,
+      bodyTimeout: o.requestTimeoutMs,
+      keepAliveTimeout: 4_000,
+    });
+    this.#basePath = `${url.pathname.replace(/\/+$/, '')}/api/v1/business-datasets/${encodeURIComponent(o.datasetId)}`;
+    this.#redact = (t) => redactText(t, [o.key]);
+  }
+
+  /** Send `req`, retrying what policy and safety allow; throws ApiError for anything but 2xx. */
+  async send(req: HttpRequest): Promise<HttpResponse> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.#attempt(req, attempt);
+      if ('response' in outcome) return outcome.response;
+      const { error, kind } = outcome;
+      const decision = decideRetry(this.#o.policy, kind, attempt, req.safe, error.retryAfterMs);
+      if (!decision.retry) {
+        if (decision.reason === 'unsafe') throw this.#unknownOutcome(req, attempt, error);
+        throw error;
+      }
+      this.#o.logger?.warn(
+        { event: 'api.retry', method: req.method, path: req.path, status: error.status, code: error.code, attempt, delay_ms: decision.delayMs },
+        'api request retried',
+      );
+      await this.#wait(req, decision.delayMs, attempt);
+    }
+  }
+
+  /** Close the connection pool (in-flight requests finish first). */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  async #wait(req: HttpRequest, ms: number, attempt: number): Promise<void> {
+    try {
+      await this.#o.clock.sleep(ms, req.signal);
+    } catch (cause) {
+      throw this.#aborted(req, attempt, cause);
+    }
+    this.stats.backoffWaitMs += ms;
+  }
+
+  async #attempt(req: HttpRequest, attempt: number): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
+    try {
+      this.stats.limiterWaitMs += await this.#o.limiter.acquire(req.signal);
+    } catch (cause) {
+      throw this.#aborted(req, attempt, cause);
+    }
+    this.stats.requests++;
+    if (attempt > 1) this.stats.retries++;
+    const started = this.#o.clock.now();
+    const result = await this.#dispatch(req, attempt);
+    const status = 'response' in result ? result.response.status : result.error.status;
+    const code = 'response' in result ? null : result.error.code;
+    const durationMs = this.#o.clock.now() - started;
+    this.#o.logger?.debug({ event: 'api.request', method: req.method, path: req.path, status, code, attempt, duration_ms: durationMs }, 'api request');
+    this.#o.onRequest?.({ method: req.method, path: req.path, attempt, status, code, durationMs });
+    return result;
+  }
+
+  async #dispatch(req: HttpRequest, attempt: number): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
+    const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
+    const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#o.key.reveal()}`,
+      accept: 'application/json',
+      'user-agent': 'dataset-connector',
+    };
+    if (req.json !== undefined) headers['content-type'] = 'application/json';
+    if (req.ifMatch) headers['if-match'] = req.ifMatch;
+    if (req.idempotencyKey) headers['idempotency-key'] = req.idempotencyKey;
+    const body = req.json !== undefined ? JSON.stringify(req.json) : (req.form ?? null);
+
+    let status: number;
+    let text: string;
+    let resHeaders: Record<string, string | string[] | undefined>;
+    try {
+      const res = await this.#pool.request({ method: req.method, path: this.#pathOf(req), headers, body, signal });
+      status = res.statusCode;
+      resHeaders = res.headers;
+      text = await res.body.text();
+    } catch (cause) {
+      if (req.signal?.aborted) {
+        // The caller gave up; a non-repeatable request in flight has an unknown outcome.
+        const aborted = this.#aborted(req, attempt, cause);
+        throw req.safe ? aborted : this.#unknownOutcome(req, attempt, aborted);
+      }
+      const code = (cause as { code?: unknown })?.code;
+      const timedOut = timeout.aborted || (typeof code === 'string' && /TIMEOUT/.test(code) && code !== 'UND_ERR_CONNECT_TIMEOUT');
+      const error = new ApiError({
+        status: null,
+        code: timedOut ? CLIENT_CODES.TIMEOUT : CLIENT_CODES.NETWORK_ERROR,
+        message: timedOut
+          ? `no answer within ${this.#o.requestTimeoutMs} ms to ${req.method} ${req.path}`
+          : `connection failed on ${req.method} ${req.path}`,
+        method: req.method,
+        path: req.path,
+        attempts: attempt,
+        cause,
+        redact: this.#redact,
+      });
+      return { error, kind: !timedOut && isNotSentCode(typeof code === 'string' ? code : undefined) ? 'not-sent' : 'transient' };
+    }
+
+    const etag = header(resHeaders, 'etag');
+    if (status >= 200 && status < 300) {
+      let parsed: unknown = null;
+      if (text.trim() !== '') {
+        try {
+          parsed = JSON.parse(text);
+        } catch (cause) {
+          throw this.#badResponse(req, status, attempt, 'answer is not JSON', cause);
+        }
+      }
+      return { response: { status, etag, replayed: header(resHeaders, 'idempotent-replayed') === 'true', body: parsed } };
+    }
+    const error = this.#errorFromAnswer(req, status, text, resHeaders, attempt);
+    const kind: FailureKind = status === 429 ? 'throttled' : status >= 500 ? 'transient' : 'final';
+    if (status === 429) this.stats.throttled++;
+    return { error, kind };
+  }
+
+  #pathOf(req: HttpRequest): string {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) q.set(k, String(v));
+    const qs = q.toString();
+    return `${this.#basePath}${req.path}${qs ? `?${qs}` : ''}`;
+  }
+
+  #errorFromAnswer(
+    req: HttpRequest,
+    status: number,
+    text: string,
+    headers: Record<string, string | string[] | undefined>,
+    attempt: number,
+  ): ApiError {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const body = errorBodySchema.safeParse(json);
+    // A1 says every error has a body; a proxy's HTML page does not, so fall back to the status.
+    const code = body.success ? body.data.code : `HTTP_${status}`;
+    const details = body.success ? body.data.details : {};
+    const rows = rowErrorsInDetailsSchema.safeParse(details);
+    const pre = status === 412 ? preconditionDetailsSchema.safeParse(details) : undefined;
+    return new ApiError({
+      status,
+      code,
+      message: body.success && body.data.message ? body.data.message : `${req.method} ${req.path} answered ${status}`,
+      details,
+      rowErrors: rows.success ? rows.data.errors : [],
+      currentEtag: pre?.success ? (pre.data.current_etag ?? header(headers, 'etag')) : null,
+      retryAfterMs: parseRetryAfter(header(headers, 'retry-after'), this.#o.clock.now()),
+      method: req.method,
+      path: req.path,
+      attempts: attempt,
+      redact: this.#redact,
+    });
+  }
+
+  #badResponse(req: HttpRequest, status: number, attempt: number, what: string, cause?: unknown): ApiError {
+    return new ApiError({
+      status,
+      code: CLIENT_CODES.BAD_RESPONSE,
+      message: `${req.method} ${req.path}: ${what}`,
+      method: req.method,
+      path: req.path,
+      attempts: attempt,
+      cause,
+      redact: this.#redact,
+    });
+  }
+
+  #aborted(req: HttpRequest, attempt: number, cause: unknown): ApiError {
+    return new ApiError({
+      status: null,
+      code: CLIENT_CODES.ABORTED,
+      message: `${req.method} ${req.path} aborted by the caller`,
+      method: req.method,
+      path: req.path,
+      attempts: attempt,
+      cause,
+      redact: this.#redact,
+    });
+  }
+
+  #unknownOutcome(req: HttpRequest, attempt: number, last: ApiError): ApiError {
+    return new ApiError({
+      status: last.status,
+      code: CLIENT_CODES.OUTCOME_UNKNOWN,
+      message: `${req.method} ${req.path} may or may not have been applied (${last.code}); re-read before deciding`,
+      method: req.method,
+      path: req.path,
+      attempts: attempt,
+      cause: last,
+      redact: this.#redact,
+    });
+  }
+
+  /** Parse a 2xx body with a wire schema; a mismatch is BAD_RESPONSE (the assumptions are wrong for this server). */
+  parse<T>(req: HttpRequest, res: HttpResponse, schema: z.ZodType<T>): T {
+    const r = schema.safeParse(res.body);
+    if (r.success) return r.data;
+    const issue = r.error.issues[0];
+    const where = issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}` : 'unexpected shape';
+    throw this.#badResponse(req, res.status, 1, `answer does not match the wire schema (${where})`);
+  }
+}
+
+function header(h: Record<string, string | string[] | undefined>, name: string): string | null {
+  const v = h[name];
+  if (Array.isArray(v)) return v[0] ?? null;
+  return v ?? null;
+}
