@@ -1,0 +1,111 @@
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { extname, join, resolve } from 'node:path';
+import type { WatchConfig } from './config.js';
+import type { ReadyFile } from './watcher.js';
+
+/** Why a file leaves the folder. */
+export type FileFate = 'processed' | 'failed' | 'superseded';
+
+/** What became of a file after processing. */
+export type Disposal =
+  | { action: 'moved'; to: string; rejectFile?: string }
+  | { action: 'deleted'; rejectFile?: string }
+  | { action: 'left'; rejectFile?: string }
+  /** The file changed since it was read: it is a newer export and stays for the watcher. */
+  | { action: 'kept_changed' };
+
+/** Options of disposeFile. */
+export interface DisposeOptions {
+  now: number;
+  /** IANA zone of the timestamp in archived names (the top-level `timezone`). */
+  timezone: string;
+  /** Writes the reject file of a failed file to the given path (src/sources writeRejectFile). */
+  writeReject?: (path: string) => Promise<void>;
+}
+
+/** `YYYYMMDD-HHmmss` of `atMs` in `timezone`, for archived names. */
+export function fileTimestamp(atMs: number, timezone: string): string {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: timezone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(atMs));
+  const p = (t: Intl.DateTimeFormatPartTypes) => parts.find((x) => x.type === t)?.value ?? '00';
+  return `${p('year')}${p('month')}${p('day')}-${p('hour')}${p('minute')}${p('second')}`;
+}
+
+/** Archived name: original stem, timestamp, optional tag, original extension (`stock.20240412-031500.csv`). */
+export function archiveName(name: string, atMs: number, timezone: string, tag?: string): string {
+  const ext = extname(name);
+  const stem = name.slice(0, name.length - ext.length);
+  return `${stem}.${fileTimestamp(atMs, timezone)}${tag ? `.${tag}` : ''}${ext}`;
+}
+
+/** The folder a fate sends files to, resolved against the watched folder. */
+export function fateDir(cfg: WatchConfig, fate: FileFate): string {
+  return resolve(cfg.path, fate === 'failed' ? cfg.failed_dir : cfg.processed_dir);
+}
+
+/**
+ * Apply the watch's `after` setting to a file once its sync is over: move it to
+ * processed/ or failed/ (reject file beside it), delete it, or leave it. A file
+ * that changed since it was read is a newer export and is never touched. A
+ * per-file or folder marker is consumed with the file, unless `after` is leave.
+ */
+export async function disposeFile(
+  file: ReadyFile,
+  fate: FileFate,
+  cfg: WatchConfig,
+  opts: DisposeOptions,
+): Promise<Disposal> {
+  const st = await stat(file.path).catch(() => undefined);
+  if (st && (st.size !== file.size || st.mtimeMs !== file.mtimeMs)) return { action: 'kept_changed' };
+
+  const tag = fate === 'superseded' ? 'superseded' : undefined;
+  const dir = fateDir(cfg, fate);
+  const target = await freeName(dir, archiveName(file.name, opts.now, opts.timezone, tag));
+  let rejectFile: string | undefined;
+  if (fate === 'failed' && opts.writeReject) {
+    await mkdir(dir, { recursive: true, mode: 0o750 });
+    rejectFile = `${target}.rejects.csv`;
+    await opts.writeReject(rejectFile);
+  }
+  const withReject = rejectFile ? { rejectFile } : {};
+
+  if (cfg.after === 'leave') return { action: 'left', ...withReject };
+  if (file.markerPath) await rm(file.markerPath, { force: true });
+  if (!st) return { action: 'deleted', ...withReject };
+  if (cfg.after === 'delete') {
+    await rm(file.path, { force: true });
+    return { action: 'deleted', ...withReject };
+  }
+  await mkdir(dir, { recursive: true, mode: 0o750 });
+  await moveFile(file.path, target);
+  return { action: 'moved', to: target, ...withReject };
+}
+
+/** `name` in `dir`, or `name` with -1, -2… before the extension when taken. */
+async function freeName(dir: string, name: string): Promise<string> {
+  const ext = extname(name);
+  const stem = name.slice(0, name.length - ext.length);
+  for (let i = 0; ; i++) {
+    const candidate = join(dir, i === 0 ? name : `${stem}-${i}${ext}`);
+    if (!(await stat(candidate).catch(() => undefined))) return candidate;
+  }
+}
+
+async function moveFile(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (err) {
+    // processed_dir may sit on another file system than the share.
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    await copyFile(from, to);
+    await rm(from, { force: true });
+  }
+}

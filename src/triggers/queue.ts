@@ -1,0 +1,120 @@
+import type { ReadyFile } from './watcher.js';
+
+/** Where a file job came from (logged with the sync). */
+export type FileOrigin = 'watch' | 'startup' | 'reread' | 'command';
+
+/** Work for one dataset. A file job carries what to sync; the others are whole-dataset tasks. */
+export type DatasetJob =
+  | {
+      kind: 'file';
+      file: ReadyFile;
+      origin: FileOrigin;
+      /** Called once the job is finished or dropped (e.g. to delete a command's temp output). */
+      cleanup?: () => Promise<void>;
+    }
+  | { kind: 'reconcile' }
+  | { kind: 'resume' };
+
+/** What the queue needs from its owner. */
+export interface QueueHandlers {
+  /** Run one job; a rejection is the handler's to log, the queue goes on. */
+  run(job: DatasetJob): Promise<void>;
+  /** A waiting file job was replaced by a newer file before it ran. */
+  superseded(job: Extract<DatasetJob, { kind: 'file' }>, by: ReadyFile): void;
+  /** The number of waiting and running jobs changed. */
+  depthChanged?(depth: number): void;
+}
+
+/**
+ * One sync at a time per dataset (issue 4). Files are coalesced: at most one
+ * file job waits, and a newer file replaces it, so the next sync reads the
+ * newest export only. Other jobs wait once each, in arrival order.
+ */
+export class DatasetQueue {
+  readonly #h: QueueHandlers;
+  #waiting: DatasetJob[] = [];
+  #running: DatasetJob | undefined;
+  #idle: Promise<void> = Promise.resolve();
+  #stopped = false;
+
+  constructor(handlers: QueueHandlers) {
+    this.#h = handlers;
+  }
+
+  /** Waiting plus running jobs. */
+  get depth(): number {
+    return this.#waiting.length + (this.#running ? 1 : 0);
+  }
+
+  /** The job being run now, if any. */
+  get running(): DatasetJob | undefined {
+    return this.#running;
+  }
+
+  /** Add a job; returns false when the queue is stopped. */
+  push(job: DatasetJob): boolean {
+    if (this.#stopped) return false;
+    if (job.kind === 'file') {
+      const i = this.#waiting.findIndex((j) => j.kind === 'file');
+      const old = this.#waiting[i];
+      if (old?.kind === 'file') {
+        // Keep the newer export; equal mtimes: the later arrival wins.
+        const [keep, drop] = job.file.mtimeMs >= old.file.mtimeMs ? [job, old] : [old, job];
+        this.#waiting[i] = keep;
+        if (drop.file.path !== keep.file.path) this.#h.superseded(drop, keep.file);
+        else void drop.cleanup?.();
+        return true;
+      }
+    } else if (this.#waiting.some((j) => j.kind === job.kind)) {
+      return true;
+    }
+    this.#waiting.push(job);
+    this.#changed();
+    this.#pump();
+    return true;
+  }
+
+  /** Resolves when nothing is waiting or running. */
+  async idle(): Promise<void> {
+    while (this.depth > 0) await this.#idle;
+  }
+
+  /**
+   * Stop taking jobs and let the running one finish. Waiting jobs are returned
+   * (not run), so a reload can hand them to the dataset's next queue.
+   */
+  async stop(): Promise<DatasetJob[]> {
+    this.#stopped = true;
+    const left = this.#waiting;
+    this.#waiting = [];
+    this.#changed();
+    while (this.#running) await this.#idle;
+    return left;
+  }
+
+  #changed(): void {
+    this.#h.depthChanged?.(this.depth);
+  }
+
+  #pump(): void {
+    if (this.#running) return;
+    const job = this.#waiting.shift();
+    if (!job) return;
+    this.#running = job;
+    let done!: () => void;
+    this.#idle = new Promise<void>((r) => (done = r));
+    void (async () => {
+      try {
+        await this.#h.run(job);
+      } catch {
+        // The handler logs its own failures; the queue must go on.
+      } finally {
+        if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
+        this.#running = undefined;
+        this.#changed();
+        done();
+        if (!this.#stopped) this.#pump();
+      }
+    })();
+  }
+}

@@ -1,0 +1,183 @@
+import { readdir, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../clock.js';
+import type { WatchConfig } from './config.js';
+import { compileMarker, type Marker } from './marker.js';
+import { nameFilter, type NameFilter } from './patterns.js';
+import { SettleTracker, type FileObservation } from './settle.js';
+
+/** A complete export file, as the watcher hands it on. Watchers don't parse (house style 6). */
+export interface ReadyFile extends FileObservation {
+  /** Absolute path. */
+  path: string;
+  /** Base name. */
+  name: string;
+  /** The marker file that gated it, when a marker is configured. */
+  markerPath?: string;
+}
+
+/** Callbacks of a folder watcher. */
+export interface FolderWatcherEvents {
+  /** A file is complete and should be processed. */
+  onReady(file: ReadyFile): void;
+  /** A file found at start-up that a newer one supersedes. */
+  onSuperseded(file: ReadyFile): void;
+}
+
+/**
+ * Watches one export folder (chokidar) and says when a file is complete:
+ * size and mtime stable over settle_ms, not ignored, marker present when
+ * configured. It never reads the content.
+ */
+export class FolderWatcher {
+  readonly dir: string;
+  readonly #cfg: WatchConfig;
+  readonly #filter: NameFilter;
+  readonly #marker: Marker | undefined;
+  readonly #tracker: SettleTracker;
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #events: FolderWatcherEvents;
+  readonly #clock: Clock;
+  readonly #log: Logger | undefined;
+  readonly #inflight = new Set<string>();
+  readonly #again = new Set<string>();
+  #fsw: FSWatcher | undefined;
+  #closed = false;
+
+  constructor(cfg: WatchConfig, events: FolderWatcherEvents, opts: { clock?: Clock; logger?: Logger } = {}) {
+    this.#cfg = cfg;
+    this.dir = resolve(cfg.path);
+    this.#filter = nameFilter(cfg.include, cfg.ignore);
+    this.#marker = cfg.marker === undefined ? undefined : compileMarker(cfg.marker);
+    this.#tracker = new SettleTracker(cfg.settle_ms);
+    this.#events = events;
+    this.#clock = opts.clock ?? systemClock;
+    this.#log = opts.logger;
+  }
+
+  /** True when `name` is a candidate export of this watch. */
+  accepts(name: string): boolean {
+    return this.#filter.accepts(name) && !(this.#marker?.isMarker(name) ?? false);
+  }
+
+  /** Scan what is already there (newest first, older superseded), then follow changes. */
+  async start(): Promise<void> {
+    const fsw = watch(this.dir, {
+      depth: 0,
+      ignoreInitial: true,
+      usePolling: this.#cfg.polling,
+      interval: this.#cfg.poll_interval_ms,
+      binaryInterval: this.#cfg.poll_interval_ms,
+    });
+    this.#fsw = fsw;
+    fsw.on('add', (p) => this.#onEvent(p));
+    fsw.on('change', (p) => this.#onEvent(p));
+    fsw.on('unlink', (p) => this.forget(p));
+    fsw.on('error', (err) => this.#log?.warn({ event: 'watch.error', dir: this.dir, err }, 'watch error'));
+    await new Promise<void>((res) => fsw.once('ready', () => res()));
+
+    // Scan after the watcher is up, so nothing written in between is missed.
+    const existing = await this.#scan();
+    existing.sort((a, b) => b.mtimeMs - a.mtimeMs);
+    const [newest, ...older] = existing;
+    for (const f of older) this.#events.onSuperseded(f);
+    if (newest) void this.#check(newest.path);
+  }
+
+  /** Forget a path (moved, deleted), so a new file of the same name is seen afresh. */
+  forget(path: string): void {
+    const abs = resolve(path);
+    clearTimeout(this.#timers.get(abs));
+    this.#timers.delete(abs);
+    this.#tracker.forget(abs);
+  }
+
+  /** Stop watching; pending settle checks are dropped. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
+    await this.#fsw?.close();
+  }
+
+  async #scan(): Promise<ReadyFile[]> {
+    const entries = await readdir(this.dir, { withFileTypes: true });
+    const out: ReadyFile[] = [];
+    for (const e of entries) {
+      if (!e.isFile() || !this.accepts(e.name)) continue;
+      const p = join(this.dir, e.name);
+      const st = await stat(p).catch(() => undefined);
+      if (st) out.push({ path: p, name: e.name, size: st.size, mtimeMs: st.mtimeMs });
+    }
+    return out;
+  }
+
+  #onEvent(path: string): void {
+    const abs = resolve(path);
+    const name = basename(abs);
+    if (this.#marker?.isMarker(name)) {
+      // A marker arrived: look again at every file still waiting for one.
+      for (const p of this.#tracker.pending()) void this.#check(p);
+      return;
+    }
+    if (this.accepts(name)) void this.#check(abs);
+  }
+
+  #schedule(path: string, atMs: number): void {
+    if (this.#closed) return;
+    clearTimeout(this.#timers.get(path));
+    const t = setTimeout(() => {
+      this.#timers.delete(path);
+      void this.#check(path);
+    }, Math.max(0, atMs - this.#clock.now()));
+    this.#timers.set(path, t);
+  }
+
+  /** One check per path at a time; a check asked for meanwhile runs right after. */
+  async #check(path: string): Promise<void> {
+    if (this.#inflight.has(path)) {
+      this.#again.add(path);
+      return;
+    }
+    this.#inflight.add(path);
+    try {
+      await this.#checkOnce(path);
+    } finally {
+      this.#inflight.delete(path);
+    }
+    if (this.#again.delete(path)) await this.#check(path);
+  }
+
+  async #checkOnce(path: string): Promise<void> {
+    if (this.#closed) return;
+    const st = await stat(path).catch(() => undefined);
+    if (this.#closed) return;
+    if (!st || !st.isFile()) {
+      this.forget(path);
+      return;
+    }
+    const obs = { size: st.size, mtimeMs: st.mtimeMs };
+    const now = this.#clock.now();
+    const verdict = this.#tracker.observe(path, obs, now);
+    if (verdict.state === 'unchanged') return;
+    if (verdict.state === 'waiting') {
+      this.#schedule(path, verdict.dueAt);
+      return;
+    }
+    const name = basename(path);
+    let markerPath: string | undefined;
+    if (this.#marker) {
+      markerPath = join(this.dir, this.#marker.markerFor(name));
+      const m = await stat(markerPath).catch(() => undefined);
+      if (!m) {
+        // Settled but not yet flagged: look again later (the marker's add event may come first).
+        this.#schedule(path, now + this.#cfg.poll_interval_ms);
+        return;
+      }
+    }
+    this.#tracker.markEmitted(path, obs);
+    this.#events.onReady({ path, name, ...obs, ...(markerPath ? { markerPath } : {}) });
+  }
+}

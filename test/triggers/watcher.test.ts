@@ -1,0 +1,131 @@
+import { mkdtemp, open, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { watchConfigSchema, type WatchConfig } from '../../src/triggers/config.js';
+import { FolderWatcher, type ReadyFile } from '../../src/triggers/watcher.js';
+
+const SETTLE_MS = 120;
+const watchers: FolderWatcher[] = [];
+
+afterEach(async () => {
+  await Promise.all(watchers.splice(0).map((w) => w.close()));
+});
+
+async function folder(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'dc-watch-'));
+}
+
+function cfg(dir: string, extra: Partial<WatchConfig> = {}): WatchConfig {
+  return watchConfigSchema.parse({ path: dir, settle_ms: SETTLE_MS, poll_interval_ms: 40, ...extra });
+}
+
+/** Start a watcher that collects what it reports. */
+async function start(c: WatchConfig) {
+  const ready: ReadyFile[] = [];
+  const superseded: ReadyFile[] = [];
+  const waiters: Array<() => void> = [];
+  const w = new FolderWatcher(c, {
+    onReady: (f) => {
+      ready.push(f);
+      waiters.splice(0).forEach((r) => r());
+    },
+    onSuperseded: (f) => superseded.push(f),
+  });
+  watchers.push(w);
+  await w.start();
+  const nextReady = () => new Promise<void>((r) => waiters.push(r));
+  return { w, ready, superseded, nextReady };
+}
+
+const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('folder watcher', () => {
+  it('reports a slowly written file once, when complete', async () => {
+    const dir = await folder();
+    // A wide margin between write gaps (40 ms) and settle_ms, so a loaded machine does not split it.
+    const h = await start(cfg(dir, { include: ['*.csv'], settle_ms: 600 }));
+    const fh = await open(join(dir, 'stock.csv'), 'w');
+    for (let i = 0; i < 5; i++) {
+      await fh.write(`row-${i}\n`);
+      await fh.sync();
+      await tick(40);
+    }
+    await fh.close();
+    expect(h.ready).toEqual([]);
+    await h.nextReady();
+    await tick(200);
+    expect(h.ready.map((f) => [f.name, f.size])).toEqual([['stock.csv', 30]]);
+  });
+
+  it('ignores temporary names and reports the file a rename produces', async () => {
+    const dir = await folder();
+    const h = await start(cfg(dir));
+    await writeFile(join(dir, 'stock.csv.tmp'), 'a\n');
+    await writeFile(join(dir, '~$stock.xlsx'), 'lock');
+    await writeFile(join(dir, '.hidden'), 'x');
+    await rename(join(dir, 'stock.csv.tmp'), join(dir, 'stock.csv'));
+    await h.nextReady();
+    await tick(SETTLE_MS * 2);
+    expect(h.ready.map((f) => f.name)).toEqual(['stock.csv']);
+  });
+
+  it('reports the same name again after an overwrite', async () => {
+    const dir = await folder();
+    const h = await start(cfg(dir));
+    const p = join(dir, 'stock.csv');
+    await writeFile(p, 'a\n');
+    await h.nextReady();
+    await writeFile(p, 'b\n');
+    await utimes(p, new Date(), new Date(Date.now() + 5000));
+    await h.nextReady();
+    expect(h.ready.map((f) => f.name)).toEqual(['stock.csv', 'stock.csv']);
+  });
+
+  it('waits for the marker file', async () => {
+    const dir = await folder();
+    const h = await start(cfg(dir, { marker: '{name}.done' }));
+    await writeFile(join(dir, 'stock.csv'), 'a\n');
+    await tick(SETTLE_MS * 3);
+    expect(h.ready).toEqual([]);
+    const next = h.nextReady();
+    await writeFile(join(dir, 'stock.csv.done'), '');
+    await next;
+    expect(h.ready.map((f) => [f.name, f.markerPath])).toEqual([['stock.csv', join(dir, 'stock.csv.done')]]);
+  });
+
+  it('at start-up reports the newest file and supersedes the older ones', async () => {
+    const dir = await folder();
+    for (const [name, age] of [['a.csv', 300], ['b.csv', 100], ['c.csv', 200]] as const) {
+      await writeFile(join(dir, name), name);
+      const t = new Date(Date.now() - age * 1000);
+      await utimes(join(dir, name), t, t);
+    }
+    const h = await start(cfg(dir));
+    await h.nextReady();
+    expect(h.ready.map((f) => f.name)).toEqual(['b.csv']);
+    expect(h.superseded.map((f) => f.name).sort()).toEqual(['a.csv', 'c.csv']);
+  });
+
+  it('polling mode works without file-system events', async () => {
+    const dir = await folder();
+    const h = await start(cfg(dir, { polling: true }));
+    await writeFile(join(dir, 'stock.csv'), 'a\n');
+    await h.nextReady();
+    expect(h.ready.map((f) => f.name)).toEqual(['stock.csv']);
+  });
+
+  it('sees a new file of a name that was moved away', async () => {
+    const dir = await folder();
+    const h = await start(cfg(dir));
+    const p = join(dir, 'stock.csv');
+    await writeFile(p, 'a\n');
+    await h.nextReady();
+    await rm(p);
+    h.w.forget(p);
+    await writeFile(p, 'a\n');
+    await h.nextReady();
+    expect(h.ready).toHaveLength(2);
+    expect(await readdir(dir)).toEqual(['stock.csv']);
+  });
+});
