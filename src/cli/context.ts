@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { reportError } from './report-error.js';
+import { createLogger, type LogFormat, type Logger, type LogLevel } from '../log/logger.js';
+
+/** The options every command inherits from the program. */
+export interface GlobalOptions {
+  /** Path of connector.yaml (conf.d/ beside it is read too). */
+  config: string;
+  logFormat?: LogFormat;
+  logLevel?: LogLevel;
+}
+
+/** The global options as seen from inside a command's action. */
+export function globalOptions(cmd: Command): GlobalOptions {
+  return cmd.optsWithGlobals<GlobalOptions>();
+}
+
+/** Load the configuration named by --config. */
+export function loadConfigFor(cmd: Command): Promise<Config> {
+  return loadConfig(globalOptions(cmd).config);
+}
+
+/** A logger honouring --log-format/--log-level, else the config's log section, else json/info. */
+export function loggerFor(cmd: Command, config?: Pick<Config, 'log'>): Logger {
+  const g = globalOptions(cmd);
+  return createLogger({
+    format: g.logFormat ?? config?.log.format ?? 'json',
+    level: g.logLevel ?? config?.log.level ?? 'info',
+  });
+}
+
+/**
+ * Wrap a command's action: its returned number (default 0) becomes the exit
+ * code; a thrown error is reported for a person and mapped to an exit code.
+ */
+export function runAction<A extends unknown[]>(fn: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      process.exitCode = (await fn(...args)) ?? 0;
+    } catch (err) {
+      process.exitCode = reportError(err);
+    }
+  };
+}

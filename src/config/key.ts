@@ -1,0 +1,100 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConnectorError } from '../errors.js';
+import { registerSecret } from '../log/secret-registry.js';
+import { Secret } from '../secret.js';
+import type { KeySource } from './key-source.js';
+
+/** Where a resolved key came from. */
+export interface ResolvedKey {
+  secret: Secret;
+  from: 'credential' | 'file' | 'env';
+  /** The credential file, key file or variable name (never the key). */
+  location: string;
+  /** Things a person should know (a key that does not look like a dataset key). */
+  warnings: string[];
+}
+
+/**
+ * Read a dataset key from its source, in order of preference: systemd
+ * credential ($CREDENTIALS_DIRECTORY/<name>), then file (refused when group
+ * or others may read it), then environment variable. The key is registered
+ * with the log scrubber before it is returned.
+ */
+export async function resolveKey(
+  source: KeySource,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { warn?: (message: string) => void } = {},
+): Promise<Secret> {
+  const resolved = await resolveKeyDetailed(source, env);
+  for (const w of resolved.warnings) opts.warn?.(w);
+  return resolved.secret;
+}
+
+/** resolveKey with where the key came from and any warnings (for `doctor`). */
+export async function resolveKeyDetailed(source: KeySource, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedKey> {
+  const tried: string[] = [];
+  if (source.credential !== undefined) {
+    const dir = env.CREDENTIALS_DIRECTORY;
+    if (dir) {
+      const path = join(dir, source.credential);
+      const value = await readIfExists(path);
+      if (value !== null) return finish(value, 'credential', path);
+      tried.push(`systemd credential "${source.credential}" (no ${path})`);
+    } else {
+      tried.push(`systemd credential "${source.credential}" ($CREDENTIALS_DIRECTORY is not set: add LoadCredential=${source.credential}:/path/to/key to the unit)`);
+    }
+  }
+  if (source.file !== undefined) {
+    const info = await stat(source.file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw keyError('KEY_UNREADABLE', `cannot read key file ${source.file}: ${err.code ?? err.message}`, source.file, err);
+    });
+    if (info) {
+      // Refuse before reading: a key others can read is already compromised.
+      if ((info.mode & 0o077) !== 0) {
+        const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
+        throw keyError('KEY_FILE_PERMISSIONS', `key file ${source.file} is readable or writable by group or others (mode ${mode}): run chmod 600 ${source.file}`, source.file);
+      }
+      const value = await readFile(source.file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        throw keyError('KEY_UNREADABLE', `cannot read key file ${source.file}: ${err.code ?? err.message}`, source.file, err);
+      });
+      return finish(value, 'file', source.file);
+    }
+    tried.push(`file ${source.file} (not found)`);
+  }
+  if (source.env !== undefined) {
+    const value = env[source.env];
+    if (value !== undefined && value.trim() !== '') return finish(value, 'env', source.env);
+    tried.push(`environment variable ${source.env} (not set)`);
+  }
+  throw keyError('KEY_NOT_FOUND', `no dataset key found; tried: ${tried.join('; ')}`, undefined);
+}
+
+function finish(raw: string, from: ResolvedKey['from'], location: string): ResolvedKey {
+  const value = raw.trim();
+  if (value === '') throw keyError('KEY_NOT_FOUND', `the key in ${from} ${location} is empty`, location);
+  const secret = new Secret(value);
+  registerSecret(secret);
+  const warnings: string[] = [];
+  // A23: dataset keys start with tbd_live_; account keys (tba_live_) are refused by the API.
+  if (value.startsWith('tba_live_')) {
+    warnings.push(`the key from ${from} ${location} is an account key (tba_live_…): the dataset API refuses it (ACCOUNT_KEY_NOT_SUPPORTED); issue a dataset key on the dataset's external API tab`);
+  } else if (!value.startsWith('tbd_live_')) {
+    warnings.push(`the key from ${from} ${location} does not start with tbd_live_: it does not look like a dataset key`);
+  }
+  return { secret, from, location, warnings };
+}
+
+async function readIfExists(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw keyError('KEY_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, path, err);
+  }
+}
+
+function keyError(code: string, message: string, file: string | undefined, cause?: unknown): ConnectorError {
+  return new ConnectorError(code, message, { action: 'stop', cause, context: { file, setting: 'api.key' } });
+}

@@ -1,0 +1,19 @@
+/**
+ * The parts of a dataset's configuration that other areas own. Each area
+ * exports its zod schema; this file is the one place that composes them.
+ * Until an area's schema lands, a placeholder keeps the shape (loose, so
+ * nothing is rejected that the real schema would accept).
+ */
+import { z } from 'zod';
+
+const placeholder = (owner: string) => z.looseObject({}).describe(`Defined by ${owner}.`);
+
+/** Source format and limits (src/sources/config.ts). */
+export const sourceConfigSchema = placeholder('src/sources/config.ts');
+/** Column → record field mapping (src/mapping/config.ts). */
+export const mappingConfigSchema = placeholder('src/mapping/config.ts');
+/** Guards, staging, ownership (src/sync/policy.ts). */
+export const policySchema = placeholder('src/sync/policy.ts');
+export { watchConfigSchema, schedulesConfigSchema } from '../triggers/config.js';
+/** Alerts by phone call (src/daemon/alerts.ts). */
+export const alertsConfigSchema = placeholder('src/daemon/alerts.ts');

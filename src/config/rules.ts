@@ -1,0 +1,87 @@
+import type { z } from 'zod';
+import type { configSchema } from './schema.js';
+
+type Parsed = z.output<typeof configSchema>;
+
+/** A problem found by a rule: the option path and what is expected. */
+export interface RuleIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** A cross-field check over the parsed configuration; pure. */
+export type ConfigRule = (config: Parsed) => RuleIssue[];
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+const atLeastOneDataset: ConfigRule = (c) =>
+  Object.keys(c.datasets).length > 0
+    ? []
+    : [{ path: ['datasets'], message: 'no dataset is defined: add one under datasets: here or in a conf.d/*.yaml file' }];
+
+const knownTimezone: ConfigRule = (c) => {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: c.timezone });
+    return [];
+  } catch {
+    return [{ path: ['timezone'], message: `unknown time zone "${c.timezone}": expected an IANA name such as Asia/Tokyo or UTC` }];
+  }
+};
+
+/** The key travels in a header: plain http is only for the local emulator. */
+const httpsUnlessLoopback: ConfigRule = (c) =>
+  Object.entries(c.datasets).flatMap(([name, ds]) => {
+    const url = new URL(ds.api.base_url);
+    if (url.protocol === 'https:' || LOOPBACK.has(url.hostname)) return [];
+    return [{ path: ['datasets', name, 'api', 'base_url'], message: 'expected an https:// URL: http:// would send the key in clear (allowed only for localhost)' }];
+  });
+
+const baseUrlWithoutApiPath: ConfigRule = (c) =>
+  Object.entries(c.datasets).flatMap(([name, ds]) =>
+    new URL(ds.api.base_url).pathname.includes('/api/v1/')
+      ? [{ path: ['datasets', name, 'api', 'base_url'], message: 'expected the service base only (e.g. https://api.example.com): the connector adds /api/v1/business-datasets/<id> itself' }]
+      : [],
+  );
+
+const absoluteKeyFile: ConfigRule = (c) =>
+  Object.entries(c.datasets).flatMap(([name, ds]) =>
+    ds.api.key.file !== undefined && !ds.api.key.file.startsWith('/')
+      ? [{ path: ['datasets', name, 'api', 'key', 'file'], message: 'expected an absolute path (starting with /)' }]
+      : [],
+  );
+
+/** Two entries writing the same remote dataset would undo each other's work. */
+const oneEntryPerRemoteDataset: ConfigRule = (c) => {
+  const seen = new Map<string, string>();
+  const issues: RuleIssue[] = [];
+  for (const [name, ds] of Object.entries(c.datasets)) {
+    const target = `${new URL(ds.api.base_url).origin}#${ds.api.dataset_id ?? name}`;
+    const first = seen.get(target);
+    if (first === undefined) seen.set(target, name);
+    else issues.push({ path: ['datasets', name, 'api', 'dataset_id'], message: `dataset "${name}" targets the same remote dataset as "${first}": expected one entry per dataset` });
+  }
+  return issues;
+};
+
+const validPort: ConfigRule = (c) => {
+  const port = Number(c.health?.listen.split(':').pop());
+  return c.health === undefined || (port >= 1 && port <= 65535)
+    ? []
+    : [{ path: ['health', 'listen'], message: 'expected a port between 1 and 65535' }];
+};
+
+/** Every cross-field rule, run after the schema accepted the configuration. */
+export const configRules: readonly ConfigRule[] = [
+  atLeastOneDataset,
+  knownTimezone,
+  httpsUnlessLoopback,
+  baseUrlWithoutApiPath,
+  absoluteKeyFile,
+  oneEntryPerRemoteDataset,
+  validPort,
+];
+
+/** Run every rule. */
+export function checkRules(config: Parsed, rules: readonly ConfigRule[] = configRules): RuleIssue[] {
+  return rules.flatMap((rule) => rule(config));
+}

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { apiConfigSchema, type ApiConfig } from './api.js';
+import {
+  alertsConfigSchema,
+  mappingConfigSchema,
+  policySchema,
+  schedulesConfigSchema,
+  sourceConfigSchema,
+  watchConfigSchema,
+} from './pieces.js';
+
+/** Names of datasets as keys under `datasets:` (also used in logs, metrics and the state db). */
+export const DATASET_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** Logging options. */
+export const logConfigSchema = z
+  .strictObject({
+    level: z.enum(LOG_LEVELS).default('info').describe('Lowest level written.'),
+    format: z.enum(['json', 'pretty']).default('json').describe('json (one line per event, for journald) or pretty (for people).'),
+  })
+  .meta({ id: 'LogConfig' })
+  .describe('Logging; --log-level and --log-format override it.');
+
+/** Optional HTTP listener for /healthz and /metrics. */
+export const healthConfigSchema = z
+  .strictObject({
+    listen: z
+      .string()
+      .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'expected host:port such as 127.0.0.1:9464')
+      .default('127.0.0.1:9464')
+      .describe('Address of the /healthz and /metrics listener; keep it on 127.0.0.1.'),
+  })
+  .meta({ id: 'HealthConfig' })
+  .describe('Health and metrics listener; absent means off.');
+
+/** One dataset: where it lives, where its data comes from, how changes are sent. */
+export const datasetConfigSchema = z
+  .strictObject({
+    api: apiConfigSchema,
+    source: sourceConfigSchema,
+    mapping: mappingConfigSchema,
+    policy: policySchema.default(() => policySchema.parse({})),
+    watch: watchConfigSchema.optional(),
+    schedules: schedulesConfigSchema,
+  })
+  .describe('One dataset kept in step with an export.');
+
+/** The whole configuration, after the normalise step. */
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('Path or URL of connector.schema.json, for editors.'),
+    state_dir: z
+      .string()
+      .min(1)
+      .default('/var/lib/dataset-connector')
+      .describe('Directory of the state database (StateDirectory= under systemd).'),
+    timezone: z
+      .string()
+      .min(1)
+      .default('UTC')
+      .describe('IANA time zone for schedules and for timestamps in file names, e.g. Asia/Tokyo.'),
+    log: logConfigSchema.default({ level: 'info', format: 'json' }),
+    health: healthConfigSchema.optional(),
+    alerts: alertsConfigSchema.optional(),
+    datasets: z
+      .record(
+        z.string().regex(DATASET_NAME, 'expected a dataset name of lowercase letters, digits, - and _ (at most 64)'),
+        datasetConfigSchema,
+      )
+      .default({})
+      .describe('Datasets by name; conf.d/*.yaml files may add more.'),
+  })
+  .describe('dataset-connector configuration (connector.yaml and conf.d/*.yaml).');
+
+type ParsedDataset = z.output<typeof datasetConfigSchema>;
+type ParsedConfig = z.output<typeof configSchema>;
+
+/** One dataset's configuration as the rest of the program sees it. */
+export type DatasetConfig = Omit<ParsedDataset, 'api'> & {
+  /** The key under `datasets:`. */
+  name: string;
+  /** The file that defined this dataset. */
+  file: string;
+  api: ApiConfig & { dataset_id: string };
+};
+
+/** The loaded configuration. */
+export type Config = Omit<ParsedConfig, 'datasets' | '$schema'> & {
+  datasets: Record<string, DatasetConfig>;
+  /** Every file read, main file first. */
+  files: string[];
+};

@@ -1,0 +1,61 @@
+/**
+ * The closed list of log events (house style 8): a fixed `msg`, an `event`
+ * from this list, numbers as fields. Add a name here when your area needs a
+ * new one; keep the `area.what` form.
+ */
+export const LOG_EVENTS = [
+  // sync pipeline
+  'sync.started',
+  'sync.planned',
+  'sync.published',
+  'sync.staged',
+  'sync.failed',
+  'sync.skipped',
+  'sync.summary',
+  'sync.progress',
+  'sync.resumed',
+  'guard.held',
+  'draft.approved',
+  'draft.discarded',
+  'draft.expiring',
+  'draft.expired',
+  'reconcile.started',
+  'reconcile.drift',
+  'reconcile.done',
+  // files and triggers
+  'file.ready',
+  'file.skipped',
+  'file.rejected',
+  'file.processed',
+  'file.archived',
+  'schedule.fired',
+  'command.failed',
+  // api
+  'api.retry',
+  'api.rate_limited',
+  'api.error',
+  // configuration and keys
+  'config.loaded',
+  'config.reloaded',
+  'config.rejected',
+  'key.warning',
+  // daemon lifecycle
+  'daemon.started',
+  'daemon.stopping',
+  'daemon.stopped',
+  'dataset.started',
+  'dataset.stopped',
+  'health.listening',
+  // alerts and emulator
+  'alert.call',
+  'alert.failed',
+  'emulator.started',
+] as const;
+
+/** One event name from the closed list. */
+export type LogEvent = (typeof LOG_EVENTS)[number];
+
+/** Fields for a log line: `logger.info(event('sync.planned', {adds: 3}), 'sync planned')`. */
+export function event<T extends Record<string, unknown>>(name: LogEvent, fields?: T): T & { event: LogEvent } {
+  return { ...(fields ?? ({} as T)), event: name };
+}
