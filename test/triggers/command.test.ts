@@ -1,0 +1,78 @@
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hasCode } from '../../src/errors.js';
+import { runExportCommand, type CommandSchedule } from '../../src/triggers/command.js';
+import { scheduleConfigSchema } from '../../src/triggers/config.js';
+
+const node = process.execPath;
+
+function sched(command: string[], extra: Record<string, unknown> = {}): CommandSchedule {
+  return scheduleConfigSchema.parse({ type: 'command', cron: '0 3 * * *', command, ...extra }) as CommandSchedule;
+}
+
+async function tmp() {
+  return mkdtemp(join(tmpdir(), 'dc-cmd-'));
+}
+
+describe('export command', () => {
+  it('saves stdout to a temp file, with arguments passed verbatim (no shell)', async () => {
+    const dir = await tmp();
+    const out = await runExportCommand(
+      sched([node, '-e', 'process.stdout.write(process.argv.slice(1).join("|"))', '$HOME', 'a b;c']),
+      { tmpDir: dir, extension: 'csv' },
+    );
+    expect(out.path.endsWith('.csv')).toBe(true);
+    expect(await readFile(out.path, 'utf8')).toBe('$HOME|a b;c');
+    await out.cleanup();
+    expect(await stat(out.path).catch(() => 'gone')).toBe('gone');
+  });
+
+  it('reads the output file the command writes', async () => {
+    const dir = await tmp();
+    const out = await runExportCommand(
+      sched([node, '-e', 'require("fs").writeFileSync("export.csv", "sku\\nA\\n")'], { cwd: dir, output_file: 'export.csv' }),
+      { tmpDir: dir, extension: 'csv' },
+    );
+    expect(out.path).toBe(join(dir, 'export.csv'));
+    await out.cleanup();
+    expect(await readFile(out.path, 'utf8')).toBe('sku\nA\n');
+  });
+
+  it('fails on a non-zero exit, keeping the tail of stderr and removing the temp file', async () => {
+    const dir = await tmp();
+    const err = await runExportCommand(
+      sched([node, '-e', 'process.stderr.write("x".repeat(100) + "database locked"); process.exit(3)'], {
+        max_stderr_bytes: 20,
+      }),
+      { tmpDir: dir, extension: 'csv' },
+    ).catch((e: unknown) => e);
+    expect(hasCode(err, 'COMMAND_FAILED')).toBe(true);
+    expect(hasCode(err, 'COMMAND_FAILED') && err.context).toMatchObject({ exit_code: 3, stderr: 'xxxxxdatabase locked' });
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('kills a command that runs over timeout_ms', async () => {
+    const dir = await tmp();
+    const err = await runExportCommand(sched([node, '-e', 'setTimeout(() => {}, 60000)'], { timeout_ms: 200 }), {
+      tmpDir: dir,
+      extension: 'csv',
+    }).catch((e: unknown) => e);
+    expect(hasCode(err, 'COMMAND_TIMEOUT')).toBe(true);
+  });
+
+  it('fails when the program does not exist or leaves no output file', async () => {
+    const dir = await tmp();
+    const missing = await runExportCommand(sched(['/nonexistent/export']), { tmpDir: dir, extension: 'csv' }).catch(
+      (e: unknown) => e,
+    );
+    expect(hasCode(missing, 'COMMAND_FAILED')).toBe(true);
+    const noOut = await runExportCommand(sched([node, '-e', ''], { cwd: dir, output_file: 'never.csv' }), {
+      tmpDir: dir,
+      extension: 'csv',
+    }).catch((e: unknown) => e);
+    expect(hasCode(noOut, 'COMMAND_NO_OUTPUT')).toBe(true);
+  });
+});
