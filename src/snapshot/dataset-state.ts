@@ -1,0 +1,133 @@
+import type Database from 'better-sqlite3';
+import type { HeldDraft, SnapshotInfo, SourceIdentity } from './types.js';
+
+interface StateRow {
+  active_version: number | null;
+  etag: string | null;
+  confirmed_at: number | null;
+  source_hash: string | null;
+  source_rows: number | null;
+  source_at: number | null;
+  last_job_ms: number | null;
+  last_job_records: number | null;
+  last_outcome: string | null;
+  last_outcome_detail: string | null;
+  last_outcome_at: number | null;
+  held_kind: HeldDraft['kind'] | null;
+  held_version: number | null;
+  held_reason: string | null;
+  held_plan_id: string | null;
+  held_summary: string | null;
+  held_since: number | null;
+  rebuilt_at: number | null;
+}
+
+/** The per-dataset row of the state database: confirmed version, last source, outcome, held draft. */
+export class DatasetState {
+  constructor(
+    protected readonly conn: Database.Database,
+    readonly dataset: string,
+    protected readonly now: () => number,
+  ) {}
+
+  /** Remember the export a completed sync processed (for the row-drop guard and duplicate detection). */
+  recordSource(source: SourceIdentity): void {
+    this.update('source_hash = ?, source_rows = ?, source_at = ?', source.fileHash, source.rowCount, source.at);
+  }
+
+  /** Remember how long a replace/import job of `records` records took, for the planner's crossover. */
+  recordJobTiming(ms: number, records: number): void {
+    this.update('last_job_ms = ?, last_job_records = ?', Math.round(ms), records);
+  }
+
+  /** The outcome of the last sync (e.g. published, held, failed) with a JSON-serialisable detail. */
+  recordOutcome(outcome: string, detail?: unknown): void {
+    this.update(
+      'last_outcome = ?, last_outcome_detail = ?, last_outcome_at = ?',
+      outcome,
+      detail === undefined ? null : JSON.stringify(detail),
+      this.now(),
+    );
+  }
+
+  /** Record a held or staged change (replaces any earlier one). `since` defaults to now. */
+  hold(held: Omit<HeldDraft, 'since'> & { since?: number }): void {
+    this.update(
+      'held_kind = ?, held_version = ?, held_reason = ?, held_plan_id = ?, held_summary = ?, held_since = ?',
+      held.kind,
+      held.version,
+      held.reason,
+      held.planId,
+      held.summary === undefined ? null : JSON.stringify(held.summary),
+      held.since ?? this.now(),
+    );
+  }
+
+  /** Forget the held change (published, discarded or superseded). */
+  clearHeld(): void {
+    this.update(
+      'held_kind = NULL, held_version = NULL, held_reason = NULL, held_plan_id = NULL, held_summary = NULL, held_since = NULL',
+    );
+  }
+
+  /** The held change, if any. */
+  held(): HeldDraft | null {
+    return toHeld(this.row());
+  }
+
+  /** Set the confirmed active version (part of confirm and rebuild commit). */
+  protected setConfirmed(version: number, etag: string | null, rebuilt = false): void {
+    const now = this.now();
+    if (rebuilt) this.update('active_version = ?, etag = ?, confirmed_at = ?, rebuilt_at = ?', version, etag, now, now);
+    else this.update('active_version = ?, etag = ?, confirmed_at = ?', version, etag, now);
+  }
+
+  protected stateInfo(recordCount: number, ownedCount: number): SnapshotInfo {
+    const r = this.row();
+    return {
+      dataset: this.dataset,
+      activeVersion: r?.active_version ?? null,
+      etag: r?.etag ?? null,
+      confirmedAt: r?.confirmed_at ?? null,
+      recordCount,
+      ownedCount,
+      notOwnedCount: recordCount - ownedCount,
+      lastSource:
+        r?.source_hash != null ? { fileHash: r.source_hash, rowCount: r.source_rows ?? 0, at: r.source_at ?? 0 } : null,
+      lastJob: r?.last_job_ms != null ? { ms: r.last_job_ms, records: r.last_job_records ?? 0 } : null,
+      lastOutcome:
+        r?.last_outcome != null
+          ? {
+              outcome: r.last_outcome,
+              detail: r.last_outcome_detail == null ? null : (JSON.parse(r.last_outcome_detail) as unknown),
+              at: r.last_outcome_at ?? 0,
+            }
+          : null,
+      held: toHeld(r),
+      rebuiltAt: r?.rebuilt_at ?? null,
+    };
+  }
+
+  private row(): StateRow | undefined {
+    return this.conn.prepare('SELECT * FROM datasets WHERE dataset = ?').get(this.dataset) as StateRow | undefined;
+  }
+
+  private update(assignments: string, ...values: unknown[]): void {
+    this.conn.transaction(() => {
+      this.conn.prepare('INSERT OR IGNORE INTO datasets (dataset) VALUES (?)').run(this.dataset);
+      this.conn.prepare(`UPDATE datasets SET ${assignments} WHERE dataset = ?`).run(...values, this.dataset);
+    })();
+  }
+}
+
+function toHeld(r: StateRow | undefined): HeldDraft | null {
+  if (!r || r.held_kind == null) return null;
+  return {
+    kind: r.held_kind,
+    version: r.held_version,
+    reason: r.held_reason ?? '',
+    planId: r.held_plan_id,
+    summary: r.held_summary == null ? null : (JSON.parse(r.held_summary) as unknown),
+    since: r.held_since ?? 0,
+  };
+}

@@ -1,0 +1,125 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { systemClock, type Clock } from '../clock.js';
+import { ConnectorError } from '../errors.js';
+import { stateBusy, stateCorrupt, stateTooNew } from './errors.js';
+import { Journal } from './journal.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { SnapshotStore } from './store.js';
+
+/** Options of openStateDb. */
+export interface StateDbOptions {
+  clock?: Clock;
+  /** How long to wait for a lock held by another connection, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+/** The connector's one state database: snapshots, dataset state and the journal. */
+export class StateDb {
+  readonly journal: Journal;
+  private readonly stores = new Map<string, SnapshotStore>();
+
+  constructor(
+    readonly path: string,
+    /** The better-sqlite3 connection; for this module's stores. */
+    readonly conn: Database.Database,
+    readonly clock: Clock,
+  ) {
+    this.journal = new Journal(conn, () => clock.now());
+  }
+
+  /** The snapshot and state of one dataset (created empty on first use). */
+  snapshot(dataset: string): SnapshotStore {
+    let s = this.stores.get(dataset);
+    if (!s) {
+      s = new SnapshotStore(this.conn, dataset, () => this.clock.now());
+      this.stores.set(dataset, s);
+    }
+    return s;
+  }
+
+  /** Run `fn` in one transaction (nested calls become savepoints). */
+  transaction<T>(fn: () => T): T {
+    return this.conn.transaction(fn)();
+  }
+
+  /** Names of datasets that have state. */
+  datasets(): string[] {
+    return (this.conn.prepare('SELECT dataset FROM datasets ORDER BY dataset').pluck().all() as string[]).slice();
+  }
+
+  /** The schema version of the open file. */
+  get schemaVersion(): number {
+    return this.conn.pragma('user_version', { simple: true }) as number;
+  }
+
+  close(): void {
+    if (this.conn.open) this.conn.close();
+  }
+}
+
+/**
+ * Open (or create) the state database at `path`: WAL, synchronous=FULL, a busy
+ * timeout, a quick integrity check, then pending migrations. An existing file
+ * that is not a readable state database throws STATE_CORRUPT (action stop);
+ * it is never re-initialised.
+ */
+export function openStateDb(path: string, options: StateDbOptions = {}): StateDb {
+  mkdirSync(dirname(path), { recursive: true });
+  let conn: Database.Database;
+  try {
+    conn = new Database(path, { fileMustExist: false });
+  } catch (err) {
+    throw stateCorrupt(path, 'cannot open the file', err);
+  }
+  try {
+    conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    checkIntegrity(conn, path);
+    conn.pragma('journal_mode = WAL');
+    conn.pragma('synchronous = FULL');
+    conn.pragma('foreign_keys = ON');
+    migrate(conn, path);
+  } catch (err) {
+    conn.close();
+    if (err instanceof ConnectorError) throw err;
+    if (isBusy(err)) throw stateBusy(path, err);
+    throw stateCorrupt(path, sqliteMessage(err), err);
+  }
+  return new StateDb(path, conn, options.clock ?? systemClock);
+}
+
+function checkIntegrity(conn: Database.Database, path: string): void {
+  // quick_check: every page and index readable, without the slower cross-checks
+  // of integrity_check, so opening a large snapshot stays fast.
+  const rows = conn.pragma('quick_check') as Array<{ quick_check: string }>;
+  const problems = rows.map((r) => r.quick_check).filter((m) => m !== 'ok');
+  if (problems.length > 0) throw stateCorrupt(path, `integrity check: ${problems.slice(0, 3).join('; ')}`);
+}
+
+function migrate(conn: Database.Database, path: string): void {
+  const current = conn.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) throw stateTooNew(path, current, SCHEMA_VERSION);
+  if (current === 0) {
+    const tables = conn.prepare("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").pluck().get() as number;
+    // A file with tables but no version is not ours (or lost its header): never overwrite it.
+    if (tables > 0) throw stateCorrupt(path, 'not a dataset-connector state database (no schema version)');
+  }
+  for (const m of MIGRATIONS) {
+    if (m.version <= current) continue;
+    conn.transaction(() => {
+      conn.exec(m.sql);
+      conn.pragma(`user_version = ${m.version}`);
+    })();
+  }
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+function sqliteMessage(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return [e?.code, e?.message].filter((x) => typeof x === 'string').join(': ') || 'unknown error';
+}

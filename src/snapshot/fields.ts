@@ -1,0 +1,26 @@
+import { canonicalJson } from '../model/canonical.js';
+import { RECORD_FIELDS, type DatasetRecord, type RecordField, type RecordPatch } from '../model/record.js';
+
+/** Top-level fields (other than record_id) whose values differ; aliases and attributes compare whole (A33). */
+export function changedFields(before: DatasetRecord, after: DatasetRecord): RecordField[] {
+  const out: RecordField[] = [];
+  for (const f of RECORD_FIELDS) {
+    if (f === 'record_id') continue;
+    if (canonicalJson(before[f]) !== canonicalJson(after[f])) out.push(f);
+  }
+  return out;
+}
+
+/** The PATCH body that turns a record into `after`: only the given fields, each whole (A33). */
+export function patchOf(after: DatasetRecord, fields: readonly RecordField[]): RecordPatch {
+  const patch: Record<string, unknown> = {};
+  for (const f of fields) if (f !== 'record_id') patch[f] = after[f];
+  return patch as RecordPatch;
+}
+
+/** Parse a stored field list. */
+export function parseFields(text: string | null): RecordField[] {
+  if (!text) return [];
+  const list = JSON.parse(text) as unknown;
+  return Array.isArray(list) ? (list.filter((f) => (RECORD_FIELDS as readonly unknown[]).includes(f)) as RecordField[]) : [];
+}

@@ -1,0 +1,246 @@
+import type Database from 'better-sqlite3';
+import { ConnectorError } from '../errors.js';
+
+/** A plan being executed; at most one open per dataset. */
+export interface JournalPlan {
+  planId: string;
+  dataset: string;
+  path: string;
+  summary: unknown;
+  status: 'open' | 'finished';
+  outcome: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The intent of one request, recorded before it is sent (house style 7). */
+export interface JournalIntent {
+  /** Order within the plan; unique per plan. */
+  step: number;
+  /** e.g. 'post', 'patch', 'delete', 'replace', 'import', 'publish', 'discard'. */
+  kind: string;
+  /** JSON-serialisable description of the request (record_id, draft version, …). */
+  intent?: unknown;
+  idempotencyKey?: string | null;
+  /** sha256 of the canonical body, to re-send exactly the same body. */
+  bodyHash?: string | null;
+  draftVersion?: number | null;
+  jobId?: string | null;
+}
+
+/** A recorded step. status: intent (maybe sent, outcome unknown), done, failed. */
+export interface JournalEntry extends Required<Omit<JournalIntent, 'intent'>> {
+  id: number;
+  planId: string;
+  intent: unknown;
+  status: 'intent' | 'done' | 'failed';
+  result: unknown;
+  createdAt: number;
+  updatedAt: number;
+}
+
+interface EntryRow {
+  id: number;
+  plan_id: string;
+  step: number;
+  kind: string;
+  intent: string | null;
+  idempotency_key: string | null;
+  body_hash: string | null;
+  draft_version: number | null;
+  job_id: string | null;
+  status: JournalEntry['status'];
+  result: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The journal of in-flight work, for resuming after a crash. Every call is one transaction. */
+export class Journal {
+  constructor(
+    private readonly conn: Database.Database,
+    private readonly now: () => number,
+  ) {}
+
+  /** Open a plan for a dataset; JOURNAL_BUSY (action retry) if it already has an open plan, JOURNAL_PLAN_EXISTS if the id was used. */
+  beginPlan(dataset: string, plan: { planId: string; path: string; summary?: unknown }): JournalPlan {
+    const open = this.openPlan(dataset);
+    if (open) {
+      throw new ConnectorError('JOURNAL_BUSY', `Dataset ${dataset} has an unfinished plan ${open.planId}; resume or finish it first.`, {
+        action: 'retry',
+        context: { dataset, planId: open.planId },
+      });
+    }
+    if (this.plan(plan.planId)) {
+      throw new ConnectorError('JOURNAL_PLAN_EXISTS', `Plan ${plan.planId} was already journaled.`, {
+        action: 'stop',
+        context: { dataset, planId: plan.planId },
+      });
+    }
+    const now = this.now();
+    this.conn
+      .prepare(
+        "INSERT INTO plans (plan_id, dataset, path, summary, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?)",
+      )
+      .run(plan.planId, dataset, plan.path, plan.summary === undefined ? null : JSON.stringify(plan.summary), now, now);
+    return this.plan(plan.planId)!;
+  }
+
+  /** Record the intent of the next request before sending it. */
+  recordIntent(planId: string, i: JournalIntent): JournalEntry {
+    const now = this.now();
+    const info = this.conn
+      .prepare(
+        `INSERT INTO journal (plan_id, step, kind, intent, idempotency_key, body_hash, draft_version, job_id, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'intent', ?, ?)`,
+      )
+      .run(
+        planId,
+        i.step,
+        i.kind,
+        i.intent === undefined ? null : JSON.stringify(i.intent),
+        i.idempotencyKey ?? null,
+        i.bodyHash ?? null,
+        i.draftVersion ?? null,
+        i.jobId ?? null,
+        now,
+        now,
+      );
+    this.touchPlan(planId, now);
+    return this.entry(Number(info.lastInsertRowid))!;
+  }
+
+  /** Add what became known while the request ran (job id, draft version). */
+  update(entryId: number, patch: { jobId?: string | null; draftVersion?: number | null }): JournalEntry {
+    const e = this.mustEntry(entryId);
+    this.conn
+      .prepare('UPDATE journal SET job_id = ?, draft_version = ?, updated_at = ? WHERE id = ?')
+      .run(
+        patch.jobId === undefined ? e.jobId : patch.jobId,
+        patch.draftVersion === undefined ? e.draftVersion : patch.draftVersion,
+        this.now(),
+        entryId,
+      );
+    return this.entry(entryId)!;
+  }
+
+  /** The request was answered and its effect is known. */
+  markDone(entryId: number, result?: unknown): JournalEntry {
+    return this.finishEntry(entryId, 'done', result);
+  }
+
+  /** The request failed for sure (nothing applied). */
+  markFailed(entryId: number, result?: unknown): JournalEntry {
+    return this.finishEntry(entryId, 'failed', result);
+  }
+
+  /** The dataset's open plan, if any. */
+  openPlan(dataset: string): JournalPlan | null {
+    const r = this.conn.prepare("SELECT * FROM plans WHERE dataset = ? AND status = 'open'").get(dataset);
+    return r ? toPlan(r as PlanRow) : null;
+  }
+
+  /** A plan by id. */
+  plan(planId: string): JournalPlan | null {
+    const r = this.conn.prepare('SELECT * FROM plans WHERE plan_id = ?').get(planId);
+    return r ? toPlan(r as PlanRow) : null;
+  }
+
+  /** All steps of a plan, in step order. */
+  entries(planId: string): JournalEntry[] {
+    return (this.conn.prepare('SELECT * FROM journal WHERE plan_id = ? ORDER BY step').all(planId) as EntryRow[]).map(toEntry);
+  }
+
+  /** What to resume after a crash: the open plan and its steps whose outcome is not known. */
+  pending(dataset: string): { plan: JournalPlan; entries: JournalEntry[]; pending: JournalEntry[] } | null {
+    const plan = this.openPlan(dataset);
+    if (!plan) return null;
+    const entries = this.entries(plan.planId);
+    return { plan, entries, pending: entries.filter((e) => e.status === 'intent') };
+  }
+
+  /** Close a plan with its outcome (e.g. published, held, failed, superseded). */
+  finishPlan(planId: string, outcome: string): void {
+    const now = this.now();
+    this.conn.prepare("UPDATE plans SET status = 'finished', outcome = ?, updated_at = ? WHERE plan_id = ?").run(outcome, now, planId);
+  }
+
+  /** Delete finished plans (and their steps) last updated before `before` (ms). */
+  prune(before: number): number {
+    return this.conn.transaction(() => {
+      this.conn
+        .prepare("DELETE FROM journal WHERE plan_id IN (SELECT plan_id FROM plans WHERE status = 'finished' AND updated_at < ?)")
+        .run(before);
+      return this.conn.prepare("DELETE FROM plans WHERE status = 'finished' AND updated_at < ?").run(before).changes;
+    })();
+  }
+
+  private entry(id: number): JournalEntry | null {
+    const r = this.conn.prepare('SELECT * FROM journal WHERE id = ?').get(id);
+    return r ? toEntry(r as EntryRow) : null;
+  }
+
+  private mustEntry(id: number): JournalEntry {
+    const e = this.entry(id);
+    if (!e) throw new ConnectorError('JOURNAL_ENTRY_MISSING', `Journal entry ${id} does not exist.`, { action: 'stop' });
+    return e;
+  }
+
+  private finishEntry(id: number, status: 'done' | 'failed', result: unknown): JournalEntry {
+    const e = this.mustEntry(id);
+    const now = this.now();
+    this.conn.transaction(() => {
+      this.conn
+        .prepare('UPDATE journal SET status = ?, result = ?, updated_at = ? WHERE id = ?')
+        .run(status, result === undefined ? null : JSON.stringify(result), now, id);
+      this.touchPlan(e.planId, now);
+    })();
+    return this.entry(id)!;
+  }
+
+  private touchPlan(planId: string, now: number): void {
+    this.conn.prepare('UPDATE plans SET updated_at = ? WHERE plan_id = ?').run(now, planId);
+  }
+}
+
+interface PlanRow {
+  plan_id: string;
+  dataset: string;
+  path: string;
+  summary: string | null;
+  status: 'open' | 'finished';
+  outcome: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+function toPlan(r: PlanRow): JournalPlan {
+  return {
+    planId: r.plan_id,
+    dataset: r.dataset,
+    path: r.path,
+    summary: r.summary == null ? null : (JSON.parse(r.summary) as unknown),
+    status: r.status,
+    outcome: r.outcome,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function toEntry(r: EntryRow): JournalEntry {
+  return {
+    id: r.id,
+    planId: r.plan_id,
+    step: r.step,
+    kind: r.kind,
+    intent: r.intent == null ? null : (JSON.parse(r.intent) as unknown),
+    idempotencyKey: r.idempotency_key,
+    bodyHash: r.body_hash,
+    draftVersion: r.draft_version,
+    jobId: r.job_id,
+    status: r.status,
+    result: r.result == null ? null : (JSON.parse(r.result) as unknown),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}

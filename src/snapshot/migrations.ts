@@ -1,0 +1,98 @@
+/**
+ * The state database schema, as ordered migrations. `PRAGMA user_version`
+ * holds the number of migrations applied; each runs once, in its own
+ * transaction, and a released migration is never edited (add a new one).
+ */
+
+/** One schema step; `version` is the user_version after it ran. */
+export interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'datasets, snapshot records, rebuild staging, plans and journal',
+    sql: `
+      -- One row per dataset: what the server confirmed, the last source, a held draft.
+      CREATE TABLE datasets (
+        dataset            TEXT PRIMARY KEY,
+        active_version     INTEGER,
+        etag               TEXT,
+        confirmed_at       INTEGER,
+        source_hash        TEXT,
+        source_rows        INTEGER,
+        source_at          INTEGER,
+        last_job_ms        INTEGER,
+        last_job_records   INTEGER,
+        last_outcome       TEXT,
+        last_outcome_detail TEXT,
+        last_outcome_at    INTEGER,
+        held_kind          TEXT,
+        held_version       INTEGER,
+        held_reason        TEXT,
+        held_plan_id       TEXT,
+        held_summary       TEXT,
+        held_since         INTEGER,
+        rebuilt_at         INTEGER
+      ) STRICT;
+
+      -- The published records as last confirmed, in record_id byte order (BINARY).
+      CREATE TABLE records (
+        dataset        TEXT NOT NULL,
+        record_id      TEXT NOT NULL COLLATE BINARY,
+        json           TEXT NOT NULL,
+        hash           TEXT NOT NULL,
+        owned          INTEGER NOT NULL DEFAULT 0,
+        foreign_fields TEXT,
+        foreign_at     INTEGER,
+        PRIMARY KEY (dataset, record_id)
+      ) STRICT, WITHOUT ROWID;
+
+      -- Records read from the server during a rebuild, swapped in on commit.
+      CREATE TABLE rebuild_records (
+        dataset   TEXT NOT NULL,
+        record_id TEXT NOT NULL COLLATE BINARY,
+        json      TEXT NOT NULL,
+        hash      TEXT NOT NULL,
+        PRIMARY KEY (dataset, record_id)
+      ) STRICT, WITHOUT ROWID;
+
+      -- One row per executed plan; at most one open per dataset.
+      CREATE TABLE plans (
+        plan_id    TEXT PRIMARY KEY,
+        dataset    TEXT NOT NULL,
+        path       TEXT NOT NULL,
+        summary    TEXT,
+        status     TEXT NOT NULL CHECK (status IN ('open', 'finished')),
+        outcome    TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX plans_one_open ON plans (dataset) WHERE status = 'open';
+
+      -- Intent recorded before each request, then its result.
+      CREATE TABLE journal (
+        id              INTEGER PRIMARY KEY,
+        plan_id         TEXT NOT NULL REFERENCES plans (plan_id),
+        step            INTEGER NOT NULL,
+        kind            TEXT NOT NULL,
+        intent          TEXT,
+        idempotency_key TEXT,
+        body_hash       TEXT,
+        draft_version   INTEGER,
+        job_id          TEXT,
+        status          TEXT NOT NULL CHECK (status IN ('intent', 'done', 'failed')),
+        result          TEXT,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL,
+        UNIQUE (plan_id, step)
+      ) STRICT;
+    `,
+  },
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

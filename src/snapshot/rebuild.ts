@@ -1,0 +1,104 @@
+import type Database from 'better-sqlite3';
+import { canonicalJson, sha256 } from '../model/canonical.js';
+import type { DatasetRecord } from '../model/record.js';
+import { changedFields, parseFields } from './fields.js';
+import type { RebuildReport } from './types.js';
+
+/**
+ * Rebuild of a dataset's snapshot from the server (first run, 412, a foreign
+ * publish): records read page by page (GET /records, A7) go to a staging
+ * table; commit() swaps them in with the version in one transaction, keeping
+ * ownership and noting which owned records someone else edited (issue 7).
+ * A crash before commit leaves the old snapshot untouched.
+ */
+export class SnapshotRebuild {
+  private done = false;
+
+  constructor(
+    private readonly conn: Database.Database,
+    private readonly dataset: string,
+    private readonly now: () => number,
+    private readonly setConfirmed: (version: number, etag: string | null) => void,
+  ) {
+    conn.prepare('DELETE FROM rebuild_records WHERE dataset = ?').run(dataset);
+  }
+
+  /** Add one page of server records (one transaction). */
+  add(records: Iterable<DatasetRecord>): void {
+    this.assertOpen();
+    const ins = this.conn.prepare(
+      'INSERT OR REPLACE INTO rebuild_records (dataset, record_id, json, hash) VALUES (?, ?, ?, ?)',
+    );
+    this.conn.transaction(() => {
+      for (const rec of records) {
+        const json = canonicalJson(rec);
+        ins.run(this.dataset, rec.record_id, json, sha256(json));
+      }
+    })();
+  }
+
+  /** Replace the snapshot with what was read, at the server's active version. */
+  commit(activeVersion: number, etag: string | null = `"v${activeVersion}"`): RebuildReport {
+    this.assertOpen();
+    const ds = this.dataset;
+    const report = this.conn.transaction((): RebuildReport => {
+      const count = (sql: string): number => this.conn.prepare(sql).pluck().get(ds, ds) as number;
+      const records = this.conn.prepare('SELECT count(*) FROM rebuild_records WHERE dataset = ?').pluck().get(ds) as number;
+      const added = count(
+        'SELECT count(*) FROM rebuild_records n WHERE n.dataset = ? AND NOT EXISTS (SELECT 1 FROM records o WHERE o.dataset = ? AND o.record_id = n.record_id)',
+      );
+      const removed = count(
+        'SELECT count(*) FROM records o WHERE o.dataset = ? AND NOT EXISTS (SELECT 1 FROM rebuild_records n WHERE n.dataset = ? AND n.record_id = o.record_id)',
+      );
+      const ownedRemoved = count(
+        'SELECT count(*) FROM records o WHERE o.dataset = ? AND o.owned = 1 AND NOT EXISTS (SELECT 1 FROM rebuild_records n WHERE n.dataset = ? AND n.record_id = o.record_id)',
+      );
+      const differing = this.conn
+        .prepare(
+          `SELECT n.record_id, n.json AS new_json, o.json AS old_json, o.owned, o.foreign_fields
+           FROM rebuild_records n JOIN records o ON o.dataset = n.dataset AND o.record_id = n.record_id
+           WHERE n.dataset = ? AND n.hash <> o.hash`,
+        )
+        .all(ds) as Array<{ record_id: string; new_json: string; old_json: string; owned: number; foreign_fields: string | null }>;
+
+      this.conn
+        .prepare(
+          'DELETE FROM records WHERE dataset = ? AND record_id NOT IN (SELECT record_id FROM rebuild_records WHERE dataset = ?)',
+        )
+        .run(ds, ds);
+      this.conn
+        .prepare(
+          `INSERT INTO records (dataset, record_id, json, hash, owned)
+           SELECT dataset, record_id, json, hash, 0 FROM rebuild_records WHERE dataset = ?
+           ON CONFLICT (dataset, record_id) DO UPDATE SET json = excluded.json, hash = excluded.hash`,
+        )
+        .run(ds);
+
+      const foreignEdits: RebuildReport['foreignEdits'] = [];
+      const mark = this.conn.prepare('UPDATE records SET foreign_fields = ?, foreign_at = ? WHERE dataset = ? AND record_id = ?');
+      for (const d of differing) {
+        if (d.owned !== 1) continue;
+        const fields = changedFields(JSON.parse(d.old_json) as DatasetRecord, JSON.parse(d.new_json) as DatasetRecord);
+        foreignEdits.push({ record_id: d.record_id, fields });
+        const all = [...new Set([...parseFields(d.foreign_fields), ...fields])];
+        mark.run(all.length ? JSON.stringify(all) : null, this.now(), ds, d.record_id);
+      }
+      this.conn.prepare('DELETE FROM rebuild_records WHERE dataset = ?').run(ds);
+      this.setConfirmed(activeVersion, etag);
+      return { records, added, removed, changed: differing.length, foreignEdits, ownedRemoved };
+    })();
+    this.done = true;
+    return report;
+  }
+
+  /** Drop what was read; the snapshot stays as it was. */
+  abort(): void {
+    if (this.done) return;
+    this.conn.prepare('DELETE FROM rebuild_records WHERE dataset = ?').run(this.dataset);
+    this.done = true;
+  }
+
+  private assertOpen(): void {
+    if (this.done) throw new TypeError('rebuild already committed or aborted');
+  }
+}

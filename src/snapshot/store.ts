@@ -1,0 +1,134 @@
+import type Database from 'better-sqlite3';
+import { canonicalJson, sha256 } from '../model/canonical.js';
+import type { DatasetRecord, RecordField } from '../model/record.js';
+import { changedFields, parseFields } from './fields.js';
+import { DatasetState } from './dataset-state.js';
+import type { SnapshotEntry, SnapshotReader } from './reader.js';
+import { SnapshotRebuild } from './rebuild.js';
+import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
+
+/** Rows per page of the streaming reader: bounded memory, and no statement left open across awaits. */
+const PAGE_SIZE = 1000;
+
+interface Row {
+  record_id: string;
+  json: string;
+  hash: string;
+  owned: number;
+  foreign_fields: string | null;
+}
+
+/**
+ * One dataset's snapshot: the published records as last confirmed by the
+ * server, plus the dataset's state. The records move only through confirm()
+ * and a rebuild's commit(), each one transaction (house style 7).
+ */
+export class SnapshotStore extends DatasetState {
+  constructor(conn: Database.Database, dataset: string, now: () => number) {
+    super(conn, dataset, now);
+  }
+
+  /** Everything known about the dataset, with record counts. */
+  info(): SnapshotInfo {
+    const c = this.conn
+      .prepare('SELECT count(*) AS total, coalesce(sum(owned), 0) AS owned FROM records WHERE dataset = ?')
+      .get(this.dataset) as { total: number; owned: number };
+    return this.stateInfo(c.total, c.owned);
+  }
+
+  /** Stream the records in record_id byte order, a page at a time. */
+  reader(): SnapshotReader {
+    const page = this.conn.prepare(
+      `SELECT record_id, json, hash, owned, foreign_fields FROM records
+       WHERE dataset = ? AND record_id > ? ORDER BY record_id LIMIT ${PAGE_SIZE}`,
+    );
+    const dataset = this.dataset;
+    return {
+      *entries(): Generator<SnapshotEntry> {
+        let after = '';
+        for (;;) {
+          const rows = page.all(dataset, after) as Row[];
+          for (const r of rows) yield toEntry(r);
+          if (rows.length < PAGE_SIZE) return;
+          after = rows[rows.length - 1]!.record_id;
+        }
+      },
+    };
+  }
+
+  /** One stored record, or null. */
+  get(recordId: string): StoredRecord | null {
+    const r = this.conn
+      .prepare('SELECT record_id, json, hash, owned, foreign_fields FROM records WHERE dataset = ? AND record_id = ?')
+      .get(this.dataset, recordId) as Row | undefined;
+    if (!r) return null;
+    return { record: JSON.parse(r.json) as DatasetRecord, hash: r.hash, owned: r.owned === 1, foreignFields: parseFields(r.foreign_fields) };
+  }
+
+  /**
+   * Apply what the server confirmed, in one transaction: upserts (owned),
+   * deletes, adoptions and the new active version (and the source, if given).
+   * A foreign-edited field stays marked only while its value is kept (issue 7).
+   */
+  confirm(change: ConfirmedChange): void {
+    const foreign = new Map(
+      (
+        this.conn
+          .prepare('SELECT record_id, json, foreign_fields FROM records WHERE dataset = ? AND foreign_fields IS NOT NULL')
+          .all(this.dataset) as Array<{ record_id: string; json: string; foreign_fields: string }>
+      ).map((r) => [r.record_id, r] as const),
+    );
+    const upsert = this.conn.prepare(
+      `INSERT INTO records (dataset, record_id, json, hash, owned, foreign_fields, foreign_at)
+       VALUES (@dataset, @record_id, @json, @hash, 1, @foreign_fields, @foreign_at)
+       ON CONFLICT (dataset, record_id) DO UPDATE SET json = excluded.json, hash = excluded.hash, owned = 1,
+         foreign_fields = excluded.foreign_fields,
+         foreign_at = CASE WHEN excluded.foreign_fields IS NULL THEN NULL ELSE records.foreign_at END`,
+    );
+    const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ?');
+    const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
+    this.conn.transaction(() => {
+      for (const rec of change.upserts ?? []) {
+        const json = canonicalJson(rec);
+        const old = foreign.get(rec.record_id);
+        upsert.run({
+          dataset: this.dataset,
+          record_id: rec.record_id,
+          json,
+          hash: sha256(json),
+          foreign_fields: old ? stillForeign(old.json, old.foreign_fields, rec) : null,
+          foreign_at: null,
+        });
+      }
+      for (const id of change.deletes ?? []) del.run(this.dataset, id);
+      for (const id of change.own ?? []) own.run(this.dataset, id);
+      this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);
+      if (change.source) this.recordSource(change.source);
+    })();
+  }
+
+  /** Start reading the server's records into a staging area; commit() swaps them in. */
+  beginRebuild(): SnapshotRebuild {
+    return new SnapshotRebuild(this.conn, this.dataset, this.now, (v, etag) => this.setConfirmed(v, etag, true));
+  }
+
+  /** Mark records as owned (adoption) without changing their content. */
+  adopt(recordIds: Iterable<string>): void {
+    const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
+    this.conn.transaction(() => {
+      for (const id of recordIds) own.run(this.dataset, id);
+    })();
+  }
+}
+
+function toEntry(r: Row): SnapshotEntry {
+  return { record_id: r.record_id, json: r.json, hash: r.hash, owned: r.owned === 1, foreignFields: parseFields(r.foreign_fields) };
+}
+
+/** The foreign-edited fields whose server value the new record keeps, as stored text (null when none). */
+function stillForeign(oldJson: string, fieldsText: string, rec: DatasetRecord): string | null {
+  const fields = parseFields(fieldsText);
+  const changed = new Set<RecordField>(changedFields(JSON.parse(oldJson) as DatasetRecord, rec));
+  const kept = fields.filter((f) => !changed.has(f));
+  return kept.length ? JSON.stringify(kept) : null;
+}

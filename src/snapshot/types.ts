@@ -1,0 +1,80 @@
+import type { DatasetRecord, RecordField } from '../model/record.js';
+
+/** Identity of a processed source export: files are known by content hash, not path. */
+export interface SourceIdentity {
+  fileHash: string;
+  rowCount: number;
+  /** When it was processed, ms since the epoch. */
+  at: number;
+}
+
+/** A change kept as a draft or unsent, waiting for a person or a later run. */
+export interface HeldDraft {
+  /** guard: a guard held it; publish_required: the key cannot publish; staged: staged, publish pending; foreign_draft: someone else's draft blocks us. */
+  kind: 'guard' | 'publish_required' | 'staged' | 'foreign_draft';
+  /** The draft version on the server, or null when nothing was sent. */
+  version: number | null;
+  reason: string;
+  planId: string | null;
+  /** A JSON-serialisable summary (counts, guard results) for status and approve. */
+  summary: unknown;
+  /** ms since the epoch. */
+  since: number;
+}
+
+/** What the state database knows about one dataset. */
+export interface SnapshotInfo {
+  dataset: string;
+  /** Active version the snapshot was confirmed at; null before the first confirmation (first run). */
+  activeVersion: number | null;
+  /** ETag of that version, e.g. "v12". */
+  etag: string | null;
+  confirmedAt: number | null;
+  recordCount: number;
+  ownedCount: number;
+  notOwnedCount: number;
+  lastSource: SourceIdentity | null;
+  /** Last measured replace/import job: duration and record count. */
+  lastJob: { ms: number; records: number } | null;
+  lastOutcome: { outcome: string; detail: unknown; at: number } | null;
+  held: HeldDraft | null;
+  rebuiltAt: number | null;
+}
+
+/** A set of changes the server confirmed (write result published, job PUBLISHED, publish 200). */
+export interface ConfirmedChange {
+  activeVersion: number;
+  /** Default `"v<activeVersion>"` (A8). */
+  etag?: string | null;
+  /** Records now published as written by the connector; they become owned. */
+  upserts?: Iterable<DatasetRecord>;
+  /** record_ids now deleted on the server. */
+  deletes?: Iterable<string>;
+  /** record_ids adopted as owned without a write (first-run adoption, issue 7). */
+  own?: Iterable<string>;
+  /** The export this change came from, when it completes a sync. */
+  source?: SourceIdentity;
+}
+
+/** One record of the stored snapshot. */
+export interface StoredRecord {
+  record: DatasetRecord;
+  hash: string;
+  owned: boolean;
+  foreignFields: RecordField[];
+}
+
+/** What a rebuild from the server found. */
+export interface RebuildReport {
+  records: number;
+  /** On the server, not in the old snapshot. */
+  added: number;
+  /** In the old snapshot, gone from the server. */
+  removed: number;
+  /** Present in both with different content. */
+  changed: number;
+  /** Owned records edited on the server: which fields (issue 7). */
+  foreignEdits: Array<{ record_id: string; fields: RecordField[] }>;
+  /** Owned records deleted on the server. */
+  ownedRemoved: number;
+}

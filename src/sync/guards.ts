@@ -1,0 +1,144 @@
+import type { ChangesetCounts } from './changeset.js';
+import type { Policy } from './policy.js';
+
+/** The guards of issue 4, in the order they are reported. */
+export type GuardName = 'max_delete_ratio' | 'max_deletes' | 'min_records' | 'empty_result' | 'max_row_drop_ratio';
+
+/** The numbers a guard looks at: from a changeset before sending, or from a draft's counts (A19) before publishing. */
+export interface GuardCounts {
+  /** Records the change deletes. */
+  deletes: number;
+  /** Base of the delete ratio: records the connector may delete (owned; all in ownership: full). */
+  deletable: number;
+  /** Records in the active version now (the server's base for A5). */
+  base: number;
+  /** Records after the change. */
+  result: number;
+  /** Rows of this export, for the row-drop guard; absent skips it. */
+  sourceRows?: number | undefined;
+}
+
+/** One guard's verdict with its numbers. */
+export interface GuardResult {
+  guard: GuardName;
+  /** It would keep the change for a person. */
+  holds: boolean;
+  /** It would hold, but the policy explicitly allows it (allow_mass_delete / allow_empty). */
+  allowedByPolicy: boolean;
+  value: number;
+  limit: number | null;
+  message: string;
+}
+
+/** Every guard's verdict plus the publish flags the server will demand (A5). */
+export interface GuardEvaluation {
+  holds: boolean;
+  results: GuardResult[];
+  /** Flags the server needs to publish this change (A5: over half deleted, or empty). A person's approve sends these. */
+  requiredFlags: { allow_mass_delete: boolean; allow_empty: boolean };
+  /** Flags the connector sends on its own: required and explicitly allowed by the policy. */
+  connectorFlags: { allow_mass_delete: boolean; allow_empty: boolean };
+}
+
+/** Guard counts of a changeset. */
+export function guardCountsOf(counts: ChangesetCounts, sourceRows?: number): GuardCounts {
+  return { deletes: counts.deletes, deletable: counts.deletable, base: counts.snapshot, result: counts.result, sourceRows };
+}
+
+/** Guard counts of a draft's version detail (A19), for the check before publishing. */
+export function guardCountsOfDraft(
+  draft: { added: number; changed: number; deleted: number },
+  base: number,
+  deletable: number,
+  sourceRows?: number,
+): GuardCounts {
+  return { deletes: draft.deleted, deletable, base, result: base + draft.added - draft.deleted, sourceRows };
+}
+
+/** Evaluate every guard (pure). Used by the planner and again by the engine against the draft's counts. */
+export function evaluateGuards(
+  counts: GuardCounts,
+  snapshotInfo: { lastSource?: { rowCount: number } | null },
+  policy: Policy,
+): GuardEvaluation {
+  const g = policy.guards;
+  const results: GuardResult[] = [];
+  const massOk = g.allow_mass_delete;
+
+  const ratio = counts.deletable > 0 ? counts.deletes / counts.deletable : 0;
+  const overRatio = ratio > g.max_delete_ratio;
+  results.push({
+    guard: 'max_delete_ratio',
+    holds: overRatio && !massOk,
+    allowedByPolicy: overRatio && massOk,
+    value: round(ratio),
+    limit: g.max_delete_ratio,
+    message: `deletes ${counts.deletes} of ${counts.deletable} deletable records (${pct(ratio)}; limit ${pct(g.max_delete_ratio)})`,
+  });
+
+  if (g.max_deletes !== undefined) {
+    const over = counts.deletes > g.max_deletes;
+    results.push({
+      guard: 'max_deletes',
+      holds: over && !massOk,
+      allowedByPolicy: over && massOk,
+      value: counts.deletes,
+      limit: g.max_deletes,
+      message: `deletes ${counts.deletes} records (limit ${g.max_deletes})`,
+    });
+  }
+
+  if (g.min_records > 0) {
+    results.push({
+      guard: 'min_records',
+      holds: counts.result < g.min_records,
+      allowedByPolicy: false,
+      value: counts.result,
+      limit: g.min_records,
+      message: `leaves ${counts.result} records (minimum ${g.min_records})`,
+    });
+  }
+
+  const empty = counts.result === 0 && counts.base > 0;
+  results.push({
+    guard: 'empty_result',
+    holds: empty && !g.allow_empty,
+    allowedByPolicy: empty && g.allow_empty,
+    value: counts.result,
+    limit: null,
+    message: empty ? `leaves no records (the dataset has ${counts.base})` : `leaves ${counts.result} records`,
+  });
+
+  const last = snapshotInfo.lastSource?.rowCount;
+  if (g.max_row_drop_ratio !== undefined && last !== undefined && last > 0 && counts.sourceRows !== undefined) {
+    const drop = Math.max(0, (last - counts.sourceRows) / last);
+    results.push({
+      guard: 'max_row_drop_ratio',
+      holds: drop > g.max_row_drop_ratio,
+      allowedByPolicy: false,
+      value: round(drop),
+      limit: g.max_row_drop_ratio,
+      message: `export has ${counts.sourceRows} rows, the last had ${last} (drop ${pct(drop)}; limit ${pct(g.max_row_drop_ratio)})`,
+    });
+  }
+
+  // A5: the server refuses more than half of its records deleted, or zero left when it had any.
+  const requiredFlags = { allow_mass_delete: counts.deletes * 2 > counts.base && counts.deletes > 0, allow_empty: empty };
+  return {
+    holds: results.some((r) => r.holds),
+    results,
+    requiredFlags,
+    connectorFlags: {
+      allow_mass_delete: requiredFlags.allow_mass_delete && g.allow_mass_delete,
+      allow_empty: requiredFlags.allow_empty && g.allow_empty,
+    },
+  };
+}
+
+function round(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+
+/**
+ * How a dataset's changes are sent and when a person must decide: staging,
+ * guards, ownership, and the per-record vs replace trade-off (issues 4 and 7).
+ * Every option has a default; unknown keys are errors (house style 3).
+ */
+
+const ratio = z.number().min(0).max(1);
+
+/** Guards checked before anything is sent and again against the draft's counts. */
+export const guardsSchema = z
+  .strictObject({
+    max_delete_ratio: ratio
+      .lt(0.5, 'must be below 0.5: the server itself refuses deleting more than half (A5)')
+      .default(0.2)
+      .describe(
+        'Hold a change that deletes more than this share (0–0.49) of the records the connector may delete (owned ones; all in ownership: full). Default 0.2.',
+      ),
+    max_deletes: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('Hold a change that deletes more than this many records. Default: no limit.'),
+    min_records: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Hold a change that would leave fewer records than this in the dataset. Default 0 (off).'),
+    max_row_drop_ratio: ratio
+      .optional()
+      .describe('Hold an export whose row count fell by more than this share (0–1) from the last processed export. Default: off.'),
+    allow_empty: z
+      .boolean()
+      .default(false)
+      .describe('Explicit opt-in: publish a result of zero records without a person (sends allow_empty, A13). Default false.'),
+    allow_mass_delete: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Explicit opt-in: let max_delete_ratio and max_deletes pass and send allow_mass_delete when more than half would go (A5). Default false.',
+      ),
+  })
+  .describe('Guards that hold a change for a person (dataset-connector approve | discard).');
+
+/** Per-record requests vs one replace job. */
+export const replacePolicySchema = z
+  .strictObject({
+    prefer_import: z
+      .boolean()
+      .default(true)
+      .describe('When a replace is chosen and the source file can be mapped by the server (A14), upload it (POST /imports) instead of PUT /records. Default true.'),
+    estimated_job_ms: z
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('Expected duration of a replace or import job until one has been measured for this dataset, in milliseconds. Default 10000.'),
+    job_poll_ms: z
+      .int()
+      .min(100)
+      .default(1_000)
+      .describe('Interval of job status polls, in milliseconds; each poll is one request under the rate limit. Default 1000.'),
+    max_per_record_changes: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('Use a replace whenever more than this many per-record requests would be needed, whatever the time estimate. Default: no cap.'),
+  })
+  .describe('How the connector chooses between per-record requests and one replace job.');
+
+/** A dataset's sync policy. */
+export const policySchema = z
+  .strictObject({
+    staging: z
+      .boolean()
+      .default(true)
+      .describe('Stage every change as a draft, check its counts against the plan, then publish. Default true.'),
+    direct_publish_max_changes: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Publish per-record changes directly (no draft) when there are at most this many and no guard holds. Default 0 (off).'),
+    guards: guardsSchema.default(() => guardsSchema.parse({})),
+    ownership: z
+      .enum(['source', 'full'])
+      .default('source')
+      .describe(
+        'source: the connector changes and deletes only records whose record_id came from this source; others are left alone and carried over by a replace. full: the export is the whole truth, anything else is deleted under the guards. Default source.',
+      ),
+    on_foreign_edit: z
+      .enum(['overwrite', 'keep'])
+      .default('overwrite')
+      .describe('When someone else edited a record the connector owns: overwrite with the source on its next change, or keep the fields edited on the server. Default overwrite.'),
+    on_foreign_draft: z
+      .enum(['wait', 'discard'])
+      .default('wait')
+      .describe('A pending draft the connector did not make: wait for a person (reported), or discard it. Default wait.'),
+    replace: replacePolicySchema.default(() => replacePolicySchema.parse({})),
+  })
+  .describe('Staging, guards, ownership and the per-record vs replace choice of one dataset.');
+
+/** A parsed policy, defaults applied. */
+export type Policy = z.output<typeof policySchema>;
+export type GuardsPolicy = z.output<typeof guardsSchema>;
+export type OwnershipMode = Policy['ownership'];
+
+/** The policy with every default. */
+export function defaultPolicy(): Policy {
+  return policySchema.parse({});
+}
