@@ -1,0 +1,195 @@
+import { z } from 'zod';
+
+/**
+ * Wire schemas of the agent-to-agent call API, all in one place so that
+ * correcting an assumption (A26–A30) against the real service is a one-file
+ * change. Reading is tolerant: unknown fields are ignored, and the alternative
+ * spellings A28 lists are accepted.
+ */
+
+/** Task states of the document; the last three are terminal. */
+export const TASK_STATES = ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+export type TerminalState = 'completed' | 'failed' | 'canceled';
+
+/** True for `completed`, `failed`, `canceled`. */
+export function isTerminal(state: TaskState): state is TerminalState {
+  return state === 'completed' || state === 'failed' || state === 'canceled';
+}
+
+/** The error codes the document names, carried in `error.data.code` (A29). */
+export const DOCUMENT_ERROR_CODES = [
+  'to_required',
+  'task_not_found',
+  'session_principal_mismatch',
+  'session_not_active',
+  'call_not_started',
+  'assistant_role_required',
+  'assistant_text_required',
+] as const;
+export type DocumentErrorCode = (typeof DOCUMENT_ERROR_CODES)[number];
+
+/** A29: the JSON-RPC number the service uses for each text code (informative only; match on the text). */
+export const RPC_NUMBER_OF: Record<DocumentErrorCode, number> = {
+  to_required: -32602,
+  assistant_role_required: -32602,
+  assistant_text_required: -32602,
+  task_not_found: -32001,
+  session_not_active: -32002,
+  call_not_started: -32002,
+  session_principal_mismatch: -32003,
+};
+
+/** A27: a text part; `kind` may be missing in lenient senders. */
+const partSchema = z.object({ kind: z.string().optional(), text: z.string().optional() });
+
+/** A27: a message as it arrives inside a status. */
+export const wireMessageSchema = z.object({
+  kind: z.string().optional(),
+  role: z.string(),
+  parts: z.array(partSchema).default([]),
+  messageId: z.string().optional(),
+  taskId: z.string().optional(),
+});
+export type WireMessage = z.infer<typeof wireMessageSchema>;
+
+/** A27: `status` of a task or a status update. */
+const statusSchema = z.object({
+  state: z.enum(TASK_STATES),
+  message: wireMessageSchema.nullish(),
+  timestamp: z.string().optional(),
+});
+
+/** A27: a Task. */
+export const wireTaskSchema = z.object({
+  kind: z.literal('task').optional(),
+  id: z.string().min(1),
+  contextId: z.string().optional(),
+  status: statusSchema,
+});
+
+/** A28: a status update event. */
+export const wireStatusUpdateSchema = z.object({
+  kind: z.literal('status-update').optional(),
+  taskId: z.string().min(1),
+  contextId: z.string().optional(),
+  status: statusSchema,
+  final: z.boolean().optional(),
+});
+
+/** A26: the JSON-RPC error object; `data.code` carries the document's code (A29). */
+const rpcErrorSchema = z.object({
+  code: z.number(),
+  message: z.string().optional(),
+  data: z.unknown().optional(),
+});
+
+/** A26: a JSON-RPC response, result or error. */
+export const rpcResponseSchema = z.object({
+  jsonrpc: z.string().optional(),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  result: z.unknown().optional(),
+  error: rpcErrorSchema.optional(),
+});
+export type RpcResponse = z.infer<typeof rpcResponseSchema>;
+
+/** The Agent Card: only `capabilities.streaming` is documented; the rest is read when present. */
+export const agentCardSchema = z.object({
+  name: z.string().optional(),
+  description: z.string().optional(),
+  url: z.string().optional(),
+  version: z.string().optional(),
+  protocolVersion: z.string().optional(),
+  capabilities: z.object({ streaming: z.boolean().optional() }).default({}),
+});
+export type AgentCard = z.infer<typeof agentCardSchema>;
+
+/** A message reduced to what the connector uses. */
+export interface CallMessage {
+  role: string;
+  text: string;
+}
+
+/** One observation of a task: the result of a send, or one stream event, normalised. */
+export interface TaskEvent {
+  kind: 'task' | 'status-update';
+  taskId: string;
+  contextId?: string;
+  state: TaskState;
+  message: CallMessage | null;
+  /** True when the stream ends after this event (input-required or terminal). */
+  final: boolean;
+}
+
+/** The text of a message: its text parts joined with newlines. */
+export function messageText(m: WireMessage): string {
+  return m.parts
+    .filter((p) => (p.kind === undefined || p.kind === 'text') && typeof p.text === 'string')
+    .map((p) => p.text)
+    .join('\n');
+}
+
+function toMessage(m: WireMessage | null | undefined): CallMessage | null {
+  return m ? { role: m.role, text: messageText(m) } : null;
+}
+
+function endsStream(state: TaskState): boolean {
+  return state === 'input-required' || isTerminal(state);
+}
+
+/**
+ * Read a `result` (or one SSE event's result) as a task event. `hint` is the
+ * SSE `event:` name when there was one (A28). Undefined when it is neither a
+ * Task nor a status update (for example a bare Message).
+ */
+export function parseTaskEvent(result: unknown, hint?: string): TaskEvent | undefined {
+  let value = result;
+  // A28: wrapped forms {"task": …} / {"statusUpdate": …}.
+  if (isObject(value) && isObject(value.task) && value.status === undefined) {
+    value = value.task;
+    hint = 'task';
+  } else if (isObject(value) && isObject(value.statusUpdate) && value.status === undefined) {
+    value = value.statusUpdate;
+    hint = 'statusUpdate';
+  }
+  if (!isObject(value)) return undefined;
+  const looksLikeUpdate =
+    value.kind === 'status-update' ||
+    (value.kind === undefined &&
+      (hint === 'statusUpdate' || (hint !== 'task' && 'taskId' in value && !('id' in value))));
+  if (looksLikeUpdate) {
+    const u = wireStatusUpdateSchema.safeParse(value);
+    if (!u.success) return undefined;
+    const state = u.data.status.state;
+    return {
+      kind: 'status-update',
+      taskId: u.data.taskId,
+      ...(u.data.contextId === undefined ? {} : { contextId: u.data.contextId }),
+      state,
+      message: toMessage(u.data.status.message),
+      final: u.data.final ?? endsStream(state),
+    };
+  }
+  const t = wireTaskSchema.safeParse(value);
+  if (!t.success) return undefined;
+  const state = t.data.status.state;
+  return {
+    kind: 'task',
+    taskId: t.data.id,
+    ...(t.data.contextId === undefined ? {} : { contextId: t.data.contextId }),
+    state,
+    message: toMessage(t.data.status.message),
+    final: endsStream(state),
+  };
+}
+
+/** A29: the text code of an error, from `error.data.code` (or `data` itself when it is a string). */
+export function errorTextCode(data: unknown): string | undefined {
+  if (typeof data === 'string' && data.length > 0) return data;
+  if (isObject(data) && typeof data.code === 'string' && data.code.length > 0) return data.code;
+  return undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
