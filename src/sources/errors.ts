@@ -1,0 +1,39 @@
+import { ConnectorError, type ErrorContext } from '../errors.js';
+
+/**
+ * File-level failures of reading an export. Every one of them means "nothing
+ * from this file is used" (action `reject`), except a missing or unreadable
+ * file, which may appear later (action `retry`).
+ */
+export const SOURCE_ERROR_CODES = [
+  'FILE_NOT_FOUND',
+  'FILE_UNREADABLE',
+  'EMPTY_FILE',
+  'HEADER_ONLY',
+  'HEADER_NOT_FOUND',
+  'TRUNCATED',
+  'MALFORMED_CSV',
+  'BAD_ENCODING',
+  'WRONG_FORMAT',
+  'SHEET_NOT_FOUND',
+  'ZIP_BOMB',
+  'LIMIT_FILE_BYTES',
+  'LIMIT_ROWS',
+  'LIMIT_RECORD_BYTES',
+  'DUPLICATE_HEADER',
+  'COLUMN_NOT_FOUND',
+  'AMBIGUOUS_COLUMN',
+  'ROW_ERRORS',
+] as const;
+export type SourceErrorCode = (typeof SOURCE_ERROR_CODES)[number];
+
+/** A whole export was refused; `context.file` (and `line` when known) say where. */
+export class SourceError extends ConnectorError {
+  declare readonly code: SourceErrorCode;
+
+  constructor(code: SourceErrorCode, message: string, context: ErrorContext, cause?: unknown) {
+    const action = code === 'FILE_NOT_FOUND' || code === 'FILE_UNREADABLE' ? 'retry' : 'reject';
+    super(code, message, { action, context, cause });
+    this.name = 'SourceError';
+  }
+}

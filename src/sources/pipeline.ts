@@ -1,0 +1,139 @@
+import type { DatasetRecord } from '../model/record.js';
+import type { MappingConfig } from '../mapping/config.js';
+import { BAD, FILTERED, compileMapping, type RowMapper } from '../mapping/compile.js';
+import type { SourceConfig } from './config.js';
+import { SourceError } from './errors.js';
+import { cleanHeader, headerCleaner, isBlankRow } from './header.js';
+import type { ExportCounts, RecordBatch, RowBatch, RowError } from './types.js';
+
+/**
+ * The pure core of a read: raw rows in file order → header → mapped,
+ * validated, de-duplicated records, with row errors and counts. Knows nothing
+ * of bytes or formats; readers feed it batches.
+ */
+export class RowPipeline {
+  readonly counts: ExportCounts = { rows: 0, filtered: 0, records: 0, bad_rows: 0, row_errors: 0 };
+  readonly rowErrors: RowError[] = [];
+  rowErrorsTruncated = false;
+  header: string[] = [];
+  private mapper: RowMapper | null = null;
+  private readonly clean: (cell: string) => string;
+  private searched = 0;
+  private nonBlankSeen = false;
+  private readonly seen = new Map<string, number>();
+  private readonly scratch: RowError[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly source: SourceConfig,
+    private readonly mapping: MappingConfig,
+  ) {
+    this.clean = headerCleaner(source);
+  }
+
+  /** Map one batch of rows; returns the records that may be used so far. */
+  push(batch: RowBatch): RecordBatch {
+    const out: RecordBatch = { records: [], lines: [] };
+    const { cells: rows, lines } = batch;
+    const maxRows = this.source.limits.max_rows;
+    const emitting = () => this.source.on_row_errors === 'skip_rows' || this.counts.bad_rows === 0;
+    for (let i = 0; i < rows.length; i++) {
+      const cells = rows[i]!;
+      const line = lines[i]!;
+      if (isBlankRow(cells)) continue;
+      this.nonBlankSeen = true;
+      if (this.mapper === null) {
+        this.takeHeader(cells, line);
+        continue;
+      }
+      if (++this.counts.rows > maxRows) {
+        throw new SourceError('LIMIT_ROWS', `${this.file}: more than max_rows (${maxRows}) data rows`, {
+          file: this.file,
+          line,
+          setting: 'limits.max_rows',
+        });
+      }
+      const result = this.mapper.map(cells, line, this.scratch);
+      if (result === FILTERED) {
+        this.counts.filtered++;
+        continue;
+      }
+      if (result === BAD) {
+        this.bad();
+        continue;
+      }
+      const first = this.seen.get(result.record_id);
+      if (first !== undefined) {
+        this.scratch.push({
+          file: this.file,
+          line,
+          column: 'record_id',
+          value: result.record_id,
+          reason: `duplicate record_id "${result.record_id}": also at line ${first}`,
+          code: 'DUPLICATE_KEY',
+        });
+        this.bad();
+        continue;
+      }
+      this.seen.set(result.record_id, line);
+      this.counts.records++;
+      if (emitting()) {
+        out.records.push(result);
+        out.lines.push(line);
+      }
+    }
+    return out;
+  }
+
+  /** End of input: the file-level verdict (null when the records may be used). */
+  finish(): SourceError | null {
+    const ctx = { file: this.file };
+    if (this.mapper === null) {
+      if (!this.nonBlankSeen) return new SourceError('EMPTY_FILE', `${this.file}: is empty`, ctx);
+      return new SourceError('HEADER_NOT_FOUND', `${this.file}: no header row with a cell "${this.source.header.match}" in the first ${this.source.header.search_rows} rows`, {
+        ...ctx,
+        setting: 'header.match',
+      });
+    }
+    if (this.counts.rows === 0) return new SourceError('HEADER_ONLY', `${this.file}: has a header but no data rows`, ctx);
+    const { bad_rows, rows } = this.counts;
+    if (bad_rows === 0) return null;
+    if (this.source.on_row_errors === 'reject_file') {
+      return new SourceError('ROW_ERRORS', `${this.file}: ${bad_rows} of ${rows} rows have errors (on_row_errors: reject_file)`, ctx);
+    }
+    const max = this.source.max_bad_row_ratio;
+    if (bad_rows / rows > max) {
+      return new SourceError('ROW_ERRORS', `${this.file}: ${bad_rows} of ${rows} rows have errors, more than max_bad_row_ratio ${max}`, {
+        ...ctx,
+        setting: 'max_bad_row_ratio',
+      });
+    }
+    return null;
+  }
+
+  private bad(): void {
+    this.counts.bad_rows++;
+    this.counts.row_errors += this.scratch.length;
+    const room = this.source.max_row_errors_kept - this.rowErrors.length;
+    if (this.scratch.length > room) this.rowErrorsTruncated = true;
+    for (let i = 0; i < Math.min(room, this.scratch.length); i++) this.rowErrors.push(this.scratch[i]!);
+    this.scratch.length = 0;
+  }
+
+  private takeHeader(cells: string[], line: number): void {
+    const names = cleanHeader(cells, this.clean);
+    const match = this.source.header.match;
+    if (match !== null && !names.includes(match)) {
+      if (++this.searched >= this.source.header.search_rows) {
+        throw new SourceError('HEADER_NOT_FOUND', `${this.file}: no header row with a cell "${match}" in the first ${this.searched} rows`, {
+          file: this.file,
+          line,
+          setting: 'header.match',
+        });
+      }
+      return;
+    }
+    this.header = names;
+    this.mapper = compileMapping(this.mapping, names, this.file, line);
+  }
+}

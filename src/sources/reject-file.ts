@@ -1,0 +1,30 @@
+import { writeFile, rename } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import type { RowError } from './types.js';
+
+/** Where the reject file of an export goes: beside it, `<name>.rejected.csv`. */
+export function rejectFilePath(file: string): string {
+  const ext = extname(file);
+  return join(dirname(file), `${basename(file, ext)}.rejected.csv`);
+}
+
+function csvCell(value: string | number): string {
+  const s = String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/**
+ * Write the row errors of one read as CSV beside the processed file (line in
+ * the original file, column, value, code, reason); UTF-8 with a BOM so that
+ * spreadsheet programs show Japanese text right. Written to a temporary name
+ * then renamed, so a reader never sees half a file. Returns the path.
+ */
+export async function writeRejectFile(file: string, rowErrors: readonly RowError[], opts: { path?: string } = {}): Promise<string> {
+  const path = opts.path ?? rejectFilePath(file);
+  const lines = ['line,column,value,code,reason'];
+  for (const e of rowErrors) lines.push([e.line, e.column, e.value, e.code, e.reason].map(csvCell).join(','));
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, `\uFEFF${lines.join('\r\n')}\r\n`, 'utf8');
+  await rename(tmp, path);
+  return path;
+}

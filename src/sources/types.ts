@@ -1,0 +1,65 @@
+import type { DatasetRecord } from '../model/record.js';
+import type { SourceError } from './errors.js';
+
+/** Codes of row errors: one row could not become a valid record. */
+export type RowErrorCode =
+  | 'TRANSFORM_FAILED'
+  | 'INVALID_RECORD'
+  | 'DUPLICATE_KEY'
+  | 'PRECISION_LOST'
+  | 'EXTRA_CELLS';
+
+/** One problem with one row (issue 3): where it is, what was there, why it is refused. */
+export interface RowError {
+  file: string;
+  /** 1-based physical line of the file (CSV, preamble and header counted) or sheet row (XLSX). */
+  line: number;
+  /** Column header (or record field when no single column is to blame). */
+  column: string;
+  /** The offending value, truncated to 100 characters. */
+  value: string;
+  reason: string;
+  code: RowErrorCode;
+}
+
+/** Raw rows as a reader produces them: cells as text, with their 1-based line. */
+export interface RowBatch {
+  cells: string[][];
+  lines: number[];
+}
+
+/** Mapped, validated records, in file order, with the line each came from. */
+export interface RecordBatch {
+  records: DatasetRecord[];
+  lines: number[];
+}
+
+/** Counts of one read. */
+export interface ExportCounts {
+  /** Data rows after the header that were not blank. */
+  rows: number;
+  /** Rows dropped by the mapping's filters (not errors). */
+  filtered: number;
+  /** Valid records produced. */
+  records: number;
+  /** Rows with at least one row error. */
+  bad_rows: number;
+  /** Row errors in total (a row may have several). */
+  row_errors: number;
+}
+
+/** What a finished read says about the file. */
+export interface ExportResult {
+  file: string;
+  /** Hex SHA-256 of the file's bytes (files are identified by content, house style 7). */
+  sha256: string;
+  bytes: number;
+  /** Cleaned header cells. */
+  header: string[];
+  counts: ExportCounts;
+  /** Row errors, at most `max_row_errors_kept` of them (see `row_errors_truncated`). */
+  row_errors: RowError[];
+  row_errors_truncated: boolean;
+  /** Set when nothing from the file may be used. */
+  rejected: SourceError | null;
+}
