@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { demoConfigSchema } from '../daemon/demo-config.js';
 import { apiConfigSchema, type ApiConfig } from './api.js';
 import {
   alertsConfigSchema,
@@ -64,6 +65,7 @@ export const configSchema = z
     log: logConfigSchema.default({ level: 'info', format: 'json' }),
     health: healthConfigSchema.optional(),
     alerts: alertsConfigSchema.optional(),
+    demo: demoConfigSchema.optional(),
     datasets: z
       .record(
         z.string().regex(DATASET_NAME, 'expected a dataset name of lowercase letters, digits, - and _ (at most 64)'),
