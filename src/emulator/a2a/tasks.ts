@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { CallScript } from './script.js';
+
+/** Task states (document, "States and transitions"). */
+export type EmuState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
+
+const TERMINAL = new Set<EmuState>(['completed', 'failed', 'canceled']);
+
+/** One event in a task's history: the JSON-RPC `result` of an SSE event (A28). */
+export interface TaskEventRecord {
+  seq: number;
+  name: 'task' | 'statusUpdate';
+  result: Record<string, unknown>;
+  /** The stream closes after this event (input-required or terminal). */
+  final: boolean;
+}
+
+/** Someone reading a task's stream. */
+export interface Subscriber {
+  write(ev: TaskEventRecord): void;
+  end(): void;
+}
+
+/** A call placed on the emulator. */
+export class EmuTask {
+  readonly id = `task-${randomUUID()}`;
+  readonly contextId = `ctx-${randomUUID()}`;
+  state: EmuState = 'submitted';
+  message: { role: string; text: string } | null = null;
+  readonly events: TaskEventRecord[] = [];
+  /** Highest seq written to any stream: resubscribe replays what came after it. */
+  delivered = 0;
+  readonly subscribers = new Set<Subscriber>();
+  /** Answers spoken into the call, in order. */
+  readonly answers: string[] = [];
+  #wake: (() => void) | undefined;
+  #onSubscribe: (() => void) | undefined;
+
+  constructor(
+    readonly account: string,
+    readonly to: string,
+    readonly goal: string,
+    readonly script: CallScript,
+  ) {}
+
+  get terminal(): boolean {
+    return TERMINAL.has(this.state);
+  }
+
+  /** A27: the Task as the wire shows it. */
+  toWire(): Record<string, unknown> {
+    return { kind: 'task', id: this.id, contextId: this.contextId, status: this.#status() };
+  }
+
+  /** Record the first event (`task`, submitted). */
+  accepted(): void {
+    this.#push('task', this.toWire(), false);
+  }
+
+  /** Move to `state` with an optional message and tell every stream (A28). */
+  transition(state: EmuState, message: { role: string; text: string } | null): void {
+    this.state = state;
+    this.message = message;
+    const final = state === 'input-required' || TERMINAL.has(state);
+    this.#push(
+      'statusUpdate',
+      { kind: 'status-update', taskId: this.id, contextId: this.contextId, status: this.#status(), final },
+      final,
+    );
+    if (TERMINAL.has(state)) {
+      this.wake();
+      this.#onSubscribe?.();
+    }
+  }
+
+  /** Attach a stream; returns the events it missed (or a snapshot), and whether it must close at once. */
+  attach(sub: Subscriber): { backlog: TaskEventRecord[]; closeNow: boolean } {
+    const missed = this.events.filter((e) => e.seq > this.delivered);
+    const closeNow = this.state === 'input-required' || this.terminal;
+    const snapshot = { seq: this.delivered, name: 'task' as const, result: this.toWire(), final: closeNow };
+    const backlog = missed.length > 0 ? missed : [snapshot];
+    if (missed.length > 0) this.delivered = missed[missed.length - 1]!.seq;
+    if (!closeNow) {
+      this.subscribers.add(sub);
+      const waiting = this.#onSubscribe;
+      this.#onSubscribe = undefined;
+      waiting?.();
+    }
+    return { backlog, closeNow };
+  }
+
+  /** Resolves when a stream attaches (resubscribe), or after `maxMs`, whichever is first. */
+  async waitForSubscriber(clock: Clock, maxMs: number): Promise<void> {
+    if (this.subscribers.size > 0) return;
+    const timer = new AbortController();
+    const attached = new Promise<void>((resolve) => {
+      this.#onSubscribe = resolve;
+    });
+    await Promise.race([attached, clock.sleep(maxMs, timer.signal).catch(() => undefined)]);
+    this.#onSubscribe = undefined;
+    timer.abort();
+  }
+
+  /** Wait until `wake()` (an answer, a connect, a cancel). */
+  waitForWake(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wake = resolve;
+    });
+  }
+
+  wake(): void {
+    const w = this.#wake;
+    this.#wake = undefined;
+    w?.();
+  }
+
+  #status(): Record<string, unknown> {
+    const status: Record<string, unknown> = { state: this.state, timestamp: new Date().toISOString() };
+    if (this.message) {
+      status.message = {
+        kind: 'message',
+        role: this.message.role,
+        parts: [{ kind: 'text', text: this.message.text }],
+        messageId: `msg-${randomUUID()}`,
+        taskId: this.id,
+        contextId: this.contextId,
+      };
+    }
+    return status;
+  }
+
+  #push(name: TaskEventRecord['name'], result: Record<string, unknown>, final: boolean): void {
+    const ev: TaskEventRecord = { seq: this.events.length + 1, name, result, final };
+    this.events.push(ev);
+    if (this.subscribers.size > 0) this.delivered = ev.seq;
+    for (const sub of this.subscribers) sub.write(ev);
+    if (final) {
+      for (const sub of this.subscribers) sub.end();
+      this.subscribers.clear();
+    }
+  }
+}
+
+/**
+ * Play a task's script: connect (or fail to start, or wait to be connected),
+ * then each step after its delay; after an answer, waits (at most
+ * `resumeAfterMs`) for the client to resubscribe; stops early when the task ends from outside
+ * (cancel).
+ */
+export async function runScript(task: EmuTask, clock: Clock, stepDelayMs: number, resumeAfterMs: number): Promise<void> {
+  const script = task.script;
+  const connect = script.connect ?? 'auto';
+  if (connect === 'never') {
+    await task.waitForWake();
+  } else {
+    await clock.sleep(script.connectAfterMs ?? stepDelayMs);
+  }
+  if (task.terminal || task.state !== 'submitted') return;
+  if (typeof connect === 'object') {
+    task.transition('failed', { role: 'agent', text: connect.fail });
+    return;
+  }
+  task.transition('working', null);
+  for (const step of script.steps ?? []) {
+    await clock.sleep(step.afterMs ?? stepDelayMs);
+    if (task.terminal) return;
+    if ('say' in step && !('end' in step)) {
+      task.transition('working', { role: 'agent', text: step.say });
+    } else if ('ask' in step) {
+      task.transition('input-required', { role: 'agent', text: step.ask });
+      while ((task.state as EmuState) === 'input-required') await task.waitForWake();
+      if (task.terminal) return;
+      // Steps advance on events: after an answer the call goes on once the client has resubscribed (A30).
+      await task.waitForSubscriber(clock, resumeAfterMs);
+      if (task.terminal) return;
+    } else if (step.end === 'failed') {
+      task.transition('failed', { role: 'agent', text: step.reason });
+      return;
+    } else {
+      task.transition(step.end, step.say === undefined ? null : { role: 'agent', text: step.say });
+      return;
+    }
+  }
+  if (!task.terminal) task.transition('completed', null);
+}
+
+/** Connect a task left ringing (`connect: 'never'`). */
+export function connectTask(task: EmuTask): void {
+  if (task.state === 'submitted') {
+    task.wake();
+  }
+}

@@ -1,0 +1,88 @@
+import { request } from 'undici';
+import { A2aClient, type A2aClientOptions } from '../../src/a2a/client.js';
+import type { TaskEvent } from '../../src/a2a/wire.js';
+import type { Clock } from '../../src/clock.js';
+import { Secret } from '../../src/secret.js';
+import type { ScriptBook } from '../../src/emulator/a2a/script.js';
+import { startA2aEmulator, type RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
+
+export const ALICE_KEY = 'tba_live_alice_0123456789abcdef';
+export const BOB_KEY = 'a2a_bob_0123456789abcdef';
+
+/** Numbers with scripts used across the tests. */
+export const N = {
+  ask: '+81300000001',
+  fail: '+81300000002',
+  never: '+81300000003',
+  plain: '+81300000004',
+  twoAsks: '+81300000005',
+  endFailed: '+81300000006',
+};
+
+export const SCRIPTS: ScriptBook = {
+  [N.ask]: {
+    steps: [{ say: 'もしもし、佐藤です。' }, { ask: 'Which day should I offer?' }, { say: 'Tuesday is fine.' }, { end: 'completed', say: 'Agreed on Tuesday.' }],
+  },
+  [N.fail]: { connect: { fail: 'number unreachable' } },
+  [N.never]: { connect: 'never', steps: [{ say: 'Hello, finally.' }, { ask: 'What do you need?' }, { say: 'Noted.' }] },
+  [N.plain]: { steps: [{ say: 'Hello.' }, { say: 'Goodbye.' }] },
+  [N.twoAsks]: { steps: [{ ask: 'First question?' }, { ask: 'Second question?' }, { say: 'Thanks.' }] },
+  [N.endFailed]: { steps: [{ say: 'Hm.' }, { end: 'failed', reason: 'the other party hung up' }] },
+};
+
+export async function startEmu(scripts: ScriptBook = SCRIPTS): Promise<RunningA2aEmulator> {
+  return startA2aEmulator({ port: 0, keys: [{ key: ALICE_KEY, account: 'alice' }, { key: BOB_KEY, account: 'bob' }], scripts });
+}
+
+export function clientFor(url: string, key = ALICE_KEY, extra: Partial<A2aClientOptions> = {}): A2aClient {
+  return new A2aClient({ baseUrl: url, key: new Secret(key), ...extra });
+}
+
+/** A clock whose sleep returns at once, after running a hook (e.g. connecting the call). */
+export function hookClock(onSleep: (ms: number) => void = () => undefined): Clock & { sleeps: number[] } {
+  const sleeps: number[] = [];
+  let now = 1_700_000_000_000;
+  return {
+    sleeps,
+    now: () => now,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      now += ms;
+      onSleep(ms);
+    },
+  };
+}
+
+export async function collect(events: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {
+  const out: TaskEvent[] = [];
+  for await (const ev of events) out.push(ev);
+  return out;
+}
+
+/** Shape of events for comparison: state and text. */
+export function shape(events: TaskEvent[]): string[] {
+  return events.map((e) => `${e.kind}:${e.state}${e.message ? `:${e.message.text}` : ''}`);
+}
+
+/** A raw JSON-RPC POST, for rows the client refuses to send. */
+export async function rawRpc(url: string, key: string, method: string, params: unknown): Promise<{ status: number; body: any }> {
+  const res = await request(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return { status: res.statusCode, body: await res.body.json() };
+}
+
+export function msg(fields: { role?: string; text?: string; taskId?: string; to?: string }): { message: Record<string, unknown> } {
+  return {
+    message: {
+      kind: 'message',
+      role: fields.role ?? 'user',
+      parts: fields.text === undefined ? [] : [{ kind: 'text', text: fields.text }],
+      messageId: 'm-1',
+      ...(fields.taskId === undefined ? {} : { taskId: fields.taskId }),
+      ...(fields.to === undefined ? {} : { metadata: { to: fields.to } }),
+    },
+  };
+}
