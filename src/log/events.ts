@@ -29,6 +29,9 @@ export const LOG_EVENTS = [
   'file.processed',
   'file.archived',
   'schedule.fired',
+  'sync.retry_scheduled',
+  'watch.failed',
+  'demo.sample_copied',
   'command.failed',
   // api
   'api.retry',
