@@ -188,7 +188,7 @@ describe('replaceRecords', () => {
 describe('diff properties', () => {
   const idArb = fc.constantFrom(...'abcdefghijAB._-:0123'.split('')).chain((a) => fc.constantFrom('', '1', 'x', '.2').map((b) => a + b));
   const recArb = fc.record({ id: idArb, name: fc.constantFrom('n1', 'n2'), active: fc.boolean(), owned: fc.boolean() });
-  const uniq = (xs: Array<{ id: string }>) => [...new Map(xs.map((x) => [x.id, x])).values()];
+  const uniq = <T extends { id: string }>(xs: T[]): T[] => [...new Map(xs.map((x) => [x.id, x] as const)).values()];
 
   it('applying the changeset to the snapshot gives the replace body, for both ownership modes', () => {
     fc.assert(
