@@ -5,4 +5,5 @@ export { configSchema, datasetConfigSchema, DATASET_NAME, LOG_LEVELS, type Confi
 export { apiConfigSchema, type ApiConfig } from './api.js';
 export { keySourceSchema, type KeySource } from './key-source.js';
 export { resolveKey, resolveKeyDetailed, type ResolvedKey } from './key.js';
+export { clientOptionsFor } from './client-options.js';
 export { configJsonSchema, configJsonSchemaText } from './json-schema.js';

@@ -144,7 +144,9 @@ function zodIssueToConfigIssues(issue: z.core.$ZodIssue, fileFor: (p: readonly P
     const hint = allowed.length > 0 ? ` (expected one of: ${allowed.join(', ')})` : '';
     return issue.keys.map((k) => locate(src, [...issue.path, k], `unknown option "${k}"${hint}`, true));
   }
-  return [locate(src, issue.path, issue.message)];
+  // A bad record key (dataset name): the key's own check says what is expected.
+  const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+  return [locate(src, issue.path, message, issue.code === 'invalid_key')];
 }
 
 /** Error messages that say what is expected, in the words of the YAML file. */

@@ -12,8 +12,7 @@ const placeholder = (owner: string) => z.looseObject({}).describe(`Defined by ${
 export const sourceConfigSchema = placeholder('src/sources/config.ts');
 /** Column → record field mapping (src/mapping/config.ts). */
 export const mappingConfigSchema = placeholder('src/mapping/config.ts');
-/** Guards, staging, ownership (src/sync/policy.ts). */
-export const policySchema = placeholder('src/sync/policy.ts');
+export { policySchema } from '../sync/policy.js';
 export { watchConfigSchema, schedulesConfigSchema } from '../triggers/config.js';
 /** Alerts by phone call (src/daemon/alerts.ts). */
 export const alertsConfigSchema = placeholder('src/daemon/alerts.ts');

@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { checkDataset, type Finding } from '../doctor/checks.js';
+import { loadConfigFor, runAction } from '../context.js';
+import { ExitCode } from '../exit-codes.js';
+
+interface DoctorOptions {
+  dataset?: string;
+  json?: boolean;
+}
+
+const MARK: Record<Finding['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', info: 'note' };
+
+/** `doctor`: check each dataset's key, reachability, roles and folders (reads only; sends no write). */
+export function register(program: Command): void {
+  program
+    .command('doctor')
+    .description("check each dataset's key, API switch, reachability (read-only requests) and folder permissions; exit 1 when something is wrong")
+    .option('-d, --dataset <name>', 'check only this dataset')
+    .option('--json', 'print one JSON object per finding')
+    .action(
+      runAction(async (opts: DoctorOptions, cmd: Command) => {
+        const config = await loadConfigFor(cmd);
+        const datasets = Object.values(config.datasets).filter((d) => opts.dataset === undefined || d.name === opts.dataset);
+        if (datasets.length === 0) {
+          process.stderr.write(`error: no dataset named "${opts.dataset}" in the configuration (known: ${Object.keys(config.datasets).join(', ')})\n`);
+          return ExitCode.USAGE;
+        }
+        let failed = false;
+        for (const ds of datasets) {
+          const findings = await checkDataset(ds, process.env);
+          failed ||= findings.some((f) => f.status === 'fail');
+          for (const f of findings) {
+            process.stdout.write(opts.json ? `${JSON.stringify(f)}\n` : `${f.dataset}  ${MARK[f.status]}  ${f.check.padEnd(8)}  ${f.message}\n`);
+          }
+        }
+        return failed ? ExitCode.FAILURE : ExitCode.OK;
+      }),
+    );
+}
