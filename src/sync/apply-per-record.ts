@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '../api/errors.js';
+import type { WriteResult } from '../api/wire.js';
+import { ConnectorError, hasCode } from '../errors.js';
+import { canonicalHash, canonicalJson } from '../model/canonical.js';
+import type { DatasetRecord, RecordPatch } from '../model/record.js';
+import type { ExecContext } from './context.js';
+import type { DraftCounts, ExecPlan } from './exec-plan.js';
+import type { RunJournal } from './run-journal.js';
+import type { StageResult } from './stage-result.js';
+
+/** One per-record request of a plan. */
+export type RecordOp =
+  | { kind: 'post'; id: string; record: DatasetRecord }
+  | { kind: 'patch'; id: string; patch: RecordPatch; record: DatasetRecord }
+  | { kind: 'delete'; id: string };
+
+/** The plan's requests in a fixed order (adds, changes, deletes), so a resumed run walks the same list. */
+export function recordOps(plan: ExecPlan): RecordOp[] {
+  const c = plan.changeset;
+  return [
+    ...c.adds.map((r): RecordOp => ({ kind: 'post', id: r.record_id, record: r })),
+    ...c.changes.map((ch): RecordOp => ({ kind: 'patch', id: ch.record_id, patch: ch.patch, record: ch.record })),
+    ...c.deletes.map((d): RecordOp => ({ kind: 'delete', id: d.record_id })),
+  ];
+}
+
+/** A server row error of a per-record write, with the record it concerns. */
+export interface RefusedOp {
+  op: RecordOp;
+  error: ApiError;
+}
+
+/**
+ * Send the plan's per-record writes (staged with `publish=false`, or published
+ * directly), journaling each one. Resumes a partly run plan: done steps are
+ * skipped; a step whose outcome is unknown is re-read before it is re-sent.
+ */
+export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJournal, refused: RefusedOp[]): Promise<StageResult> {
+  const done: DraftCounts = { added: 0, changed: 0, deleted: 0 };
+  let draft: number | null = null;
+  let published: number | null = null;
+  let legacy = false;
+  let publishDenied = false;
+
+  const commit = (op: RecordOp, name: string, res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean }): void => {
+    ctx.db.transaction(() => {
+      if (res.status === 'published') {
+        ctx.store.confirm({
+          activeVersion: res.version,
+          etag: res.etag,
+          ...(op.kind === 'delete' ? { deletes: [op.id] } : { upserts: [op.record] }),
+        });
+      }
+      rj.done(name, { version: res.version, status: res.status, publish_denied: res.publish_denied ?? false });
+    });
+    rj.committed(op.kind);
+    track(op, res);
+  };
+  const track = (op: RecordOp, res: { version: number; status: string; publish_denied?: boolean }): void => {
+    if (res.status === 'published') {
+      published = res.version;
+      if (!plan.direct) legacy = true;
+    } else {
+      draft = res.version;
+      bump(done, op);
+    }
+    if (res.publish_denied) publishDenied = true;
+  };
+
+  for (const op of recordOps(plan)) {
+    const name = `${op.kind}:${op.id}`;
+    let e = rj.get(name);
+    if (e?.status === 'done') {
+      track(op, e.result as { version: number; status: string; publish_denied?: boolean });
+      continue;
+    }
+    if (e?.status === 'failed') continue;
+    if (e?.status === 'intent') {
+      const seen = await wasApplied(ctx, plan, op, done);
+      if (seen) {
+        commit(op, name, seen);
+        continue;
+      }
+    } else {
+      e = rj.intent(name, { kind: op.kind, idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.id } });
+    }
+    let res;
+    try {
+      res = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
+    } catch (err) {
+      if (hasCode(err, 'OUTCOME_UNKNOWN')) {
+        // Issue 4: re-read before re-sending a write whose answer was lost.
+        const seen = await wasApplied(ctx, plan, op, done);
+        if (seen) {
+          commit(op, name, seen);
+          continue;
+        }
+        res = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
+      } else if (err instanceof ApiError && err.status === 422 && err.code === 'VALIDATION_FAILED') {
+        rj.failed(name, { code: err.code, rowErrors: err.rowErrors });
+        refused.push({ op, error: err });
+        continue;
+      } else {
+        throw err;
+      }
+    }
+    commit(op, name, { ...res.value, etag: res.etag });
+  }
+  if (published !== null && (plan.direct || legacy) && draft === null) return { kind: 'published', version: published, legacy };
+  if (draft !== null) return { kind: 'staged', version: draft, publishDenied };
+  return { kind: 'nothing' };
+}
+
+async function send(ctx: ExecContext, plan: ExecPlan, op: RecordOp, idempotencyKey: string | undefined) {
+  // If-Match: staged writes against the plan's base; direct writes against the version the last one confirmed.
+  const ifMatch = plan.direct ? ctx.store.info().etag : plan.baseEtag;
+  const opts = {
+    ...(plan.direct ? {} : { publish: false }),
+    ...(idempotencyKey ? { idempotencyKey } : {}),
+    ...(ifMatch ? { ifMatch } : {}),
+  };
+  switch (op.kind) {
+    case 'post':
+      return ctx.client.createRecord(op.record, opts);
+    case 'patch':
+      return ctx.client.patchRecord(op.id, op.patch, opts);
+    case 'delete':
+      return ctx.client.deleteRecord(op.id, opts);
+  }
+}
+
+/**
+ * Did a write whose answer was lost take effect? Direct: read the record
+ * (GET /records/{id}, A31). Staged: the draft's counts (A19) against the
+ * writes already done — sends are sequential, so at most one is unknown.
+ */
+async function wasApplied(
+  ctx: ExecContext,
+  plan: ExecPlan,
+  op: RecordOp,
+  done: DraftCounts,
+): Promise<{ version: number; status: 'published' | 'draft'; etag: string | null } | null> {
+  if (plan.direct) {
+    let current: DatasetRecord | null = null;
+    let etag: string | null = null;
+    try {
+      const r = await ctx.client.getRecord(op.id);
+      current = r.value;
+      etag = r.etag;
+    } catch (err) {
+      if (!hasCode(err, 'RECORD_NOT_FOUND')) throw err;
+      const ds = await ctx.client.getDataset();
+      etag = ds.etag;
+      if (op.kind === 'delete') return { version: ds.value.active_version, status: 'published', etag };
+      return null;
+    }
+    if (op.kind === 'delete') return null;
+    if (canonicalJson(current) !== canonicalJson(op.record)) return null;
+    const version = Number(/v(\d+)/.exec(etag ?? '')?.[1] ?? (await ctx.client.getDataset()).value.active_version);
+    return { version, status: 'published', etag };
+  }
+  const ds = (await ctx.client.getDataset()).value;
+  if (ds.draft_version === null) return null;
+  const counts = (await ctx.client.getVersion(ds.draft_version)).value.counts;
+  const after = { ...done };
+  bump(after, op);
+  if (sameCounts(counts, done)) return null;
+  if (sameCounts(counts, after)) return { version: ds.draft_version, status: 'draft', etag: null };
+  throw new ConnectorError('DRAFT_MISMATCH', `Draft ${ds.draft_version} does not hold what the journal says was sent.`, {
+    action: 'retry',
+    context: { dataset: ctx.dataset, version: ds.draft_version, counts, expected: done },
+  });
+}
+
+function bump(c: DraftCounts, op: RecordOp): void {
+  if (op.kind === 'post') c.added++;
+  else if (op.kind === 'patch') c.changed++;
+  else c.deleted++;
+}
+
+/** Equal added/changed/deleted counts. */
+export function sameCounts(a: DraftCounts, b: DraftCounts): boolean {
+  return a.added === b.added && a.changed === b.changed && a.deleted === b.deleted;
+}
+
+function bodyHash(op: RecordOp): string {
+  return canonicalHash(op.kind === 'post' ? op.record : op.kind === 'patch' ? op.patch : { delete: op.id });
+}

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { Job } from '../api/wire.js';
+import { ConnectorError } from '../errors.js';
+import { canonicalHash } from '../model/canonical.js';
+import type { DatasetRecord } from '../model/record.js';
+import type { ExecContext } from './context.js';
+import type { ExecPlan } from './exec-plan.js';
+import { replaceRecords } from './ownership.js';
+import type { RunJournal } from './run-journal.js';
+import type { StageResult } from './stage-result.js';
+
+/** A job ended FAILED (A15) or STAGED with a reason when a draft was not asked for (A5). */
+export class JobEndedError extends ConnectorError {
+  constructor(readonly job: Job) {
+    super(
+      job.status === 'FAILED' ? 'JOB_FAILED' : 'JOB_STAGED',
+      `Job ${job.job_id} ended ${job.status}${job.reason ? ` (${job.reason})` : ''}${job.errors.length ? ` with ${job.errors.length} row errors` : ''}.`,
+      { action: job.status === 'FAILED' ? 'reject' : 'hold', context: { job_id: job.job_id, reason: job.reason } },
+    );
+  }
+}
+
+/** The whole record set of the replace: source records plus not-owned records carried over (issue 7). */
+export function replaceBody(ctx: ExecContext, plan: ExecPlan): { records: DatasetRecord[]; hash: string } {
+  const records = [...replaceRecords(plan.changeset, ctx.store.reader())];
+  const options = { publish: false };
+  return { records, hash: canonicalHash({ records, options }) };
+}
+
+/**
+ * Send one replace (PUT /records, `options.publish=false`) and wait for its
+ * job. Resumes from the journal: a known job is polled; an unanswered replace
+ * is re-sent with the same Idempotency-Key and the same body (A16), so the
+ * server answers with the same job instead of starting a second one.
+ */
+export async function applyReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
+  let job: Job | null = null;
+  const jobStep = rj.get('job');
+  if (jobStep?.status === 'done') job = jobStep.result as Job;
+
+  if (!job) {
+    let step = rj.get('replace');
+    if (!step?.jobId) {
+      // The snapshot is unchanged until publish, so the rebuilt body is the journaled one.
+      const body = replaceBody(ctx, plan);
+      if (step && step.bodyHash !== body.hash) {
+        throw new ConnectorError('REPLAY_MISMATCH', 'The replace body cannot be rebuilt as journaled.', {
+          action: 'retry',
+          context: { dataset: ctx.dataset, planId: plan.planId },
+        });
+      }
+      step ??= rj.intent('replace', {
+        kind: 'replace',
+        idempotencyKey: randomUUID(),
+        bodyHash: body.hash,
+        intent: { records: body.records.length, baseEtag: plan.baseEtag },
+      });
+      const res = await ctx.client.replaceRecords(
+        body.records,
+        { publish: false },
+        { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
+      );
+      ctx.db.transaction(() => {
+        rj.update('replace', { jobId: res.value.job_id });
+        rj.done('replace', { job_id: res.value.job_id, replayed: res.replayed });
+      });
+      rj.committed('replace');
+      step = rj.get('replace')!;
+    }
+    const jobId = step.jobId!;
+    if (!rj.get('job')) rj.intent('job', { kind: 'job', jobId });
+    const started = ctx.clock.now();
+    job = await ctx.client.waitForJob(jobId, { pollMs: ctx.policy.replace.job_poll_ms });
+    ctx.db.transaction(() => {
+      rj.update('job', { draftVersion: job!.version });
+      rj.done('job', job);
+      if (job!.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, plan.resultCount);
+      if (job!.status === 'PUBLISHED' && job!.version !== null) {
+        // A12: a legacy key publishes although a draft was asked.
+        ctx.store.confirm({ activeVersion: job!.version, ...confirmParts(plan) });
+      }
+    });
+    rj.committed('job');
+  }
+  if (job.status === 'FAILED') throw new JobEndedError(job);
+  if (job.version === null) throw new JobEndedError(job);
+  if (job.status === 'PUBLISHED') return { kind: 'published', version: job.version, legacy: true };
+  return { kind: 'staged', version: job.version, publishDenied: false };
+}
+
+/** The snapshot change a published plan confirms. */
+export function confirmParts(plan: ExecPlan): { upserts: DatasetRecord[]; deletes: string[]; own: string[] } {
+  const c = plan.changeset;
+  return { upserts: [...c.adds, ...c.changes.map((x) => x.record)], deletes: c.deletes.map((d) => d.record_id), own: c.adopted };
+}

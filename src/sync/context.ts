@@ -1,0 +1,21 @@
+import type { Logger } from 'pino';
+import type { DatasetClient } from '../api/client.js';
+import type { Clock } from '../clock.js';
+import type { StateDb } from '../snapshot/db.js';
+import type { SnapshotStore } from '../snapshot/store.js';
+import type { Policy } from './policy.js';
+import type { SyncSummary } from './outcome.js';
+
+/** What execute, resume, approve and discard work with for one dataset. */
+export interface ExecContext {
+  dataset: string;
+  db: StateDb;
+  store: SnapshotStore;
+  client: DatasetClient;
+  policy: Policy;
+  logger: Logger;
+  clock: Clock;
+  /** Directory of plan files. */
+  planDir: string;
+  summary: SyncSummary;
+}

@@ -1,0 +1,122 @@
+import type { Logger } from 'pino';
+import type { DatasetClient } from '../api/client.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { DatasetConfig } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
+import type { StateDb } from '../snapshot/db.js';
+import type { ExecContext } from './context.js';
+import { planDir } from './exec-plan.js';
+import { DatasetLocks } from './lock.js';
+import { emptySummary, logSummary, type SyncSummary } from './outcome.js';
+import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
+import { policySchema, type Policy } from './policy.js';
+import { previewPlan, type PlanPreview } from './preview.js';
+import { resumeOpenPlan } from './resume.js';
+import { runSync, type SyncOptions } from './run-sync.js';
+import { datasetStatus, type DatasetStatus } from './status.js';
+
+/** What the engine is built from; effects are passed in (house style). */
+export interface SyncEngineDeps {
+  db: StateDb;
+  clientFor(ds: DatasetConfig): DatasetClient;
+  logger: Logger;
+  clock?: Clock;
+}
+
+/** The input of one sync: an export file. */
+export interface SyncInput {
+  file: string;
+}
+
+export type { SyncOptions } from './run-sync.js';
+
+/**
+ * The sync engine: read → reconcile → diff → plan → guards → execute →
+ * confirm, one sync at a time per dataset, every step journaled so a crash
+ * resumes where it stopped.
+ */
+export class SyncEngine {
+  readonly #locks = new DatasetLocks();
+  readonly #clock: Clock;
+
+  constructor(private readonly deps: SyncEngineDeps) {
+    this.#clock = deps.clock ?? systemClock;
+  }
+
+  /** True while a sync (or approve/discard) of the dataset runs or waits. */
+  busy(dataset: string): boolean {
+    return this.#locks.busy(dataset);
+  }
+
+  /** Make the published dataset equal to the export; returns (and logs) its summary. Never throws for API or file failures. */
+  async sync(ds: DatasetConfig, input: SyncInput, opts: SyncOptions = {}): Promise<SyncSummary> {
+    return this.#locks.run(ds.name, async () => {
+      const ctx = this.#ctx(ds, emptySummary(ds.name, input.file));
+      const before = ctx.client.stats;
+      const started = this.#clock.now();
+      try {
+        await runSync(ctx, ds, input.file, opts);
+      } finally {
+        const after = ctx.client.stats;
+        ctx.summary.requests = after.requests - before.requests;
+        ctx.summary.retries = after.retries - before.retries;
+        ctx.summary.durationMs = this.#clock.now() - started;
+      }
+      logSummary(ctx.logger, ctx.summary);
+      return ctx.summary;
+    });
+  }
+
+  /** Continue an interrupted sync from the journal (also done at the start of every sync). */
+  async resume(ds: DatasetConfig): Promise<SyncSummary> {
+    return this.#locks.run(ds.name, async () => {
+      const ctx = this.#ctx(ds, emptySummary(ds.name, null));
+      const r = await resumeOpenPlan(ctx);
+      ctx.summary.result = r?.end === undefined || r.end === 'superseded' || r.end.kind === 'nothing' ? 'unchanged' : r.end.kind === 'published' ? 'published' : 'held';
+      return ctx.summary;
+    });
+  }
+
+  /** What a sync would do, sending nothing but reads. */
+  async plan(ds: DatasetConfig, file: string): Promise<PlanPreview> {
+    return this.#locks.run(ds.name, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file));
+  }
+
+  /** Publish the held change with exactly the flags its guards need. */
+  async approve(ds: DatasetConfig): Promise<HeldActionResult> {
+    return this.#locks.run(ds.name, () => approveHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+  }
+
+  /** Drop the held change (discard its draft). */
+  async discard(ds: DatasetConfig): Promise<HeldActionResult> {
+    return this.#locks.run(ds.name, () => discardHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+  }
+
+  /** Last sync, snapshot size, held or staged drafts, open plan. No network. */
+  status(ds: DatasetConfig): DatasetStatus {
+    return datasetStatus(this.deps.db, ds.name, this.#clock.now());
+  }
+
+  #ctx(ds: DatasetConfig, summary: SyncSummary): ExecContext {
+    return {
+      dataset: ds.name,
+      db: this.deps.db,
+      store: this.deps.db.snapshot(ds.name),
+      client: this.deps.clientFor(ds),
+      policy: policyOf(ds),
+      logger: this.deps.logger.child({ dataset: ds.name }),
+      clock: this.#clock,
+      planDir: planDir(this.deps.db.path),
+      summary,
+    };
+  }
+}
+
+/** The dataset's policy with defaults (config may hold it parsed already). */
+function policyOf(ds: DatasetConfig): Policy {
+  const parsed = policySchema.safeParse(ds.policy ?? {});
+  if (!parsed.success) {
+    throw new ConnectorError('CONFIG_INVALID', `dataset ${ds.name}: invalid policy`, { action: 'stop', context: { dataset: ds.name } });
+  }
+  return parsed.data;
+}

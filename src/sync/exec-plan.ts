@@ -1,0 +1,88 @@
+import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConnectorError } from '../errors.js';
+import type { PublishOptions } from '../api/wire.js';
+import type { SourceIdentity } from '../snapshot/types.js';
+import type { Changeset } from './changeset.js';
+
+/** The request path a plan takes. */
+export type ApplyPath = 'per_record' | 'replace' | 'import';
+
+/** Change counts as the server reports them for a draft (A15/A19). */
+export interface DraftCounts {
+  added: number;
+  changed: number;
+  deleted: number;
+}
+
+/**
+ * What execute runs: the changeset plus the decisions made for it. Persisted
+ * (plan file) before the first request, so that resume and approve continue
+ * from exactly this plan without the source file (house style 7).
+ */
+export interface ExecPlan {
+  planId: string;
+  dataset: string;
+  path: ApplyPath;
+  /** Publish each per-record write directly (no draft). */
+  direct: boolean;
+  /** Stage only: leave the verified draft for a person (sync option publish=false). */
+  stageOnly: boolean;
+  /** Active version and ETag the plan was made against (If-Match). */
+  baseVersion: number;
+  baseEtag: string | null;
+  /** Records in the dataset before (snapshot) and after the change. */
+  baseCount: number;
+  resultCount: number;
+  changeset: Changeset;
+  expected: DraftCounts;
+  /** Flags the dataset config sets explicitly; never added on the connector's own (issue 4). */
+  configFlags: PublishOptions;
+  source: SourceIdentity | null;
+  file: string | null;
+  /** record_id → 1-based source file line, to map server row errors back (A3). */
+  lines: Record<string, number>;
+  createdAt: number;
+}
+
+/** Where plan files live, beside the state database. */
+export function planDir(stateDbPath: string): string {
+  return join(stateDbPath + '.plans');
+}
+
+/** Write the plan atomically (temp file, fsync, rename) before anything is sent. */
+export function savePlan(dir: string, plan: ExecPlan): void {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${plan.planId}.json`);
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    writeSync(fd, JSON.stringify(plan));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  const dfd = openSync(dir, 'r');
+  try {
+    fsyncSync(dfd);
+  } finally {
+    closeSync(dfd);
+  }
+}
+
+/** Load a saved plan; null when it is gone. */
+export function loadPlan(dir: string, planId: string): ExecPlan | null {
+  const file = join(dir, `${planId}.json`);
+  if (!existsSync(file)) return null;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as ExecPlan;
+  } catch (cause) {
+    throw new ConnectorError('PLAN_FILE_CORRUPT', `Plan file ${file} is unreadable.`, { action: 'stop', cause, context: { file } });
+  }
+}
+
+/** Remove a plan file once nothing can need it any more. */
+export function removePlan(dir: string, planId: string): void {
+  rmSync(join(dir, `${planId}.json`), { force: true });
+}

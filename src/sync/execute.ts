@@ -1,0 +1,76 @@
+import type { Logger } from 'pino';
+import { applyPerRecord, type RefusedOp } from './apply-per-record.js';
+import { applyReplace } from './apply-replace.js';
+import type { ExecContext } from './context.js';
+import { removePlan, type ExecPlan } from './exec-plan.js';
+import { verifyAndPublish, type PublishEnd } from './publish.js';
+import type { RunJournal } from './run-journal.js';
+
+/** How execute left a plan. */
+export type ExecEnd = PublishEnd | { kind: 'nothing'; refused: number };
+
+/**
+ * Run a plan from wherever its journal stands: send (per-record or replace),
+ * then verify the draft, run the guards on its counts and publish. Used for
+ * a fresh plan and for a resumed one alike.
+ */
+export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<ExecEnd> {
+  const refused: RefusedOp[] = [];
+  const stage = plan.path === 'per_record' ? await applyPerRecord(ctx, plan, rj, refused) : await applyReplace(ctx, plan, rj);
+  dropRefused(plan, rj);
+  if (refused.length) reportRefused(ctx.logger, plan, refused);
+  ctx.summary.rowErrors += refused.length;
+
+  if (stage.kind === 'nothing') {
+    ctx.db.transaction(() => {
+      ctx.store.recordOutcome('failed', { planId: plan.planId, refused: refused.length });
+      ctx.db.journal.finishPlan(plan.planId, 'nothing');
+    });
+    removePlan(ctx.planDir, plan.planId);
+    return { kind: 'nothing', refused: refused.length };
+  }
+  if (stage.kind === 'published') {
+    if (stage.legacy) {
+      const msg = 'the key published although staging was asked (legacy key, A12): reissue the key in the portal to get roles';
+      ctx.summary.warnings.push(msg);
+      ctx.logger.warn({ event: 'key.legacy', version: stage.version }, msg);
+    }
+    ctx.db.transaction(() => {
+      if (plan.source) ctx.store.recordSource(plan.source);
+      ctx.store.clearHeld();
+      ctx.store.recordOutcome('published', { version: stage.version, planId: plan.planId });
+      ctx.db.journal.finishPlan(plan.planId, 'published');
+    });
+    removePlan(ctx.planDir, plan.planId);
+    return { kind: 'published', version: stage.version };
+  }
+  return verifyAndPublish(ctx, plan, rj, stage.version, plan.expected, stage.publishDenied);
+}
+
+/** Take writes the server refused for sure (422) out of the plan, so counts and confirm match what was sent. */
+function dropRefused(plan: ExecPlan, rj: RunJournal): void {
+  const failed = new Set(rj.all().filter((e) => e.status === 'failed').map((e) => (e.intent as { name?: string } | null)?.name ?? ''));
+  if (failed.size === 0) return;
+  const c = plan.changeset;
+  c.adds = c.adds.filter((r) => !failed.has(`post:${r.record_id}`));
+  c.changes = c.changes.filter((r) => !failed.has(`patch:${r.record_id}`));
+  c.deletes = c.deletes.filter((r) => !failed.has(`delete:${r.record_id}`));
+  plan.expected = { added: c.adds.length, changed: c.changes.length, deleted: c.deletes.length };
+}
+
+/** A3: server row errors mapped back to source file lines. */
+function reportRefused(logger: Logger, plan: ExecPlan, refused: RefusedOp[]): void {
+  for (const r of refused.slice(0, 50)) {
+    logger.error(
+      {
+        event: 'record.rejected',
+        file: plan.file,
+        line: plan.lines[r.op.id] ?? null,
+        record_id: r.op.id,
+        code: r.error.code,
+        errors: r.error.rowErrors.map((e) => ({ field: e.field, message: e.message })),
+      },
+      'server refused a record',
+    );
+  }
+}

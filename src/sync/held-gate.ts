@@ -1,0 +1,78 @@
+import type { Dataset } from '../api/wire.js';
+import { hasCode } from '../errors.js';
+import type { ExecContext } from './context.js';
+import { loadPlan, removePlan } from './exec-plan.js';
+import type { SyncResult } from './outcome.js';
+import { finishPublished } from './publish.js';
+
+/** Why a sync stops before planning: a held change or a foreign draft. */
+export interface GateStop {
+  result: SyncResult;
+  code: string;
+  message: string;
+}
+
+interface HeldSummary {
+  fileHash?: string | null;
+}
+
+/**
+ * Before planning: settle a held change and any pending draft (A11: a pending
+ * draft blocks publishing writes and replaces, and staged writes would join it).
+ * - our held draft was published meanwhile (approve, or a person in the portal): confirm it;
+ * - it is still pending: same export → stay held; newer export → discard it and go on;
+ * - it is gone (expired, discarded): forget it and stage again from the current source;
+ * - a draft we did not make: on_foreign_draft wait (report, stop here) or discard.
+ */
+export async function heldGate(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
+  let ds: Dataset = (await ctx.client.getDataset()).value;
+  const held = ctx.store.held();
+  if (held && held.kind !== 'foreign_draft' && held.version !== null) {
+    const status = (await ctx.client.getVersion(held.version).catch(() => null))?.value.status ?? null;
+    if (status === 'active' || status === 'superseded') {
+      const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;
+      if (plan && ctx.store.info().activeVersion === plan.baseVersion) finishPublished(ctx, plan, null, held.version);
+      else ctx.store.clearHeld(); // reconcile rebuilds from the server
+      ctx.logger.info({ event: 'held.published', version: held.version }, 'the held change was published');
+    } else if (ds.draft_version === held.version) {
+      const same = fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
+      if (same) {
+        return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
+      }
+      try {
+        await ctx.client.discardVersion(held.version);
+      } catch (err) {
+        if (hasCode(err, 'PUBLISH_REQUIRED', 'FORBIDDEN')) {
+          return { result: 'staged', code: 'HELD_PUBLISH_REQUIRED', message: `draft ${held.version} waits for a person to publish it in the portal` };
+        }
+        throw err;
+      }
+      dropHeld(ctx, held.planId);
+      ctx.logger.warn({ event: 'held.superseded', version: held.version }, 'a newer export replaces the held change');
+      ds = (await ctx.client.getDataset()).value;
+    } else {
+      dropHeld(ctx, held.planId);
+      ctx.logger.warn({ event: 'held.gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
+    }
+  }
+  if (ds.draft_version === null) {
+    if (ctx.store.held()?.kind === 'foreign_draft') ctx.store.clearHeld();
+    return null;
+  }
+  // A draft we did not make (ours were settled above or by resume).
+  if (ctx.policy.on_foreign_draft === 'discard') {
+    await ctx.client.discardVersion(ds.draft_version);
+    ctx.summary.warnings.push(`discarded a foreign draft ${ds.draft_version} (on_foreign_draft: discard)`);
+    ctx.logger.warn({ event: 'draft.foreign_discarded', version: ds.draft_version }, 'discarded a draft the connector did not make');
+    return null;
+  }
+  const message = `draft ${ds.draft_version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
+  ctx.store.hold({ kind: 'foreign_draft', version: ds.draft_version, reason: message, planId: null, summary: null });
+  ctx.logger.warn({ event: 'draft.foreign_waiting', version: ds.draft_version }, 'a foreign draft blocks the dataset');
+  return { result: 'waiting', code: 'DRAFT_PENDING', message };
+}
+
+function dropHeld(ctx: ExecContext, planId: string | null): void {
+  ctx.store.clearHeld();
+  if (planId) removePlan(ctx.planDir, planId);
+}

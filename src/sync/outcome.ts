@@ -1,0 +1,109 @@
+import type { Logger } from 'pino';
+
+/**
+ * The result of one sync and its one `sync.summary` log line. `result` is
+ * derived from what the server confirmed, so the line cannot say "published"
+ * when nothing was sent.
+ */
+
+/** How a sync ended. */
+export type SyncResult =
+  /** The server confirmed the change (publish 200, job PUBLISHED, write status published). */
+  | 'published'
+  /** Source and published dataset were already equal: nothing to send. */
+  | 'unchanged'
+  /** A guard held the change for a person (approve | discard). */
+  | 'held'
+  /** Staged as a draft that a person must publish in the portal (key without publish role). */
+  | 'staged'
+  /** A foreign draft blocks the dataset (on_foreign_draft: wait). */
+  | 'waiting'
+  /** The file or rows were refused; nothing from it was published. */
+  | 'rejected'
+  /** The server refused or a job failed; the snapshot is unchanged. */
+  | 'failed'
+  /** The dataset cannot go on (auth, API switch, dataset gone). */
+  | 'stopped';
+
+/** Everything an operator needs to know about one sync. */
+export interface SyncSummary {
+  dataset: string;
+  file: string | null;
+  fileHash: string | null;
+  rows: number;
+  rowErrors: number;
+  adds: number;
+  changes: number;
+  deletes: number;
+  owned: number;
+  notOwned: number;
+  path: 'per_record' | 'replace' | 'import' | 'none';
+  pathReason: string;
+  requests: number;
+  retries: number;
+  guards: { held: boolean; reasons: string[] };
+  version: number | null;
+  durationMs: number;
+  result: SyncResult;
+  /** Stable code when the result is not published/unchanged. */
+  code: string | null;
+  message: string | null;
+  warnings: string[];
+}
+
+/** A summary with nothing done yet; the engine fills it in as it goes. */
+export function emptySummary(dataset: string, file: string | null): SyncSummary {
+  return {
+    dataset,
+    file,
+    fileHash: null,
+    rows: 0,
+    rowErrors: 0,
+    adds: 0,
+    changes: 0,
+    deletes: 0,
+    owned: 0,
+    notOwned: 0,
+    path: 'none',
+    pathReason: '',
+    requests: 0,
+    retries: 0,
+    guards: { held: false, reasons: [] },
+    version: null,
+    durationMs: 0,
+    result: 'unchanged',
+    code: null,
+    message: null,
+    warnings: [],
+  };
+}
+
+/** Write requests were sent and nothing says published: never report success then. */
+export function finalResult(s: SyncSummary): SyncResult {
+  if (s.result === 'published' && s.requests === 0) return 'failed';
+  return s.result;
+}
+
+/** Log the one `sync.summary` line of a sync. */
+export function logSummary(logger: Logger, s: SyncSummary): void {
+  const ok = s.result === 'published' || s.result === 'unchanged';
+  const level = ok ? 'info' : s.result === 'held' || s.result === 'staged' || s.result === 'waiting' ? 'warn' : 'error';
+  logger[level]({ event: 'sync.summary', ...s }, 'sync summary');
+}
+
+/** CLI exit code for a result (PLAN.md: 0 ok, 1 failure, 3 held for a person, 75 temp failure). */
+export function exitCodeFor(result: SyncResult): number {
+  switch (result) {
+    case 'published':
+    case 'unchanged':
+      return 0;
+    case 'held':
+    case 'staged':
+    case 'waiting':
+      return 3;
+    case 'stopped':
+    case 'rejected':
+    case 'failed':
+      return 1;
+  }
+}

@@ -1,0 +1,25 @@
+import type { DatasetConfig } from '../config/schema.js';
+import type { ExecContext } from './context.js';
+import { diffRecords } from './diff.js';
+import { planSync, type SyncPlan } from './plan.js';
+import { reconcile } from './reconcile.js';
+import { readSource } from './source-read.js';
+
+/** What `plan` prints: the plan, plus the source facts. */
+export interface PlanPreview {
+  file: string;
+  rows: number;
+  rowErrors: number;
+  rejected: string | null;
+  plan: SyncPlan | null;
+}
+
+/** Read the export, bring the snapshot up to the server (reads only), diff and plan; send nothing. */
+export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string): Promise<PlanPreview> {
+  const src = await readSource(file, ds.source, ds.mapping);
+  if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, plan: null };
+  await reconcile(ctx);
+  const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
+  const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: { rowCount: src.rows } });
+  return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: null, plan };
+}

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import type { PublishOptions } from '../api/wire.js';
+import { ApiError } from '../api/errors.js';
+import { ConnectorError } from '../errors.js';
+import type { HeldDraft } from '../snapshot/types.js';
+import { confirmParts } from './apply-replace.js';
+import { sameCounts } from './apply-per-record.js';
+import type { ExecContext } from './context.js';
+import { removePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
+import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from './guards.js';
+import type { RunJournal } from './run-journal.js';
+
+/** How the publish step ended. */
+export type PublishEnd =
+  | { kind: 'published'; version: number }
+  | { kind: 'held'; held: HeldDraft['kind']; version: number; reason: string; evaluation: GuardEvaluation | null };
+
+/** The guards against a draft's counts (issue 4: checked again before publishing). */
+export function draftGuards(ctx: ExecContext, plan: ExecPlan, counts: DraftCounts): GuardEvaluation {
+  const gc = guardCountsOfDraft(counts, plan.baseCount, plan.changeset.counts.deletable, plan.source?.rowCount);
+  return evaluateGuards(gc, ctx.store.info(), ctx.policy);
+}
+
+/**
+ * Check the draft (A19) against the plan, run the guards on its counts, then
+ * publish it (A20). The snapshot advances in the same transaction that marks
+ * the publish done. A guard, a key without the publish role, or the server's
+ * own guard (A5) leaves the draft pending and recorded as held.
+ */
+export async function verifyAndPublish(
+  ctx: ExecContext,
+  plan: ExecPlan,
+  rj: RunJournal,
+  version: number,
+  expected: DraftCounts,
+  publishDenied: boolean,
+): Promise<PublishEnd> {
+  const detail = (await ctx.client.getVersion(version)).value;
+  if (detail.status === 'active' || detail.status === 'superseded') {
+    // Our publish went through before the answer was recorded (resume).
+    finishPublished(ctx, plan, rj, version);
+    return { kind: 'published', version };
+  }
+  if (detail.status === 'expired') {
+    throw new ConnectorError('DRAFT_EXPIRED', `Draft ${version} expired before it was published.`, { action: 'retry', context: { version } });
+  }
+  if (detail.status !== 'draft') {
+    throw new ConnectorError('DRAFT_GONE', `Draft ${version} is ${detail.status}.`, { action: 'retry', context: { version } });
+  }
+  if (!sameCounts(detail.counts, expected)) {
+    // Issue 7: the carried-over records or the base changed under us; re-read and plan again.
+    throw new ConnectorError('DRAFT_MISMATCH', `Draft ${version} counts differ from the plan.`, {
+      action: 'retry',
+      context: { version, draft: detail.counts, expected },
+    });
+  }
+  if (!rj.get('verify')) {
+    rj.intent('verify', { kind: 'verify', draftVersion: version });
+    rj.done('verify', detail.counts);
+    rj.committed('verify');
+  }
+  const evaluation = draftGuards(ctx, plan, detail.counts);
+  ctx.summary.guards = { held: evaluation.holds, reasons: evaluation.results.filter((r) => r.holds).map((r) => r.message) };
+  if (evaluation.holds) {
+    const reason = evaluation.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ');
+    hold(ctx, plan, 'guard', version, reason, evaluation);
+    ctx.logger.warn({ event: 'guard.held', version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }, 'guard held the change');
+    return { kind: 'held', held: 'guard', version, reason, evaluation };
+  }
+  if (publishDenied) return portalPublish(ctx, plan, version);
+  if (plan.stageOnly) {
+    const reason = 'staged only (publish=false): publish with dataset-connector approve or in the portal';
+    hold(ctx, plan, 'staged', version, reason, evaluation);
+    return { kind: 'held', held: 'staged', version, reason, evaluation };
+  }
+  return publishDraft(ctx, plan, rj, version, evaluation.connectorFlags);
+}
+
+/** POST /versions/{v}/publish with exactly `flags`, journaled; confirms the snapshot on 200. */
+export async function publishDraft(
+  ctx: ExecContext,
+  plan: ExecPlan,
+  rj: RunJournal,
+  version: number,
+  flags: PublishOptions,
+  stepName = 'publish',
+): Promise<PublishEnd> {
+  const sent = pickTrue(flags);
+  const step =
+    rj.get(stepName) ?? rj.intent(stepName, { kind: 'publish', idempotencyKey: randomUUID(), draftVersion: version, intent: { flags: sent } });
+  try {
+    await ctx.client.publishVersion(version, sent, { idempotencyKey: step.idempotencyKey! });
+  } catch (err) {
+    if (err instanceof ApiError && (err.code === 'PUBLISH_REQUIRED' || err.code === 'FORBIDDEN')) {
+      rj.failed(stepName, { code: err.code });
+      return portalPublish(ctx, plan, version);
+    }
+    if (err instanceof ApiError && (err.code === 'MASS_DELETE_GUARD' || err.code === 'EMPTY_RESULT_GUARD')) {
+      // A5: the server's own guard; a person approves with the matching flag.
+      rj.failed(stepName, { code: err.code });
+      const evaluation = draftGuards(ctx, plan, plan.expected);
+      hold(ctx, plan, 'guard', version, `server refused: ${err.code}`, evaluation);
+      ctx.logger.warn({ event: 'guard.held', version, code: err.code, requiredFlags: evaluation.requiredFlags }, 'server guard held the change');
+      return { kind: 'held', held: 'guard', version, reason: err.code, evaluation };
+    }
+    throw err;
+  }
+  finishPublished(ctx, plan, rj, version, stepName);
+  return { kind: 'published', version };
+}
+
+/** The key cannot publish: leave the draft for a person in the portal, once, without looping. */
+function portalPublish(ctx: ExecContext, plan: ExecPlan, version: number): PublishEnd {
+  const reason = 'the key has no publish role: a person must publish this draft in the portal';
+  hold(ctx, plan, 'publish_required', version, reason, null);
+  ctx.logger.warn({ event: 'draft.publish_required', version }, 'draft staged; a person must publish it in the portal');
+  return { kind: 'held', held: 'publish_required', version, reason, evaluation: null };
+}
+
+/** Record a change kept as a pending draft; the plan file stays for approve. */
+export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], version: number, reason: string, evaluation: GuardEvaluation | null): void {
+  ctx.db.transaction(() => {
+    ctx.store.hold({
+      kind,
+      version,
+      reason,
+      planId: plan.planId,
+      summary: {
+        expected: plan.expected,
+        requiredFlags: evaluation?.requiredFlags ?? null,
+        guards: evaluation?.results ?? [],
+        file: plan.file,
+        fileHash: plan.source?.fileHash ?? null,
+      },
+    });
+    ctx.store.recordOutcome(kind === 'guard' ? 'held' : 'staged', { version, reason });
+    ctx.db.journal.finishPlan(plan.planId, kind === 'guard' ? 'held' : 'staged');
+  });
+}
+
+/** The server confirmed the publish: advance the snapshot, close the plan, in one transaction. */
+export function finishPublished(ctx: ExecContext, plan: ExecPlan, rj: RunJournal | null, version: number, stepName = 'publish'): void {
+  ctx.db.transaction(() => {
+    ctx.store.confirm({ activeVersion: version, ...confirmParts(plan), ...(plan.source ? { source: plan.source } : {}) });
+    if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
+    ctx.store.clearHeld();
+    ctx.store.recordOutcome('published', { version, planId: plan.planId });
+    ctx.db.journal.finishPlan(plan.planId, 'published');
+  });
+  rj?.committed('publish');
+  removePlan(ctx.planDir, plan.planId);
+}
+
+function pickTrue(flags: PublishOptions): PublishOptions {
+  const out: PublishOptions = {};
+  if (flags.allow_mass_delete) out.allow_mass_delete = true;
+  if (flags.allow_empty) out.allow_empty = true;
+  return out;
+}

@@ -1,0 +1,89 @@
+import { ApiError } from '../api/errors.js';
+import { hasCode } from '../errors.js';
+import type { ExecContext } from './context.js';
+import { execute, type ExecEnd } from './execute.js';
+import { loadPlan, removePlan } from './exec-plan.js';
+import { RunJournal } from './run-journal.js';
+
+/** Codes after which a plan is dropped and made again from a fresh read of the server. */
+export const REPLAN_CODES = [
+  'PRECONDITION_FAILED',
+  'CONFLICT',
+  'DRAFT_EXPIRED',
+  'DRAFT_GONE',
+  'DRAFT_MISMATCH',
+  'RECORD_NOT_FOUND',
+  'REPLAY_MISMATCH',
+  'VERSION_NOT_FOUND',
+] as const;
+
+/** True for a failure that means "the server moved on: re-read, re-diff, re-plan". */
+export function needsReplan(err: unknown): boolean {
+  return hasCode(err, ...REPLAN_CODES);
+}
+
+/** The draft version a plan's journal says it wrote to, if any. */
+export function journaledDraft(rj: RunJournal): number | null {
+  let v: number | null = null;
+  for (const e of rj.all()) {
+    if (e.draftVersion !== null && e.kind !== 'publish') v = e.draftVersion;
+    const r = e.result as { version?: number; status?: string } | null;
+    if (e.status === 'done' && r?.status === 'draft' && typeof r.version === 'number') v = r.version;
+  }
+  return v;
+}
+
+/**
+ * Drop a plan that cannot finish as made (conflict, expiry, mismatch, lost
+ * plan file): discard the draft it wrote, if it is still pending, and close
+ * it as superseded. Nothing it staged is left behind; nothing was published.
+ */
+export async function abandonPlan(ctx: ExecContext, planId: string, why: string): Promise<void> {
+  const rj = new RunJournal(ctx.db.journal, planId);
+  const draft = journaledDraft(rj);
+  let pending: number | null = null;
+  try {
+    pending = (await ctx.client.getDataset()).value.draft_version;
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+  }
+  if (draft !== null && pending === draft) {
+    const step = `discard:${draft}`;
+    if (!rj.get(step)) rj.intent(step, { kind: 'discard', draftVersion: draft });
+    try {
+      await ctx.client.discardVersion(draft);
+    } catch (err) {
+      if (!hasCode(err, 'DRAFT_EXPIRED', 'VERSION_NOT_FOUND', 'CONFLICT')) throw err;
+    }
+    rj.done(step);
+    rj.committed('discard');
+  }
+  ctx.db.journal.finishPlan(planId, 'superseded');
+  removePlan(ctx.planDir, planId);
+  ctx.logger.warn({ event: 'plan.superseded', planId, draft: pending === draft ? draft : null, reason: why }, 'plan dropped; planning again');
+}
+
+/**
+ * Continue the dataset's open plan after a crash: the same execute runs from
+ * where the journal stands (known job polled, replace re-sent with the same
+ * key and body, unknown writes re-read, own draft verified and published).
+ * Returns null when there was nothing to resume.
+ */
+export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string; end: ExecEnd | 'superseded' } | null> {
+  const open = ctx.db.journal.openPlan(ctx.dataset);
+  if (!open) return null;
+  const plan = loadPlan(ctx.planDir, open.planId);
+  ctx.logger.info({ event: 'sync.resumed', planId: open.planId, path: open.path, planFile: plan !== null }, 'resuming an interrupted sync');
+  if (!plan) {
+    await abandonPlan(ctx, open.planId, 'plan file missing');
+    return { planId: open.planId, end: 'superseded' };
+  }
+  const rj = new RunJournal(ctx.db.journal, plan.planId);
+  try {
+    return { planId: plan.planId, end: await execute(ctx, plan, rj) };
+  } catch (err) {
+    if (!needsReplan(err)) throw err;
+    await abandonPlan(ctx, plan.planId, (err as Error).message);
+    return { planId: plan.planId, end: 'superseded' };
+  }
+}

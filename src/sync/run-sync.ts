@@ -1,0 +1,171 @@
+import { ApiError } from '../api/errors.js';
+import type { DatasetConfig } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
+import { writeRejectFile } from '../sources/index.js';
+import { JobEndedError } from './apply-replace.js';
+import type { ExecContext } from './context.js';
+import { crashPoint } from './crash-hook.js';
+import { diffRecords } from './diff.js';
+import { execute, type ExecEnd } from './execute.js';
+import { savePlan, type ExecPlan } from './exec-plan.js';
+import { heldGate } from './held-gate.js';
+import { finalResult } from './outcome.js';
+import { planSync, type KeyRole, type SyncPlan } from './plan.js';
+import { reconcile } from './reconcile.js';
+import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
+import { RunJournal } from './run-journal.js';
+import { readSource, serverRowErrors, type SourceRead } from './source-read.js';
+import { stopMessage } from './stop-messages.js';
+
+/** Options of one sync. */
+export interface SyncOptions {
+  /** false: stage the change and leave it for a person (never publish). Default: the policy decides. */
+  publish?: boolean;
+}
+
+/** The key's roles are not readable through the API: plan with all, learn refusals at run time (publish_denied, 403). */
+const ASSUMED_ROLES: KeyRole[] = ['read', 'write', 'replace', 'publish'];
+/** Re-read, re-diff, re-plan at most this often per sync (CONFLICT, 412, expiry). */
+const MAX_PLANS = 3;
+
+/** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
+export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions): Promise<void> {
+  const s = ctx.summary;
+  let src: SourceRead | null = null;
+  try {
+    src = await readSource(file, ds.source, ds.mapping);
+    s.fileHash = src.fileHash;
+    s.rows = src.rows;
+    s.rowErrors = src.rowErrors.length;
+    if (src.rejected) {
+      ctx.logger.error({ event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile }, src.rejected.message);
+      return end(ctx, 'rejected', src.rejected.code, src.rejected.message);
+    }
+    const resumed = await resumeOpenPlan(ctx);
+    const gate = await heldGate(ctx, src.fileHash);
+    if (gate) return end(ctx, gate.result, gate.code, gate.message);
+
+    let force = resumed?.end === 'superseded';
+    for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
+      const view = await reconcile(ctx, force);
+      const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
+      const info = ctx.store.info();
+      const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: { rowCount: src.rows } });
+      fill(ctx, splan);
+      for (const fe of changeset.foreignEdits.slice(0, 50)) {
+        ctx.logger.warn({ event: 'record.foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
+      }
+      ctx.logger.info({ event: 'sync.planned', planId: splan.id, path: splan.path, reason: splan.reason, ...splan.counts }, 'sync planned');
+      if (splan.path === 'none') {
+        if (splan.blocked) return end(ctx, 'stopped', splan.blocked.code, splan.blocked.message);
+        ctx.db.transaction(() => {
+          if (changeset.adopted.length) ctx.store.adopt(changeset.adopted);
+          ctx.store.recordSource({ fileHash: src!.fileHash, rowCount: src!.rows, at: ctx.clock.now() });
+          ctx.store.recordOutcome('unchanged', { version: view.dataset.active_version });
+        });
+        const wasPublished = resumed && resumed.end !== 'superseded' && resumed.end.kind === 'published';
+        return end(ctx, wasPublished ? 'published' : 'unchanged', null, null);
+      }
+      const plan = execPlan(ctx, splan, changeset, src, view.dataset.active_version, opts);
+      savePlan(ctx.planDir, plan);
+      ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: src.fileHash, counts: plan.expected } });
+      crashPoint('plan.begun');
+      try {
+        const done = await execute(ctx, plan, new RunJournal(ctx.db.journal, plan.planId));
+        return ended(ctx, done);
+      } catch (err) {
+        if (!needsReplan(err) || attempt === MAX_PLANS) throw err;
+        ctx.logger.warn({ event: 'sync.replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
+        await abandonPlan(ctx, plan.planId, (err as Error).message);
+        force = true;
+      }
+    }
+  } catch (err) {
+    await failed(ctx, err, src);
+  }
+}
+
+function execPlan(ctx: ExecContext, splan: SyncPlan, changeset: ExecPlan['changeset'], src: SourceRead, active: number, opts: SyncOptions): ExecPlan {
+  const c = changeset.counts;
+  return {
+    planId: `${splan.id}-${ctx.clock.now().toString(36)}`,
+    dataset: ctx.dataset,
+    path: splan.path === 'import' ? 'replace' : (splan.path as ExecPlan['path']), // uploads are not sent yet: PUT carries the same records
+    direct: !splan.publish.staging && opts.publish !== false,
+    stageOnly: opts.publish === false,
+    baseVersion: active,
+    baseEtag: `"v${active}"`,
+    baseCount: c.snapshot,
+    resultCount: c.result,
+    changeset,
+    expected: { added: c.adds, changed: c.changes, deleted: c.deletes },
+    configFlags: splan.publish.options,
+    source: { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() },
+    file: src.file,
+    lines: src.lines,
+    createdAt: ctx.clock.now(),
+  };
+}
+
+function fill(ctx: ExecContext, p: SyncPlan): void {
+  const s = ctx.summary;
+  s.adds = p.counts.adds;
+  s.changes = p.counts.changes;
+  s.deletes = p.counts.deletes;
+  s.owned = p.counts.owned;
+  s.notOwned = p.counts.notOwned;
+  s.path = p.path === 'none' ? 'none' : p.path;
+  s.pathReason = p.reason;
+  s.guards = { held: p.held, reasons: p.guards.results.filter((r) => r.holds).map((r) => r.message) };
+}
+
+function ended(ctx: ExecContext, done: ExecEnd): void {
+  if (done.kind === 'published') {
+    ctx.summary.version = done.version;
+    ctx.logger.info({ event: 'sync.published', version: done.version }, 'published');
+    return end(ctx, 'published', null, null);
+  }
+  if (done.kind === 'nothing') return end(ctx, 'failed', 'ALL_REFUSED', `the server refused all ${done.refused} records`);
+  ctx.summary.version = done.version;
+  const result = done.held === 'guard' ? 'held' : 'staged';
+  return end(ctx, result, `HELD_${done.held.toUpperCase()}`, done.reason);
+}
+
+function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: string | null, message: string | null): void {
+  ctx.summary.result = result;
+  ctx.summary.code = code;
+  ctx.summary.message = message;
+  ctx.summary.result = finalResult(ctx.summary);
+}
+
+/** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
+async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): Promise<void> {
+  if (!(err instanceof ConnectorError)) throw err;
+  if (err instanceof JobEndedError) {
+    const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors) : [];
+    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'record.rejected', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    if (src && rows.length) await writeRejectFile(src.file, [...src.rowErrors, ...rows]).catch(() => null);
+    ctx.summary.rowErrors += rows.length;
+    closeOpenPlan(ctx, `job ${err.job.status}`);
+    ctx.logger.error({ event: 'job.failed', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
+    return end(ctx, err.job.status === 'FAILED' ? 'failed' : 'held', err.code, err.message);
+  }
+  if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
+    const rows = serverRowErrors(src.file, src.lines, err.rowErrors);
+    await writeRejectFile(src.file, [...src.rowErrors, ...rows]).catch(() => null);
+    ctx.summary.rowErrors += rows.length;
+    closeOpenPlan(ctx, 'rejected');
+    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'record.rejected', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    return end(ctx, 'rejected', err.code, err.message);
+  }
+  const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
+  const message = stopMessage(err);
+  ctx.store.recordOutcome(result, { code: err.code, message });
+  ctx.logger.error({ event: result === 'stopped' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, message);
+  return end(ctx, result, err.code, message);
+}
+
+function closeOpenPlan(ctx: ExecContext, outcome: string): void {
+  const open = ctx.db.journal.openPlan(ctx.dataset);
+  if (open) ctx.db.journal.finishPlan(open.planId, outcome);
+}

@@ -1,0 +1,34 @@
+import type { StateDb } from '../snapshot/db.js';
+
+/** What `status` shows of one dataset (no network). */
+export interface DatasetStatus {
+  dataset: string;
+  activeVersion: number | null;
+  confirmedAt: string | null;
+  records: number;
+  owned: number;
+  notOwned: number;
+  lastSync: { result: string; at: string; detail: unknown } | null;
+  held: { kind: string; version: number | null; reason: string; ageMs: number; since: string } | null;
+  openPlan: { planId: string; path: string; ageMs: number } | null;
+}
+
+/** Status of one dataset from the state database. */
+export function datasetStatus(db: StateDb, dataset: string, now: number): DatasetStatus {
+  const info = db.snapshot(dataset).info();
+  const open = db.journal.openPlan(dataset);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    dataset,
+    activeVersion: info.activeVersion,
+    confirmedAt: info.confirmedAt === null ? null : iso(info.confirmedAt),
+    records: info.recordCount,
+    owned: info.ownedCount,
+    notOwned: info.notOwnedCount,
+    lastSync: info.lastOutcome ? { result: info.lastOutcome.outcome, at: iso(info.lastOutcome.at), detail: info.lastOutcome.detail } : null,
+    held: info.held
+      ? { kind: info.held.kind, version: info.held.version, reason: info.held.reason, ageMs: now - info.held.since, since: iso(info.held.since) }
+      : null,
+    openPlan: open ? { planId: open.planId, path: open.path, ageMs: now - open.createdAt } : null,
+  };
+}
