@@ -17,7 +17,7 @@ export function recs(n: number, prefix = 'r'): DatasetRecord[] {
 export interface Harness extends RunningEmulator {
   base: string;
   /** fetch relative to the dataset base with the given key (default KEY). */
-  call(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string>; raw?: BodyInit }): Promise<Res>;
+  call(method: string, path: string, opts?: { key?: string | null; body?: unknown; headers?: Record<string, string>; raw?: string | Uint8Array | FormData | Blob }): Promise<Res>;
 }
 
 export interface Res {
@@ -53,7 +53,7 @@ export async function harness(opts: { roles?: Role[]; records?: DatasetRecord[];
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     const key = o.key === undefined ? KEY : o.key;
     if (key !== null) headers.authorization = `Bearer ${key}`;
-    let body: BodyInit | undefined = o.raw;
+    let body: string | Uint8Array | FormData | Blob | undefined = o.raw;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       headers['content-type'] = 'application/json';
