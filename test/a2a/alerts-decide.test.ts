@@ -90,7 +90,7 @@ describe('alertsConfigSchema', () => {
     expect(alertsConfigSchema.parse({})).toEqual({});
   });
 
-  it.each([
+  it.each<[unknown, string]>([
     [{ call: { ...base, unknown_key: 1 } }, 'unknown key'],
     [{ sms: {} }, 'unknown section'],
     [{ call: { ...base, to: '03-1234-5678' } }, 'not E.164'],
