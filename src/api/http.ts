@@ -117,10 +117,12 @@ export class Transport {
     }
   }
 
-  /** Close the connection pool (in-flight requests finish first). */
+  /** Close the connection pool (in-flight requests finish first); calling it again is harmless. */
   async close(): Promise<void> {
-    await this.#pool.close();
+    this.#closing ??= this.#pool.close();
+    await this.#closing;
   }
+  #closing: Promise<void> | undefined;
 
   async #wait(req: HttpRequest, ms: number, attempt: number): Promise<void> {
     try {
@@ -132,11 +134,13 @@ export class Transport {
   }
 
   async #attempt(req: HttpRequest, attempt: number): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
+    let waited: number;
     try {
-      this.stats.limiterWaitMs += await this.#o.limiter.acquire(req.signal);
+      waited = await this.#o.limiter.acquire(req.signal);
     } catch (cause) {
       throw this.#aborted(req, attempt, cause);
     }
+    this.stats.limiterWaitMs += waited;
     this.stats.requests++;
     if (attempt > 1) this.stats.retries++;
     const started = this.#o.clock.now();
@@ -190,6 +194,8 @@ export class Transport {
         cause,
         redact: this.#redact,
       });
+      // A closed client is our own doing: repeating cannot help.
+      if (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED') return { error, kind: 'final' };
       return { error, kind: !timedOut && isNotSentCode(typeof code === 'string' ? code : undefined) ? 'not-sent' : 'transient' };
     }
 

@@ -48,10 +48,11 @@ export class RateLimiter {
     return this.#stamps[this.#stamps.length - this.#limit]! + WINDOW_MS - now;
   }
 
-  /** Wait for a slot and take it; resolves with the milliseconds waited. Rejects when `signal` aborts. */
+  /** Wait for a slot and take it; resolves with the milliseconds waited (queue included). Rejects when `signal` aborts. */
   acquire(signal?: AbortSignal): Promise<number> {
     // Waiters are served one at a time, in order, so a burst can't overshoot.
-    const run = this.#tail.then(() => this.#take(signal));
+    const started = this.#clock.now();
+    const run = this.#tail.then(() => this.#take(started, signal));
     this.#tail = run.then(
       () => undefined,
       () => undefined,
@@ -59,8 +60,7 @@ export class RateLimiter {
     return run;
   }
 
-  async #take(signal?: AbortSignal): Promise<number> {
-    const started = this.#clock.now();
+  async #take(started: number, signal?: AbortSignal): Promise<number> {
     for (;;) {
       signal?.throwIfAborted();
       const wait = this.waitMs();
