@@ -54,7 +54,7 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
     }
     throw err;
   }
-  ctx.logger.info({ event: 'held.approved', version: held.version, flags }, 'held change approved and published');
+  ctx.logger.info({ event: 'draft.approved', version: held.version, flags }, 'held change approved and published');
   return { dataset: ctx.dataset, action: 'published', version: held.version, flags, message: `published version ${held.version}` };
 }
 
@@ -72,6 +72,6 @@ export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
     ctx.store.recordOutcome('discarded', { version: held.version, fileHash });
   });
   if (held.planId) removePlan(ctx.planDir, held.planId);
-  ctx.logger.info({ event: 'held.discarded', version: held.version }, 'held change discarded');
+  ctx.logger.info({ event: 'draft.discarded', version: held.version }, 'held change discarded');
   return { dataset: ctx.dataset, action: 'discarded', version: held.version, message: `discarded draft ${held.version}` };
 }

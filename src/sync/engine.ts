@@ -7,7 +7,7 @@ import type { StateDb } from '../snapshot/db.js';
 import type { ExecContext } from './context.js';
 import { planDir } from './exec-plan.js';
 import { DatasetLocks } from './lock.js';
-import { emptySummary, logSummary, type SyncSummary } from './outcome.js';
+import { emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
 import { previewPlan, type PlanPreview } from './preview.js';
@@ -61,6 +61,7 @@ export class SyncEngine {
         ctx.summary.requests = after.requests - before.requests;
         ctx.summary.retries = after.retries - before.retries;
         ctx.summary.durationMs = this.#clock.now() - started;
+        ctx.summary.result = finalResult(ctx.summary);
       }
       logSummary(ctx.logger, ctx.summary);
       return ctx.summary;

@@ -33,7 +33,7 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
     if (stage.legacy) {
       const msg = 'the key published although staging was asked (legacy key, A12): reissue the key in the portal to get roles';
       ctx.summary.warnings.push(msg);
-      ctx.logger.warn({ event: 'key.legacy', version: stage.version }, msg);
+      ctx.logger.warn({ event: 'key.warning', kind: 'legacy_key', version: stage.version }, msg);
     }
     ctx.db.transaction(() => {
       if (plan.source) ctx.store.recordSource(plan.source);
@@ -63,7 +63,7 @@ function reportRefused(logger: Logger, plan: ExecPlan, refused: RefusedOp[]): vo
   for (const r of refused.slice(0, 50)) {
     logger.error(
       {
-        event: 'record.rejected',
+        event: 'file.rejected', kind: 'server_row_error',
         file: plan.file,
         line: plan.lines[r.op.id] ?? null,
         record_id: r.op.id,

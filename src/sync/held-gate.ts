@@ -33,7 +33,7 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
       const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;
       if (plan && ctx.store.info().activeVersion === plan.baseVersion) finishPublished(ctx, plan, null, held.version);
       else ctx.store.clearHeld(); // reconcile rebuilds from the server
-      ctx.logger.info({ event: 'held.published', version: held.version }, 'the held change was published');
+      ctx.logger.info({ event: 'sync.published', kind: 'held_published', version: held.version }, 'the held change was published');
     } else if (ds.draft_version === held.version) {
       const same = fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
       if (same) {
@@ -48,11 +48,11 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
         throw err;
       }
       dropHeld(ctx, held.planId);
-      ctx.logger.warn({ event: 'held.superseded', version: held.version }, 'a newer export replaces the held change');
+      ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: held.version }, 'a newer export replaces the held change');
       ds = (await ctx.client.getDataset()).value;
     } else {
       dropHeld(ctx, held.planId);
-      ctx.logger.warn({ event: 'held.gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
+      ctx.logger.warn({ event: 'draft.expired', kind: 'held_gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
     }
   }
   if (ds.draft_version === null) {
@@ -63,12 +63,12 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
   if (ctx.policy.on_foreign_draft === 'discard') {
     await ctx.client.discardVersion(ds.draft_version);
     ctx.summary.warnings.push(`discarded a foreign draft ${ds.draft_version} (on_foreign_draft: discard)`);
-    ctx.logger.warn({ event: 'draft.foreign_discarded', version: ds.draft_version }, 'discarded a draft the connector did not make');
+    ctx.logger.warn({ event: 'draft.discarded', kind: 'foreign_draft', version: ds.draft_version }, 'discarded a draft the connector did not make');
     return null;
   }
   const message = `draft ${ds.draft_version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
   ctx.store.hold({ kind: 'foreign_draft', version: ds.draft_version, reason: message, planId: null, summary: null });
-  ctx.logger.warn({ event: 'draft.foreign_waiting', version: ds.draft_version }, 'a foreign draft blocks the dataset');
+  ctx.logger.warn({ event: 'sync.skipped', kind: 'foreign_draft', version: ds.draft_version }, 'a foreign draft blocks the dataset');
   return { result: 'waiting', code: 'DRAFT_PENDING', message };
 }
 

@@ -113,7 +113,7 @@ export async function publishDraft(
 function portalPublish(ctx: ExecContext, plan: ExecPlan, version: number): PublishEnd {
   const reason = 'the key has no publish role: a person must publish this draft in the portal';
   hold(ctx, plan, 'publish_required', version, reason, null);
-  ctx.logger.warn({ event: 'draft.publish_required', version }, 'draft staged; a person must publish it in the portal');
+  ctx.logger.warn({ event: 'sync.staged', kind: 'publish_required', version }, 'draft staged; a person must publish it in the portal');
   return { kind: 'held', held: 'publish_required', version, reason, evaluation: null };
 }
 

@@ -42,12 +42,12 @@ export async function reconcile(ctx: ExecContext, force = false): Promise<Server
     }
     const report = rebuild.commit(ds.active_version, etag);
     ctx.logger.info(
-      { event: 'snapshot.rebuilt', firstRun: info.activeVersion === null, version: ds.active_version, ...report, foreignEdits: report.foreignEdits.length },
+      { event: 'reconcile.done', firstRun: info.activeVersion === null, version: ds.active_version, ...report, foreignEdits: report.foreignEdits.length },
       'snapshot rebuilt from the server',
     );
     for (const fe of report.foreignEdits.slice(0, 50)) {
       ctx.logger.warn(
-        { event: 'record.foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: ctx.policy.on_foreign_edit },
+        { event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: ctx.policy.on_foreign_edit },
         'a record the connector owns was edited on the server',
       );
     }

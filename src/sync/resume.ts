@@ -60,7 +60,7 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
   }
   ctx.db.journal.finishPlan(planId, 'superseded');
   removePlan(ctx.planDir, planId);
-  ctx.logger.warn({ event: 'plan.superseded', planId, draft: pending === draft ? draft : null, reason: why }, 'plan dropped; planning again');
+  ctx.logger.warn({ event: 'reconcile.drift', kind: 'plan_superseded', planId, draft: pending === draft ? draft : null, reason: why }, 'plan dropped; planning again');
 }
 
 /**

@@ -9,7 +9,6 @@ import { diffRecords } from './diff.js';
 import { execute, type ExecEnd } from './execute.js';
 import { savePlan, type ExecPlan } from './exec-plan.js';
 import { heldGate } from './held-gate.js';
-import { finalResult } from './outcome.js';
 import { planSync, type KeyRole, type SyncPlan } from './plan.js';
 import { reconcile } from './reconcile.js';
 import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
@@ -53,7 +52,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: { rowCount: src.rows } });
       fill(ctx, splan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
-        ctx.logger.warn({ event: 'record.foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
+        ctx.logger.warn({ event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
       }
       ctx.logger.info({ event: 'sync.planned', planId: splan.id, path: splan.path, reason: splan.reason, ...splan.counts }, 'sync planned');
       if (splan.path === 'none') {
@@ -75,7 +74,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         return ended(ctx, done);
       } catch (err) {
         if (!needsReplan(err) || attempt === MAX_PLANS) throw err;
-        ctx.logger.warn({ event: 'sync.replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
+        ctx.logger.warn({ event: 'reconcile.drift', kind: 'replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
         await abandonPlan(ctx, plan.planId, (err as Error).message);
         force = true;
       }
@@ -135,7 +134,6 @@ function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: s
   ctx.summary.result = result;
   ctx.summary.code = code;
   ctx.summary.message = message;
-  ctx.summary.result = finalResult(ctx.summary);
 }
 
 /** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
@@ -143,11 +141,11 @@ async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): P
   if (!(err instanceof ConnectorError)) throw err;
   if (err instanceof JobEndedError) {
     const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors) : [];
-    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'record.rejected', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     if (src && rows.length) await writeRejectFile(src.file, [...src.rowErrors, ...rows]).catch(() => null);
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, `job ${err.job.status}`);
-    ctx.logger.error({ event: 'job.failed', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
+    ctx.logger.error({ event: 'sync.failed', kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
     return end(ctx, err.job.status === 'FAILED' ? 'failed' : 'held', err.code, err.message);
   }
   if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
@@ -155,7 +153,7 @@ async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): P
     await writeRejectFile(src.file, [...src.rowErrors, ...rows]).catch(() => null);
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, 'rejected');
-    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'record.rejected', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     return end(ctx, 'rejected', err.code, err.message);
   }
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';

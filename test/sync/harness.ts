@@ -1,0 +1,126 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { DatasetClient } from '../../src/api/client.js';
+import type { DatasetConfig } from '../../src/config/schema.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { mappingConfigSchema } from '../../src/mapping/config.js';
+import type { DatasetRecord } from '../../src/model/record.js';
+import { Secret } from '../../src/secret.js';
+import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
+import { sourceConfigSchema } from '../../src/sources/config.js';
+import { SyncEngine } from '../../src/sync/engine.js';
+import { policySchema } from '../../src/sync/policy.js';
+
+/** One scenario: an emulator over real HTTP, a dataset and key, a state db in a temp dir, an engine. */
+export interface Scenario {
+  em: RunningEmulator;
+  dir: string;
+  db: StateDb;
+  engine: SyncEngine;
+  ds: DatasetConfig;
+  key: string;
+  logs: Array<Record<string, unknown>>;
+  /** Write an export CSV of these records; returns its path. */
+  writeExport(records: Array<Pick<DatasetRecord, 'record_id' | 'display_name' | 'api_value'>>, name?: string): Promise<string>;
+  published(): DatasetRecord[];
+  close(): Promise<void>;
+}
+
+/** Build a record. */
+export function rec(id: string, name = `Item ${id}`, code = `code-${id}`): DatasetRecord {
+  return { record_id: id, display_name: name, api_value: code, aliases: [], attributes: {}, active: true };
+}
+
+/** Records r-001 … r-n. */
+export function recs(n: number, from = 1): DatasetRecord[] {
+  return Array.from({ length: n }, (_, i) => rec(`r-${String(from + i).padStart(3, '0')}`));
+}
+
+/** Start a scenario. */
+export async function scenario(opts: {
+  records?: DatasetRecord[];
+  roles?: Array<'read' | 'write' | 'replace' | 'publish'>;
+  legacy?: boolean;
+  policy?: Record<string, unknown>;
+  jobDurationMs?: number;
+} = {}): Promise<Scenario> {
+  const em = await startEmulator();
+  em.emulator.addDataset({ id: 'shop-1', ...(opts.records ? { records: opts.records } : {}) });
+  em.emulator.configure({ jobDurationMs: opts.jobDurationMs ?? 0 });
+  const key = em.emulator.addKey({ dataset: 'shop-1', roles: opts.roles ?? ['read', 'write', 'replace', 'publish'], legacy: opts.legacy ?? false });
+  const dir = await mkdtemp(join(tmpdir(), 'dc-sync-'));
+  const db = openStateDb(join(dir, 'state.db'));
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const ds = datasetConfig(em.url, key, opts.policy ?? {});
+  const clients: DatasetClient[] = [];
+  // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping.
+  const clock = { now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
+  const engine = new SyncEngine({
+    db,
+    logger,
+    clock,
+    clientFor: (d) => {
+      const c = new DatasetClient({
+        baseUrl: d.api.base_url,
+        datasetId: d.api.dataset_id,
+        key: new Secret(key),
+        ratePerMinute: 120,
+        clock,
+        retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
+      });
+      clients.push(c);
+      return c;
+    },
+  });
+  let n = 0;
+  return {
+    em,
+    dir,
+    db,
+    engine,
+    ds,
+    key,
+    logs,
+    async writeExport(records, name) {
+      const file = join(dir, name ?? `export-${++n}.csv`);
+      const lines = ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)];
+      await writeFile(file, lines.join('\n') + '\n');
+      return file;
+    },
+    published: () => em.emulator.records('shop-1'),
+    async close() {
+      await Promise.all(clients.map((c) => c.close()));
+      db.close();
+      await em.close();
+    },
+  };
+}
+
+/** A dataset config as loadConfig would give it. */
+export function datasetConfig(baseUrl: string, _key: string, policy: Record<string, unknown>): DatasetConfig {
+  return {
+    name: 'shop-1',
+    file: 'test.yaml',
+    api: {
+      base_url: baseUrl,
+      dataset_id: 'shop-1',
+      key: { env: 'UNUSED' },
+      rate_per_minute: 120,
+      connect_timeout_ms: 5_000,
+      request_timeout_ms: 10_000,
+      retry: { max_attempts: 3, base_delay_ms: 1, max_delay_ms: 5 },
+    },
+    source: sourceConfigSchema.parse({ type: 'csv' }),
+    mapping: mappingConfigSchema.parse({ fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' } }),
+    policy: policySchema.parse(policy),
+    schedules: [],
+  } as unknown as DatasetConfig;
+}
+
+/** Records without defaults noise, sorted, for comparing. */
+export function ids(records: DatasetRecord[]): string[] {
+  return records.map((r) => r.record_id).sort();
+}
