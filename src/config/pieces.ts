@@ -8,10 +8,8 @@ import { z } from 'zod';
 
 const placeholder = (owner: string) => z.looseObject({}).describe(`Defined by ${owner}.`);
 
-/** Source format and limits (src/sources/config.ts). */
-export const sourceConfigSchema = placeholder('src/sources/config.ts');
-/** Column → record field mapping (src/mapping/config.ts). */
-export const mappingConfigSchema = placeholder('src/mapping/config.ts');
+export { sourceConfigSchema } from '../sources/config.js';
+export { mappingConfigSchema } from '../mapping/config.js';
 export { policySchema } from '../sync/policy.js';
 export { watchConfigSchema, schedulesConfigSchema } from '../triggers/config.js';
 /** Alerts by phone call (src/daemon/alerts.ts). */

@@ -26,18 +26,17 @@ describe('dataset-connector (built CLI)', () => {
     expect(help.stdout).toMatch(/--config <path>/);
     const commands = [...help.stdout.matchAll(/^ {2}([a-z][a-z-]*)\b/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
     expect(commands).toEqual(expect.arrayContaining(['validate', 'doctor', 'schema']));
-    for (const c of commands) {
-      const r = await runCli([c, '--help']);
-      expect(r.code, c).toBe(0);
-      expect(r.stdout, c).toMatch(new RegExp(`Usage: dataset-connector ${c}`));
-    }
+    const results = await Promise.all(commands.map((c) => runCli([c, '--help'])));
+    results.forEach((r, i) => {
+      expect(r.code, commands[i]).toBe(0);
+      expect(r.stdout, commands[i]).toMatch(new RegExp(`Usage: dataset-connector ${commands[i]}`));
+    });
     expect((await runCli(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it('usage errors exit 2', async () => {
-    expect((await runCli(['no-such-command'])).code).toBe(ExitCode.USAGE);
-    expect((await runCli(['validate', '--no-such-option'])).code).toBe(ExitCode.USAGE);
-    expect((await runCli(['--log-format', 'xml', 'validate'])).code).toBe(ExitCode.USAGE);
+    const runs = await Promise.all([['no-such-command'], ['validate', '--no-such-option'], ['--log-format', 'xml', 'validate']].map((a) => runCli(a)));
+    expect(runs.map((r) => r.code)).toEqual([ExitCode.USAGE, ExitCode.USAGE, ExitCode.USAGE]);
   });
 
   it('validate: 0 for a good config', async () => {

@@ -5,3 +5,4 @@
 export { register as validate } from './validate.js';
 export { register as schema } from './schema.js';
 export { register as doctor } from './doctor.js';
+export { register as emulator } from './emulator.js';

@@ -1,0 +1,89 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { tempFiles } from '../config/helpers.js';
+import { runCli } from './run-cli.js';
+
+const KEY = 'tbd_live_doctor_ok_1234567890';
+const OFF_KEY = 'tbd_live_doctor_off_123456789';
+const NOREAD_KEY = 'tbd_live_doctor_noread_12345';
+
+let emu: RunningEmulator;
+
+beforeAll(async () => {
+  emu = await startEmulator({
+    seed: {
+      datasets: [
+        { id: 'shop-1', name: 'Shop One', keys: [{ key: KEY }, { key: NOREAD_KEY, roles: ['write'] }] },
+        { id: 'shop-off', api_enabled: false, keys: [{ key: OFF_KEY }] },
+      ],
+    },
+  });
+});
+afterAll(async () => {
+  await emu.close();
+});
+
+interface Finding {
+  dataset: string;
+  check: string;
+  status: string;
+  message: string;
+}
+
+async function doctor(datasetId: string, env: Record<string, string>, watch = '') {
+  const yaml = [
+    'datasets:',
+    '  shop:',
+    '    api:',
+    `      base_url: ${emu.url}`,
+    `      dataset_id: ${datasetId}`,
+    '      key: { env: SHOP_KEY }',
+    '    source: { type: csv }',
+    '    mapping: { fields: { record_id: SKU, display_name: Name, api_value: SKU } }',
+    watch,
+  ].join('\n');
+  const dir = await tempFiles({ 'connector.yaml': yaml });
+  const r = await runCli(['doctor', '--json', '--config', join(dir, 'connector.yaml')], env);
+  const findings = r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Finding);
+  return { ...r, findings, dir };
+}
+
+describe('doctor against the emulator', () => {
+  it('exit 0 when the key reads the dataset and the folder is usable', async () => {
+    const inbox = join(await tempFiles({}), 'inbox');
+    await mkdir(inbox);
+    const r = await doctor('shop-1', { SHOP_KEY: KEY }, `    watch: { path: ${inbox} }`);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.findings).toContainEqual(expect.objectContaining({ check: 'dataset', status: 'ok', message: expect.stringContaining('Shop One') }));
+    expect(r.findings).toContainEqual(expect.objectContaining({ check: 'versions', status: 'ok' }));
+    expect(r.findings).toContainEqual(expect.objectContaining({ check: 'roles', status: 'ok', message: expect.stringMatching(/^read: yes/) }));
+    expect(r.findings).toContainEqual(expect.objectContaining({ check: 'legacy', status: 'info' }));
+    expect(r.findings.filter((f) => f.check === 'watch').map((f) => f.status)).toEqual(['ok', 'ok', 'ok']);
+    expect(r.stdout).not.toContain(KEY);
+  });
+
+  it('API switch off: says to turn it on, exit 1', async () => {
+    const r = await doctor('shop-off', { SHOP_KEY: OFF_KEY });
+    expect(r.code).toBe(1);
+    expect(r.findings).toContainEqual(expect.objectContaining({ check: 'dataset', status: 'fail', message: expect.stringMatching(/^API_DISABLED.*switch is off/) }));
+  });
+
+  it('account key: flagged by prefix and by the server', async () => {
+    const r = await doctor('shop-1', { SHOP_KEY: 'tba_live_account_key_123' });
+    expect(r.code).toBe(1);
+    expect(r.findings).toContainEqual(expect.objectContaining({ check: 'key', status: 'fail', message: expect.stringMatching(/account key/) }));
+    expect(r.findings).toContainEqual(expect.objectContaining({ check: 'dataset', status: 'fail', message: expect.stringMatching(/^ACCOUNT_KEY_NOT_SUPPORTED/) }));
+  });
+
+  it('a key without the read role, an unknown key, a missing folder', async () => {
+    const noRead = await doctor('shop-1', { SHOP_KEY: NOREAD_KEY });
+    expect(noRead.code).toBe(1);
+    expect(noRead.findings).toContainEqual(expect.objectContaining({ check: 'dataset', status: 'fail', message: expect.stringMatching(/read role/) }));
+    const unknown = await doctor('shop-1', { SHOP_KEY: 'tbd_live_not_issued_1234' }, '    watch: { path: /nonexistent/inbox }');
+    expect(unknown.code).toBe(1);
+    expect(unknown.findings).toContainEqual(expect.objectContaining({ check: 'dataset', status: 'fail', message: expect.stringMatching(/^UNAUTHORIZED/) }));
+    expect(unknown.findings).toContainEqual(expect.objectContaining({ check: 'watch', status: 'fail', message: '/nonexistent/inbox: does not exist'.replace(/^/, 'folder ') }));
+  });
+});
