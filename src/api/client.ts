@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { FormData } from 'undici';
 import type { Logger } from 'pino';
@@ -197,15 +198,24 @@ export class DatasetClient {
     return this.#call({ method: 'POST', path: '/records', json: pickRecord(record), safe: false, ...writeParts(opts) }, writeResultSchema);
   }
 
-  /** A9/A33: change the given fields (each replaced whole). */
+  /**
+   * A9/A33: change the given fields (each replaced whole). Repeated after a
+   * lost answer; see `withRetryKey` for why it carries an Idempotency-Key.
+   */
   async patchRecord(recordId: string, patch: RecordPatch, opts: WriteOpts = {}): Promise<WithEtag<WriteResult>> {
-    const req: HttpRequest = { method: 'PATCH', path: `/records/${encodeURIComponent(recordId)}`, json: pickPatch(patch), safe: true, ...writeParts(opts) };
+    const req: HttpRequest = {
+      method: 'PATCH',
+      path: `/records/${encodeURIComponent(recordId)}`,
+      json: pickPatch(patch),
+      safe: true,
+      ...writeParts(withRetryKey(opts)),
+    };
     return this.#call(req, writeResultSchema);
   }
 
-  /** A9: delete a record. */
+  /** A9: delete a record. Repeated after a lost answer, with an Idempotency-Key (`withRetryKey`). */
   async deleteRecord(recordId: string, opts: WriteOpts = {}): Promise<WithEtag<WriteResult>> {
-    return this.#call({ method: 'DELETE', path: `/records/${encodeURIComponent(recordId)}`, safe: true, ...writeParts(opts) }, writeResultSchema);
+    return this.#call({ method: 'DELETE', path: `/records/${encodeURIComponent(recordId)}`, safe: true, ...writeParts(withRetryKey(opts)) }, writeResultSchema);
   }
 
   /** A13/A15: replace every record (202 with a job; wait for it with waitForJob). */
@@ -327,6 +337,16 @@ function writeParts(o: { publish?: boolean; ifMatch?: string; idempotencyKey?: s
     ...(o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {}),
     ...sig(o),
   };
+}
+
+/**
+ * PATCH and DELETE are repeated after a lost answer. Without a key, a repeat
+ * of an applied write meets 412 (its If-Match is stale now) or 404 (the record
+ * is gone); with one the server replays the first answer (A35). So when the
+ * caller gives none, one is made per call and reused by its retries.
+ */
+function withRetryKey<T extends WriteOpts>(o: T): T {
+  return o.idempotencyKey ? o : { ...o, idempotencyKey: `dc-${randomUUID()}` };
 }
 
 function jobParts(o: JobWriteOpts): Partial<HttpRequest> {

@@ -2,6 +2,7 @@ import { Pool, type FormData } from 'undici';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import { event } from '../log/events.js';
 import { redactText, type Secret } from '../secret.js';
 import { ApiError, CLIENT_CODES } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -109,8 +110,9 @@ export class Transport {
         if (decision.reason === 'unsafe') throw this.#unknownOutcome(req, attempt, error);
         throw error;
       }
+      const name = kind === 'throttled' ? 'api.rate_limited' : 'api.retry';
       this.#o.logger?.warn(
-        { event: 'api.retry', method: req.method, path: req.path, status: error.status, code: error.code, attempt, delay_ms: decision.delayMs },
+        event(name, { method: req.method, path: req.path, status: error.status, code: error.code, attempt, delay_ms: decision.delayMs }),
         'api request retried',
       );
       await this.#wait(req, decision.delayMs, attempt);
@@ -148,7 +150,7 @@ export class Transport {
     const status = 'response' in result ? result.response.status : result.error.status;
     const code = 'response' in result ? null : result.error.code;
     const durationMs = this.#o.clock.now() - started;
-    this.#o.logger?.debug({ event: 'api.request', method: req.method, path: req.path, status, code, attempt, duration_ms: durationMs }, 'api request');
+    this.#o.logger?.debug(event('api.request', { method: req.method, path: req.path, status, code, attempt, duration_ms: durationMs }), 'api request');
     this.#o.onRequest?.({ method: req.method, path: req.path, attempt, status, code, durationMs });
     return result;
   }

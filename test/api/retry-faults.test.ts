@@ -44,6 +44,21 @@ describe('safe requests are retried', () => {
     expect(w.emulator.records('shop-1').map((r) => r.record_id)).toEqual(['A-00001', 'A-00003', 'A-00004', 'A-00005']);
   });
 
+  it('PATCH and DELETE whose answers were lost after apply replay their first answer (own Idempotency-Key), not 412/404', async () => {
+    const c = w.client();
+    w.emulator.faults.add({ method: 'PATCH', applyThenDrop: true });
+    const patched = await c.patchRecord('A-00001', { display_name: 'New' }, { ifMatch: '"v1"' });
+    expect(patched).toMatchObject({ replayed: true, value: { version: 2, status: 'published' } });
+    w.emulator.faults.add({ method: 'DELETE', applyThenDrop: true });
+    const deleted = await c.deleteRecord('A-00003');
+    expect(deleted).toMatchObject({ replayed: true, value: { version: 3 } });
+    expect(w.emulator.counters.recordWrites).toBe(2);
+    const keys = w.emulator.requests.filter((r) => r.method !== 'GET').map((r) => r.idempotencyKey);
+    expect(keys[0]).toBe(keys[1]);
+    expect(keys[2]).toBe(keys[3]);
+    expect(keys[0]).not.toBe(keys[2]);
+  });
+
   it('PUT /records whose answer was lost after apply is re-sent with the same Idempotency-Key: one job', async () => {
     w.emulator.faults.add({ method: 'PUT', path: /\/records$/, applyThenDrop: true });
     const c = w.client();
