@@ -34,6 +34,7 @@ export const LOG_EVENTS = [
   'demo.sample_copied',
   'command.failed',
   // api
+  'api.request',
   'api.retry',
   'api.rate_limited',
   'api.error',
