@@ -1,5 +1,6 @@
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
+import { rejectFilePath } from '../sources/reject-file.js';
 import type { WatchConfig } from './config.js';
 import type { ReadyFile } from './watcher.js';
 
@@ -19,8 +20,8 @@ export interface DisposeOptions {
   now: number;
   /** IANA zone of the timestamp in archived names (the top-level `timezone`). */
   timezone: string;
-  /** Writes the reject file of a failed file to the given path (src/sources writeRejectFile). */
-  writeReject?: (path: string) => Promise<void>;
+  /** The reject file the read wrote beside the export (src/sources rejectFilePath); moved along when present. */
+  rejectSource?: string;
 }
 
 /** `YYYYMMDD-HHmmss` of `atMs` in `timezone`, for archived names. */
@@ -53,7 +54,8 @@ export function fateDir(cfg: WatchConfig, fate: FileFate): string {
 
 /**
  * Apply the watch's `after` setting to a file once its sync is over: move it to
- * processed/ or failed/ (reject file beside it), delete it, or leave it. A file
+ * processed/ or failed/ (its reject file moved beside it), delete it (the
+ * reject file still goes to that folder), or leave both. A file
  * that changed since it was read is a newer export and is never touched. A
  * per-file or folder marker is consumed with the file, unless `after` is leave.
  */
@@ -69,15 +71,17 @@ export async function disposeFile(
   const tag = fate === 'superseded' ? 'superseded' : undefined;
   const dir = fateDir(cfg, fate);
   const target = await freeName(dir, archiveName(file.name, opts.now, opts.timezone, tag));
+  if (cfg.after === 'leave') {
+    return opts.rejectSource && (await exists(opts.rejectSource)) ? { action: 'left', rejectFile: opts.rejectSource } : { action: 'left' };
+  }
   let rejectFile: string | undefined;
-  if (fate === 'failed' && opts.writeReject) {
+  if (opts.rejectSource && (await exists(opts.rejectSource))) {
     await mkdir(dir, { recursive: true, mode: 0o750 });
-    rejectFile = `${target}.rejects.csv`;
-    await opts.writeReject(rejectFile);
+    rejectFile = rejectFilePath(target);
+    await moveFile(opts.rejectSource, rejectFile);
   }
   const withReject = rejectFile ? { rejectFile } : {};
 
-  if (cfg.after === 'leave') return { action: 'left', ...withReject };
   if (file.markerPath) await rm(file.markerPath, { force: true });
   if (!st) return { action: 'deleted', ...withReject };
   if (cfg.after === 'delete') {
@@ -97,6 +101,10 @@ async function freeName(dir: string, name: string): Promise<string> {
     const candidate = join(dir, i === 0 ? name : `${stem}-${i}${ext}`);
     if (!(await stat(candidate).catch(() => undefined))) return candidate;
   }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined)) !== undefined;
 }
 
 async function moveFile(from: string, to: string): Promise<void> {

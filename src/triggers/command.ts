@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
+import { rejectFilePath } from '../sources/reject-file.js';
 import type { ScheduleConfig } from './config.js';
 
 /** A `command` schedule's settings. */
@@ -47,7 +48,8 @@ export async function runExportCommand(s: CommandSchedule, opts: RunCommandOptio
     stdout = fh.fd;
   }
   const cleanup = async () => {
-    if (outPath) await rm(outPath, { force: true });
+    // The read may have written a reject file beside the temp output.
+    if (outPath) await Promise.all([rm(outPath, { force: true }), rm(rejectFilePath(outPath), { force: true })]);
   };
   try {
     const { code, signal, stderr, spawnError } = await run(program, args, s, stdout, opts.signal);

@@ -2,8 +2,11 @@ import { z } from 'zod';
 import { validate as validateCron } from 'node-cron';
 import { compileMarker } from './marker.js';
 
-/** Names never read as exports, whatever `ignore` says: dot-files, Office lock files, partial writes. */
-export const BUILTIN_IGNORE = ['.*', '~$*', '*.tmp', '*.part'] as const;
+/**
+ * Names never read as exports, whatever `ignore` says: dot-files, Office lock
+ * files, partial writes, and the reject files a read writes beside an export.
+ */
+export const BUILTIN_IGNORE = ['.*', '~$*', '*.tmp', '*.part', '*.rejected.csv'] as const;
 
 const fileNamePattern = z
   .string()

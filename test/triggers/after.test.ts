@@ -49,13 +49,12 @@ describe('dispose', () => {
   it('moves a failed file to failed/ with its reject file beside it', async () => {
     const { dir, file } = await exportFile();
     const cfg = watchConfigSchema.parse({ path: dir, failed_dir: 'bad' });
-    const d = await disposeFile(file, 'failed', cfg, {
-      ...opts,
-      writeReject: (p) => writeFile(p, 'line,reason\n2,bad\n'),
-    });
+    await writeFile(join(dir, 'stock.rejected.csv'), 'line,reason\n2,bad\n');
+    const d = await disposeFile(file, 'failed', cfg, { ...opts, rejectSource: join(dir, 'stock.rejected.csv') });
     const to = join(dir, 'bad', 'stock.20240412-031500.csv');
-    expect(d).toEqual({ action: 'moved', to, rejectFile: `${to}.rejects.csv` });
-    expect(await readFile(`${to}.rejects.csv`, 'utf8')).toContain('2,bad');
+    const rejectFile = join(dir, 'bad', 'stock.20240412-031500.rejected.csv');
+    expect(d).toEqual({ action: 'moved', to, rejectFile });
+    expect(await readFile(rejectFile, 'utf8')).toContain('2,bad');
     expect(await readdir(dir)).toEqual(['bad']);
   });
 

@@ -21,7 +21,7 @@ describe('file-name globs', () => {
 
 describe('name filter', () => {
   const defaults = nameFilter([], []);
-  it.each(['.hidden.csv', '~$stock.xlsx', 'stock.tmp', 'stock.csv.part'])('ignores %s by default', (name) => {
+  it.each(['.hidden.csv', '~$stock.xlsx', 'stock.tmp', 'stock.csv.part', 'stock.rejected.csv'])('ignores %s by default', (name) => {
     expect(defaults.accepts(name)).toBe(false);
   });
 

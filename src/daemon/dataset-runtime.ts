@@ -1,0 +1,254 @@
+import { stat } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { DatasetConfig } from '../config/schema.js';
+import { canonicalJson } from '../model/canonical.js';
+import { event } from '../log/events.js';
+import { disposeFile } from '../triggers/after.js';
+import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
+import { DatasetScheduler, nameSchedules, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
+import { FolderWatcher, type ReadyFile } from '../triggers/watcher.js';
+import { runFileJob, type FileJobDeps } from './file-job.js';
+import type { HealthState } from './health-state.js';
+import type { DaemonMetrics } from './metrics.js';
+import { runSchedule } from './schedule-actions.js';
+
+/** Back-off of a file whose sync must be tried again. */
+export interface RetryDelays {
+  /** First delay after a transient failure; doubles up to maxMs. */
+  firstMs: number;
+  maxMs: number;
+  /** Delay after a stop (auth, API switch, dataset gone) or a foreign draft: the slow schedule. */
+  slowMs: number;
+}
+
+export const DEFAULT_RETRY: RetryDelays = { firstMs: 30_000, maxMs: 30 * 60_000, slowMs: 15 * 60_000 };
+
+/** Everything a dataset runtime shares with the daemon. */
+export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 'onError'> {
+  logger: Logger;
+  metrics: DaemonMetrics;
+  health: HealthState;
+  /** Folder for temporary files (command stdout). */
+  tmpDir: string;
+  cronStarter?: CronStarter;
+  retry?: RetryDelays;
+}
+
+/**
+ * One dataset served by the daemon: its watcher and schedules feed its queue,
+ * which runs one job at a time against the engine. The queue outlives a
+ * reconfigure, so a reload never drops work in flight or waiting.
+ */
+export class DatasetRuntime {
+  #ds: DatasetConfig;
+  readonly #deps: RuntimeDeps;
+  readonly #log: Logger;
+  readonly #queue: DatasetQueue;
+  #watcher: FolderWatcher | undefined;
+  #scheduler: DatasetScheduler | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #retryDelay = 0;
+
+  constructor(ds: DatasetConfig, deps: RuntimeDeps) {
+    this.#ds = ds;
+    this.#deps = deps;
+    this.#log = deps.logger.child({ dataset: ds.name });
+    this.#queue = new DatasetQueue({
+      run: (job) => this.#run(job),
+      superseded: (job, by) => void this.#supersede(job, by),
+      depthChanged: (depth) => deps.metrics.queueDepth.set({ dataset: this.#ds.name }, depth),
+    });
+  }
+
+  get name(): string {
+    return this.#ds.name;
+  }
+
+  get config(): DatasetConfig {
+    return this.#ds;
+  }
+
+  /** Jobs waiting or running. */
+  get depth(): number {
+    return this.#queue.depth;
+  }
+
+  /** Resume the journal first, then start the folder watcher and the schedules. */
+  async start(): Promise<void> {
+    this.#deps.health.addDataset(this.name);
+    this.#queue.push({ kind: 'resume' });
+    await this.#startTriggers();
+    this.#log.info(
+      event('dataset.started', { watch: this.#watcher?.dir ?? null, schedules: this.#scheduler?.schedules.length ?? 0 }),
+      'dataset started',
+    );
+  }
+
+  /**
+   * Take a changed configuration. Triggers restart only when watch or
+   * schedules changed; the running job finishes with the config it began
+   * with, waiting jobs run with the new one.
+   */
+  async reconfigure(ds: DatasetConfig): Promise<void> {
+    const triggersChanged =
+      canonicalJson(triggersOf(ds)) !== canonicalJson(triggersOf(this.#ds));
+    this.#ds = ds;
+    if (triggersChanged) {
+      await this.#stopTriggers();
+      await this.#startTriggers();
+    }
+  }
+
+  /** Enqueue a job by hand (tests, the CLI). */
+  push(job: DatasetJob): boolean {
+    return this.#queue.push(job);
+  }
+
+  /** Resolves when nothing is waiting or running. */
+  idle(): Promise<void> {
+    return this.#queue.idle();
+  }
+
+  /** Stop triggers and let the running job finish; waiting jobs are dropped (they come back at the next start). */
+  async stop(): Promise<void> {
+    clearTimeout(this.#retryTimer);
+    await this.#stopTriggers();
+    const left = await this.#queue.stop();
+    for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
+    this.#deps.health.removeDataset(this.name);
+    this.#deps.metrics.forget(this.name);
+    this.#log.info(event('dataset.stopped', { dropped_jobs: left.length }), 'dataset stopped');
+  }
+
+  async #startTriggers(): Promise<void> {
+    const ds = this.#ds;
+    if (ds.watch) {
+      const w = new FolderWatcher(
+        ds.watch,
+        {
+          onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch' }),
+          onSuperseded: (file) => void this.#archive(file),
+        },
+        { logger: this.#log },
+      );
+      try {
+        await w.start();
+        this.#watcher = w;
+        this.#deps.health.clear(this.name, 'watch');
+      } catch (err) {
+        await w.close();
+        this.#deps.health.set(this.name, 'watch', 'WATCH_FAILED', `cannot watch ${ds.watch.path}`, this.#deps.now());
+        this.#log.error(event('watch.failed', { watch: ds.watch.path, code: 'WATCH_FAILED', err }), 'cannot watch folder');
+      }
+    }
+    if (ds.schedules.length > 0) {
+      const s = new DatasetScheduler(
+        nameSchedules(ds.schedules),
+        this.#deps.timezone,
+        (sched) => this.#fire(sched),
+        this.#deps.cronStarter,
+      );
+      s.start();
+      this.#scheduler = s;
+    }
+  }
+
+  async #stopTriggers(): Promise<void> {
+    this.#scheduler?.stop();
+    this.#scheduler = undefined;
+    await this.#watcher?.close();
+    this.#watcher = undefined;
+  }
+
+  #fire(s: NamedSchedule): Promise<void> {
+    this.#log.info(event('schedule.fired', { schedule: s.name, type: s.config.type }), 'schedule fired');
+    return runSchedule(this.#ds, s, {
+      push: (job) => this.#queue.push(job),
+      state: this.#deps.state,
+      health: this.#deps.health,
+      logger: this.#log,
+      now: this.#deps.now,
+      tmpDir: this.#deps.tmpDir,
+    });
+  }
+
+  async #run(job: DatasetJob): Promise<void> {
+    const ds = this.#ds;
+    const { engine, health } = this.#deps;
+    if (job.kind === 'resume' || job.kind === 'reconcile') {
+      const ev = job.kind === 'resume' ? 'sync.resumed' : 'reconcile.done';
+      try {
+        if (job.kind === 'reconcile') this.#log.info(event('reconcile.started'), 'reconcile started');
+        if (job.kind === 'reconcile' && !engine.reconcile) {
+          this.#log.warn(event('reconcile.done', { code: 'NOT_AVAILABLE' }), 'reconcile not available in this engine');
+          return;
+        }
+        const result = await (job.kind === 'resume' ? engine.resume(ds) : engine.reconcile!(ds));
+        health.clear(this.name, job.kind);
+        const outcome = (result as { result?: unknown } | undefined)?.result ?? null;
+        this.#log.info(event(ev, { result: outcome }), job.kind === 'resume' ? 'journal resumed' : 'reconcile done');
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        health.set(this.name, job.kind, typeof code === 'string' ? code : 'INTERNAL', `${job.kind} failed`, this.#deps.now());
+        this.#log.error(event('sync.failed', { task: job.kind, code, err }), `${job.kind} failed`);
+      }
+      return;
+    }
+    const next = await runFileJob(ds, job, {
+      ...this.#deps,
+      logger: this.#log,
+      onSummary: (s) => this.#onSummary(s),
+      onError: (err) => {
+        const code = (err as { code?: unknown }).code;
+        health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.now());
+      },
+    });
+    if (next.next === 'retry') this.#scheduleRetry(job, next.slow);
+    else this.#retryDelay = 0;
+  }
+
+  #onSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
+    const { metrics, health, now } = this.#deps;
+    metrics.recordSync(s, now());
+    if (s.result === 'published' || s.result === 'unchanged') health.clear(this.name, 'sync');
+    else if (s.result === 'held' || s.result === 'staged' || s.result === 'waiting') {
+      health.set(this.name, 'sync', s.code ?? s.result.toUpperCase(), s.message ?? `change ${s.result}; a person must act`, now());
+    } else health.set(this.name, 'sync', s.code ?? s.result.toUpperCase(), s.message ?? `the last sync ${s.result}`, now());
+  }
+
+  #scheduleRetry(job: DatasetJob, slow: boolean): void {
+    const r = this.#deps.retry ?? DEFAULT_RETRY;
+    this.#retryDelay = slow ? r.slowMs : Math.min(r.maxMs, this.#retryDelay === 0 ? r.firstMs : this.#retryDelay * 2);
+    clearTimeout(this.#retryTimer);
+    this.#log.info(event('sync.retry_scheduled', { retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
+    this.#retryTimer = setTimeout(() => void this.#retry(job), this.#retryDelay);
+    this.#retryTimer.unref();
+  }
+
+  async #retry(job: DatasetJob): Promise<void> {
+    // A file moved away meanwhile is not retried.
+    if (job.kind === 'file' && !(await stat(job.file.path).catch(() => undefined))) return;
+    this.#queue.push(job);
+  }
+
+  async #supersede(job: Extract<DatasetJob, { kind: 'file' }>, by: ReadyFile): Promise<void> {
+    await job.cleanup?.().catch(() => undefined);
+    if (job.origin === 'watch' || job.origin === 'startup') await this.#archive(job.file, by);
+  }
+
+  async #archive(file: ReadyFile, by?: ReadyFile): Promise<void> {
+    const ds = this.#ds;
+    if (!ds.watch) return;
+    try {
+      const d = await disposeFile(file, 'superseded', ds.watch, { now: this.#deps.now(), timezone: this.#deps.timezone });
+      this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
+    } catch (err) {
+      this.#log.warn(event('file.archived', { file: resolve(file.path), code: 'ARCHIVE_FAILED', err }), 'cannot archive file');
+    }
+  }
+}
+
+function triggersOf(ds: DatasetConfig): unknown {
+  return { watch: ds.watch ?? null, schedules: ds.schedules };
+}

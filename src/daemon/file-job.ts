@@ -1,0 +1,112 @@
+import type { Logger } from 'pino';
+import type { DatasetConfig } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
+import { event } from '../log/events.js';
+import type { SyncResult, SyncSummary } from '../sync/outcome.js';
+import { rejectFilePath } from '../sources/reject-file.js';
+import { disposeFile, type FileFate } from '../triggers/after.js';
+import { hashFile } from '../triggers/file-hash.js';
+import type { DatasetJob } from '../triggers/queue.js';
+import type { DaemonEngine, DaemonState } from './ports.js';
+
+/** What happens next with a file after its sync. */
+export type FileNext =
+  /** Done: apply `after` with this fate. */
+  | { next: 'dispose'; fate: FileFate }
+  /** Keep the file and try it again later (server trouble, foreign draft). */
+  | { next: 'retry'; slow: boolean };
+
+/** Pure: from a sync result to the file's fate. */
+export function nextForResult(result: SyncResult | 'skipped'): FileNext {
+  switch (result) {
+    case 'published':
+    case 'unchanged':
+    case 'skipped':
+    case 'held':
+    case 'staged':
+      return { next: 'dispose', fate: 'processed' };
+    case 'rejected':
+      return { next: 'dispose', fate: 'failed' };
+    case 'failed':
+      return { next: 'retry', slow: false };
+    case 'waiting':
+    case 'stopped':
+      return { next: 'retry', slow: true };
+  }
+}
+
+/** Pure: from an error the engine threw to the file's fate, by action (never by message). */
+export function nextForError(err: unknown): FileNext {
+  if (!(err instanceof ConnectorError)) return { next: 'retry', slow: false };
+  switch (err.action) {
+    case 'reject':
+      return { next: 'dispose', fate: 'failed' };
+    case 'hold':
+      return { next: 'dispose', fate: 'processed' };
+    case 'retry':
+      return { next: 'retry', slow: false };
+    case 'stop':
+      return { next: 'retry', slow: true };
+  }
+}
+
+/** Everything a file job needs. */
+export interface FileJobDeps {
+  engine: DaemonEngine;
+  state: DaemonState;
+  logger: Logger;
+  timezone: string;
+  now(): number;
+  /** A summary of a finished sync (metrics, health). */
+  onSummary?(s: SyncSummary): void;
+  /** A sync threw (health). */
+  onError?(err: unknown): void;
+}
+
+/**
+ * Process one ready file: skip it when its content equals the last export
+ * processed, else sync it; then move, delete or leave it (watched files only),
+ * or say it must be retried.
+ */
+export async function runFileJob(
+  ds: DatasetConfig,
+  job: Extract<DatasetJob, { kind: 'file' }>,
+  deps: FileJobDeps,
+): Promise<FileNext> {
+  const { file, origin } = job;
+  const log = deps.logger;
+  log.info(event('file.ready', { file: file.path, origin, bytes: file.size }), 'file ready');
+  let next: FileNext;
+  const hash = await hashFile(file.path).catch(() => null);
+  if (hash === null) {
+    // Gone between ready and now (moved by someone else): nothing to do.
+    log.warn(event('file.skipped', { file: file.path, origin, reason: 'gone' }), 'file skipped');
+    return { next: 'dispose', fate: 'processed' };
+  }
+  if (hash === deps.state.lastFileHash(ds.name)) {
+    log.info(event('file.skipped', { file: file.path, origin, reason: 'same_content', file_hash: hash }), 'file skipped');
+    next = nextForResult('skipped');
+  } else {
+    try {
+      const summary = await deps.engine.sync(ds, { file: file.path });
+      deps.onSummary?.(summary);
+      next = nextForResult(summary.result);
+    } catch (err) {
+      deps.onError?.(err);
+      const code = err instanceof ConnectorError ? err.code : 'INTERNAL';
+      log.error(event('sync.failed', { file: file.path, code, err }), 'sync failed');
+      next = nextForError(err);
+    }
+  }
+  if (next.next === 'dispose' && (origin === 'watch' || origin === 'startup') && ds.watch) {
+    const d = await disposeFile(file, next.fate, ds.watch, {
+      now: deps.now(),
+      timezone: deps.timezone,
+      rejectSource: rejectFilePath(file.path),
+    });
+    const fields = { file: file.path, fate: next.fate, ...d };
+    if (next.fate === 'failed') log.warn(event('file.rejected', fields), 'file rejected');
+    else log.info(event('file.processed', fields), 'file processed');
+  }
+  return next;
+}

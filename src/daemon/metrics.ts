@@ -1,0 +1,73 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { SyncSummary } from '../sync/outcome.js';
+
+/** The daemon's Prometheus metrics, in a registry of their own (no process-global state). */
+export class DaemonMetrics {
+  readonly registry = new Registry();
+  readonly syncs = new Counter({
+    name: 'dataset_connector_syncs_total',
+    help: 'Syncs by outcome (published, unchanged, held, staged, waiting, rejected, failed, stopped, skipped).',
+    labelNames: ['dataset', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly records = new Counter({
+    name: 'dataset_connector_records_total',
+    help: 'Records changed on the server by confirmed syncs, by operation (add, change, delete).',
+    labelNames: ['dataset', 'operation'] as const,
+    registers: [this.registry],
+  });
+  readonly requests = new Counter({
+    name: 'dataset_connector_requests_total',
+    help: 'API requests by HTTP status ("network" when no answer came).',
+    labelNames: ['dataset', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly retries = new Counter({
+    name: 'dataset_connector_retries_total',
+    help: 'API requests that repeated an earlier attempt.',
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+  readonly guardHolds = new Counter({
+    name: 'dataset_connector_guard_holds_total',
+    help: 'Changes held by a guard for a person to approve or discard.',
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'dataset_connector_queue_depth',
+    help: 'Jobs waiting or running per dataset.',
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+  readonly lastSuccess = new Gauge({
+    name: 'dataset_connector_last_success_timestamp_seconds',
+    help: 'When the dataset last ended a sync published or unchanged (Unix time).',
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+  });
+
+  /** Count one finished sync from its summary line. */
+  recordSync(s: SyncSummary, nowMs: number): void {
+    this.syncs.inc({ dataset: s.dataset, outcome: s.result });
+    if (s.result === 'published') {
+      for (const [operation, n] of [['add', s.adds], ['change', s.changes], ['delete', s.deletes]] as const) {
+        if (n > 0) this.records.inc({ dataset: s.dataset, operation }, n);
+      }
+    }
+    if (s.guards.held) this.guardHolds.inc({ dataset: s.dataset });
+    if (s.result === 'published' || s.result === 'unchanged') this.lastSuccess.set({ dataset: s.dataset }, nowMs / 1000);
+  }
+
+  /** Count one API request attempt (the client's onRequest hook). */
+  recordRequest(dataset: string, status: number | null, attempt: number): void {
+    this.requests.inc({ dataset, status: status === null ? 'network' : String(status) });
+    if (attempt > 1) this.retries.inc({ dataset });
+  }
+
+  /** Drop the gauges of a dataset removed by a reload (counters stay, as Prometheus expects). */
+  forget(dataset: string): void {
+    this.queueDepth.remove({ dataset });
+    this.lastSuccess.remove({ dataset });
+  }
+}

@@ -1,0 +1,24 @@
+import type { DatasetConfig } from '../config/schema.js';
+import type { HeldDraft } from '../snapshot/types.js';
+import type { SyncSummary } from '../sync/outcome.js';
+
+/**
+ * What the daemon needs of the sync engine (src/sync/engine.ts). Kept narrow
+ * so the daemon's own tests and the engine can each change behind it.
+ */
+export interface DaemonEngine {
+  /** Sync one export file; one at a time per dataset (the daemon's queue already ensures it). */
+  sync(ds: DatasetConfig, input: { file: string }): Promise<SyncSummary>;
+  /** Read the published records from the server and repair drift in the snapshot (when the engine offers it). */
+  reconcile?(ds: DatasetConfig): Promise<unknown>;
+  /** Finish work the journal says was in flight when the process last stopped. */
+  resume(ds: DatasetConfig): Promise<unknown>;
+}
+
+/** What the daemon reads of the state database. */
+export interface DaemonState {
+  /** Content hash of the last export processed for the dataset, or null. */
+  lastFileHash(dataset: string): string | null;
+  /** The held or staged draft of the dataset, or null. */
+  held(dataset: string): HeldDraft | null;
+}

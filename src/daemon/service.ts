@@ -1,0 +1,206 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../clock.js';
+import { ConfigError } from '../config/errors.js';
+import { loadConfig } from '../config/load.js';
+import type { Config, DatasetConfig } from '../config/schema.js';
+import { event } from '../log/events.js';
+import { openStateDb, type StateDb } from '../snapshot/db.js';
+import { SyncEngine } from '../sync/engine.js';
+import type { CronStarter } from '../triggers/scheduler.js';
+import { ClientPool } from './clients.js';
+import { DatasetSet } from './daemon.js';
+import type { RetryDelays } from './dataset-runtime.js';
+import { startDemo, type Demo } from './demo.js';
+import { startHealthServer, type HealthServer } from './health-server.js';
+import { HealthState } from './health-state.js';
+import { resolveDatasetKeys } from './keys.js';
+import { DaemonMetrics } from './metrics.js';
+import type { DaemonEngine, DaemonState } from './ports.js';
+
+/** Options of the daemon. */
+export interface ServiceOptions {
+  configPath: string;
+  /** The config already loaded from configPath (else it is loaded at start). */
+  initialConfig?: Config;
+  logger: Logger;
+  /** --log-level was given: the config's log.level does not apply. */
+  logLevelFromCli?: boolean;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  /** Tests fire schedules by hand. */
+  cronStarter?: CronStarter;
+  retry?: RetryDelays;
+}
+
+/** Settings read once at start; a reload that changes them is logged as needing a restart. */
+const RESTART_ONLY = ['state_dir', 'health', 'demo'] as const;
+
+/**
+ * The daemon: config → keys → state db → engine → datasets (journal resume,
+ * then watchers and schedules) → health listener. reload() is SIGHUP, stop()
+ * is SIGTERM/SIGINT.
+ */
+export class Service {
+  readonly health = new HealthState();
+  readonly metrics = new DaemonMetrics();
+  #config!: Config;
+  #db!: StateDb;
+  #clients!: ClientPool;
+  #datasets!: DatasetSet;
+  #healthServer: HealthServer | undefined;
+  #demo: Demo | undefined;
+  #stopping: Promise<void> | undefined;
+  readonly #log: Logger;
+
+  private constructor(private readonly opts: ServiceOptions) {
+    this.#log = opts.logger;
+  }
+
+  /** Load the config and start everything; throws ConfigError (exit 78) or STATE_CORRUPT before anything runs. */
+  static async start(opts: ServiceOptions): Promise<Service> {
+    const s = new Service(opts);
+    await s.#start();
+    return s;
+  }
+
+  /** The served datasets. */
+  get datasets(): DatasetSet {
+    return this.#datasets;
+  }
+
+  /** Address of the health listener, when on. */
+  get healthAddress(): { host: string; port: number } | undefined {
+    return this.#healthServer?.address;
+  }
+
+  async #start(): Promise<void> {
+    const clock = this.opts.clock ?? systemClock;
+    let config = this.opts.initialConfig ?? (await loadConfig(this.opts.configPath));
+    this.#applyLogLevel(config);
+    if (config.demo) {
+      this.#demo = await startDemo(config, config.demo, this.#log, this.opts.env);
+      config = this.#demo.config;
+    }
+    this.#config = config;
+    const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
+    this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
+    this.#clients = new ClientPool(this.metrics, this.#log, clock);
+    this.#clients.setKeys(keys);
+    const engine: DaemonEngine = new SyncEngine({
+      db: this.#db,
+      clientFor: (ds) => this.#clients.clientFor(ds),
+      logger: this.#log,
+      clock,
+    });
+    this.#datasets = new DatasetSet({
+      engine,
+      state: stateOf(this.#db),
+      logger: this.#log,
+      metrics: this.metrics,
+      health: this.health,
+      timezone: config.timezone,
+      now: () => clock.now(),
+      tmpDir: join(config.state_dir, 'tmp'),
+      ...(this.opts.cronStarter ? { cronStarter: this.opts.cronStarter } : {}),
+      ...(this.opts.retry ? { retry: this.opts.retry } : {}),
+    });
+    this.#reportKeyFailures(failed);
+    await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
+    if (config.health) {
+      this.#healthServer = await startHealthServer(config.health.listen, this.health, this.metrics);
+      this.#log.info(event('health.listening', { ...this.#healthServer.address }), 'health listener started');
+    }
+    this.health.setPhase('running');
+    this.#log.info(
+      event('daemon.started', { config: config.files, state_dir: config.state_dir, datasets: this.#datasets.names() }),
+      'daemon started',
+    );
+  }
+
+  /**
+   * SIGHUP: load the config again. A bad config is rejected and the old one
+   * kept; datasets are added, changed and removed without losing the sync in
+   * flight. Returns whether the new config was taken.
+   */
+  async reload(): Promise<boolean> {
+    if (this.#stopping) return false;
+    let next: Config;
+    try {
+      next = await loadConfig(this.opts.configPath);
+    } catch (err) {
+      const issues = err instanceof ConfigError ? err.issues : undefined;
+      const code = (err as { code?: unknown }).code;
+      this.#log.error(event('config.rejected', { code, issues, err: issues ? undefined : err }), 'new config rejected, old one kept');
+      return false;
+    }
+    const old = this.#config;
+    for (const k of RESTART_ONLY) {
+      if (JSON.stringify(next[k]) !== JSON.stringify(old[k])) {
+        this.#log.warn(event('config.reloaded', { setting: k, code: 'RESTART_NEEDED' }), 'setting changes only at restart');
+      }
+    }
+    next = { ...next, state_dir: old.state_dir, health: old.health, demo: old.demo };
+    this.#applyLogLevel(next);
+    const { keys, failed } = await resolveDatasetKeys(next, this.#log, this.opts.env);
+    // A served dataset whose key cannot be read now keeps its running config and old key.
+    const serve = withKeys(next.datasets, keys);
+    const kept: string[] = [];
+    for (const f of failed) {
+      const running = this.#datasets.get(f.dataset);
+      if (running) {
+        serve[f.dataset] = running.config;
+        kept.push(f.dataset);
+      }
+    }
+    this.#config = next;
+    this.#reportKeyFailures(failed);
+    this.#clients.setKeys(keys, kept);
+    const delta = await this.#datasets.apply(serve, next.timezone);
+    this.#log.info(event('config.reloaded', { ...delta, files: next.files }), 'config reloaded');
+    return true;
+  }
+
+  /** Stop: triggers first, then each dataset's running sync finishes; db and listeners close. */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    this.health.setPhase('stopping');
+    this.#log.info(event('daemon.stopping', { datasets: this.#datasets.names() }), 'daemon stopping');
+    await this.#datasets.stop();
+    await this.#healthServer?.close();
+    await this.#clients.close();
+    this.#db.close();
+    await this.#demo?.emulator.close();
+    this.#log.info(event('daemon.stopped'), 'daemon stopped');
+  }
+
+  #reportKeyFailures(failed: Array<{ dataset: string; code: string; message: string }>): void {
+    for (const f of failed) {
+      this.health.set(f.dataset, 'key', f.code, f.message, (this.opts.clock ?? systemClock).now());
+      this.#log.error(event('dataset.stopped', { dataset: f.dataset, code: f.code, message: f.message }), 'dataset key unreadable');
+    }
+    const bad = new Set(failed.map((f) => f.dataset));
+    for (const name of Object.keys(this.#config.datasets)) if (!bad.has(name)) this.health.clear(name, 'key');
+  }
+
+  #applyLogLevel(config: Config): void {
+    if (!this.opts.logLevelFromCli) this.#log.level = config.log.level;
+  }
+}
+
+/** The datasets that have a key. */
+function withKeys(datasets: Record<string, DatasetConfig>, keys: Map<string, unknown>): Record<string, DatasetConfig> {
+  return Object.fromEntries(Object.entries(datasets).filter(([n]) => keys.has(n)));
+}
+
+/** What the daemon reads of the state db. */
+function stateOf(db: StateDb): DaemonState {
+  return {
+    lastFileHash: (dataset) => db.snapshot(dataset).info().lastSource?.fileHash ?? null,
+    held: (dataset) => db.snapshot(dataset).held(),
+  };
+}
