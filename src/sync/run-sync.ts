@@ -156,6 +156,8 @@ async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): P
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     return end(ctx, 'rejected', err.code, err.message);
   }
+  // A refused request applied nothing: the plan is over (others stay open for resume).
+  if (err.action === 'reject') closeOpenPlan(ctx, 'rejected');
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   const message = stopMessage(err);
   ctx.store.recordOutcome(result, { code: err.code, message });

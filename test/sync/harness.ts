@@ -45,6 +45,8 @@ export async function scenario(opts: {
   legacy?: boolean;
   policy?: Record<string, unknown>;
   jobDurationMs?: number;
+  /** Called after each client request (e.g. to publish in the portal in the middle of a sync). */
+  onRequest?: (e: { method: string; path: string; status: number | null }) => void;
 } = {}): Promise<Scenario> {
   const em = await startEmulator();
   em.emulator.addDataset({ id: 'shop-1', ...(opts.records ? { records: opts.records } : {}) });
@@ -69,6 +71,7 @@ export async function scenario(opts: {
         key: new Secret(key),
         ratePerMinute: 120,
         clock,
+        ...(opts.onRequest ? { onRequest: opts.onRequest as never } : {}),
         retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 },
       });
       clients.push(c);
