@@ -1,0 +1,117 @@
+#!/bin/sh
+# Install, upgrade or uninstall dataset-connector as a systemd service.
+#
+#   sudo systemd/install.sh              install or upgrade (idempotent; run from a built checkout)
+#   sudo systemd/install.sh --uninstall  stop and remove the program and the unit
+#                                        (config, keys and state stay; --purge removes them too)
+#
+# Layout:
+#   /opt/dataset-connector/          program (dist/, production node_modules, package files)
+#   /etc/dataset-connector/          connector.yaml, conf.d/, keys/ (root:dataset-connector, 0750)
+#   /var/lib/dataset-connector/      state.db (StateDirectory=, created by systemd, 0700)
+#   /etc/systemd/system/dataset-connector.service
+set -eu
+
+PREFIX=${PREFIX:-/opt/dataset-connector}
+ETC=${ETC:-/etc/dataset-connector}
+UNIT_DIR=${UNIT_DIR:-/etc/systemd/system}
+USER_NAME=dataset-connector
+SRC=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (sudo $0 $*)"
+
+uninstall() {
+  purge=$1
+  if [ -d /run/systemd/system ]; then
+    systemctl disable --now dataset-connector.service 2>/dev/null || true
+  fi
+  rm -f "$UNIT_DIR/dataset-connector.service"
+  if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+  rm -rf "$PREFIX"
+  if [ "$purge" = yes ]; then
+    rm -rf "$ETC" /var/lib/dataset-connector /var/lib/private/dataset-connector
+    if id "$USER_NAME" >/dev/null 2>&1; then userdel "$USER_NAME" 2>/dev/null || true; fi
+    say "dataset-connector removed, with its configuration, keys, state and user."
+  else
+    say "dataset-connector removed. Kept: $ETC (config, keys) and /var/lib/dataset-connector (state)."
+    say "Remove those too with: $0 --uninstall --purge"
+  fi
+}
+
+case "${1:-}" in
+  --uninstall) uninstall "$([ "${2:-}" = --purge ] && echo yes || echo no)"; exit 0 ;;
+  ""|--install) ;;
+  *) die "usage: $0 [--uninstall [--purge]]" ;;
+esac
+
+command -v node >/dev/null 2>&1 || die "Node.js 20 or later is needed (node not found)"
+node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || die "Node.js 20 or later is needed"
+NODE=$(command -v node)
+[ -f "$SRC/dist/cli/main.js" ] || die "build first: npm ci && npm run build (no $SRC/dist/cli/main.js)"
+
+# The service user: a system account with no shell and no home of its own.
+if ! id "$USER_NAME" >/dev/null 2>&1; then
+  useradd --system --user-group --home-dir /var/lib/dataset-connector --no-create-home \
+    --shell /usr/sbin/nologin --comment "dataset-connector service" "$USER_NAME"
+  say "created system user $USER_NAME"
+fi
+
+# Program: a fresh copy each time (upgrade = run again), production dependencies only.
+stage="$PREFIX.new"
+rm -rf "$stage"
+mkdir -p "$stage"
+cp -R "$SRC/dist" "$SRC/package.json" "$stage/"
+[ -f "$SRC/package-lock.json" ] && cp "$SRC/package-lock.json" "$stage/"
+[ -f "$SRC/README.md" ] && cp "$SRC/README.md" "$stage/"
+mkdir -p "$stage/config"
+cp "$SRC/config/connector.example.yaml" "$SRC/config/connector.schema.json" "$stage/config/"
+# npm ci needs the registry; offline, the checkout's node_modules is copied and pruned instead.
+if ! (cd "$stage" && npm ci --omit=dev --no-audit --no-fund >/dev/null 2>&1); then
+  say "npm ci failed (offline?): copying node_modules from $SRC and pruning dev dependencies"
+  rm -rf "$stage/node_modules"
+  cp -R "$SRC/node_modules" "$stage/"
+  (cd "$stage" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
+fi
+chown -R root:root "$stage"
+chmod -R u=rwX,go=rX "$stage"
+rm -rf "$PREFIX.old"
+[ -d "$PREFIX" ] && mv "$PREFIX" "$PREFIX.old"
+mv "$stage" "$PREFIX"
+rm -rf "$PREFIX.old"
+say "installed program in $PREFIX"
+
+# Configuration: never overwrite what the shop edited.
+install -d -o root -g "$USER_NAME" -m 0750 "$ETC" "$ETC/conf.d"
+install -d -o root -g root -m 0700 "$ETC/keys"
+if [ ! -f "$ETC/connector.yaml" ]; then
+  install -o root -g "$USER_NAME" -m 0640 "$SRC/config/connector.example.yaml" "$ETC/connector.yaml"
+  sed -i "s#\$schema=./connector.schema.json#\$schema=$PREFIX/config/connector.schema.json#" "$ETC/connector.yaml"
+  fresh_config=yes
+else
+  fresh_config=no
+fi
+
+# Unit: the node found here, the paths chosen above.
+sed -e "s#/usr/bin/node#$NODE#g" -e "s#/opt/dataset-connector#$PREFIX#g" \
+  "$SRC/systemd/dataset-connector.service" >"$UNIT_DIR/dataset-connector.service.tmp"
+chmod 0644 "$UNIT_DIR/dataset-connector.service.tmp"
+mv "$UNIT_DIR/dataset-connector.service.tmp" "$UNIT_DIR/dataset-connector.service"
+if [ -d /run/systemd/system ]; then
+  systemctl daemon-reload
+  if systemctl is-active --quiet dataset-connector.service; then
+    systemctl restart dataset-connector.service && say "restarted the running service on the new version"
+  fi
+fi
+
+say ""
+say "Next steps:"
+[ "$fresh_config" = yes ] && say "  1. Edit $ETC/connector.yaml (the lines marked EDIT: base_url, dataset_id, source, mapping, watch.path)."
+[ "$fresh_config" = no ] && say "  1. Your $ETC/connector.yaml was kept; compare with $PREFIX/config/connector.example.yaml."
+say "  2. Put each dataset key in $ETC/keys/<name> (chmod 600) and add LoadCredential=<name>:$ETC/keys/<name>"
+say "     plus ReadWritePaths=<export folder> with: systemctl edit dataset-connector"
+say "  3. Check:  sudo -u $USER_NAME $NODE $PREFIX/dist/cli/main.js --config $ETC/connector.yaml validate"
+say "             (then 'doctor' for keys, API switch and folder permissions)"
+say "  4. Start:  systemctl enable --now dataset-connector && journalctl -u dataset-connector -f"
