@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import { cliEngine } from '../../sync/cli-engine.js';
+import { loadConfigFor, loggerFor, runAction } from '../context.js';
+
+/** `approve <dataset>`: publish the held change with exactly the flags its guards need. */
+export function register(program: Command): void {
+  program
+    .command('approve')
+    .description('publish the change a guard held, with only the allow flag it needs')
+    .argument('<dataset>', 'dataset name from the configuration')
+    .action(
+      runAction(async (name: string, _opts: unknown, cmd: Command) => {
+        const config = await loadConfigFor(cmd);
+        const cli = await cliEngine(config, loggerFor(cmd, config), [name]);
+        try {
+          const r = await cli.engine.approve(cli.dataset(name));
+          process.stdout.write(`${name}: ${r.action} (version ${r.version}): ${r.message}\n`);
+          return r.action === 'published' || r.action === 'discarded' ? 0 : 1;
+        } finally {
+          await cli.close();
+        }
+      }),
+    );
+}

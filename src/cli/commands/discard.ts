@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import { cliEngine } from '../../sync/cli-engine.js';
+import { loadConfigFor, loggerFor, runAction } from '../context.js';
+
+/** `discard <dataset>`: discard the held change's draft. */
+export function register(program: Command): void {
+  program
+    .command('discard')
+    .description('drop the change a guard held (discard its draft)')
+    .argument('<dataset>', 'dataset name from the configuration')
+    .action(
+      runAction(async (name: string, _opts: unknown, cmd: Command) => {
+        const config = await loadConfigFor(cmd);
+        const cli = await cliEngine(config, loggerFor(cmd, config), [name]);
+        try {
+          const r = await cli.engine.discard(cli.dataset(name));
+          process.stdout.write(`${name}: ${r.action} (version ${r.version}): ${r.message}\n`);
+          return r.action === 'published' || r.action === 'discarded' ? 0 : 1;
+        } finally {
+          await cli.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { cliEngine } from '../../sync/cli-engine.js';
+import { loadConfigFor, loggerFor, runAction } from '../context.js';
+
+/** `plan <dataset> --file F`: counts, first changes, the chosen path and why, guards that would hold; sends nothing but reads. */
+export function register(program: Command): void {
+  program
+    .command('plan')
+    .description('show what a sync would do (counts, first changes, path and why, guards); sends nothing but reads')
+    .argument('<dataset>', 'dataset name from the configuration')
+    .requiredOption('--file <path>', 'the export file to plan from')
+    .option('--json', 'print the plan as JSON')
+    .action(
+      runAction(async (name: string, opts: { file: string; json?: boolean }, cmd: Command) => {
+        const config = await loadConfigFor(cmd);
+        const cli = await cliEngine(config, loggerFor(cmd, config), [name]);
+        try {
+          const p = await cli.engine.plan(cli.dataset(name), opts.file);
+          if (opts.json) {
+            process.stdout.write(`${JSON.stringify(p)}\n`);
+            return 0;
+          }
+          const out: string[] = [`file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+          if (p.rejected || !p.plan) out.push(`rejected: ${p.rejected}`);
+          else {
+            const c = p.plan.counts;
+            out.push(`changes: ${c.adds} add, ${c.changes} change, ${c.deletes} delete (${c.unchanged} unchanged)`);
+            out.push(`records: ${c.snapshot} now → ${c.result} after; owned ${c.owned}, not owned ${c.notOwned} (left alone)`);
+            out.push(`path: ${p.plan.path} — ${p.plan.reason}`);
+            for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
+            const held = p.plan.guards.results.filter((r) => r.holds);
+            out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
+          }
+          process.stdout.write(out.join('\n') + '\n');
+          return 0;
+        } finally {
+          await cli.close();
+        }
+      }),
+    );
+}

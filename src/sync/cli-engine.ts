@@ -1,0 +1,55 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { DatasetClient } from '../api/client.js';
+import { clientOptionsFor } from '../config/client-options.js';
+import { resolveKey } from '../config/key.js';
+import type { Config, DatasetConfig } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
+import { openStateDb, type StateDb } from '../snapshot/db.js';
+import { SyncEngine } from './engine.js';
+
+/** An engine for one CLI command: the state db, one client per dataset, closed by `close()`. */
+export interface CliEngine {
+  engine: SyncEngine;
+  db: StateDb;
+  dataset(name: string): DatasetConfig;
+  close(): Promise<void>;
+}
+
+/** Open the state db and build an engine whose clients use each dataset's configured key. */
+export async function cliEngine(config: Config, logger: Logger, needKeys: string[]): Promise<CliEngine> {
+  const db = openStateDb(join(config.state_dir, 'state.db'));
+  const clients = new Map<string, DatasetClient>();
+  const keys = new Map<string, Awaited<ReturnType<typeof resolveKey>>>();
+  for (const name of needKeys) {
+    const ds = config.datasets[name];
+    if (ds) keys.set(name, await resolveKey(ds.api.key));
+  }
+  const engine = new SyncEngine({
+    db,
+    logger,
+    clientFor: (ds) => {
+      let c = clients.get(ds.name);
+      if (!c) {
+        const key = keys.get(ds.name);
+        if (!key) throw new TypeError(`no key resolved for dataset ${ds.name}`);
+        c = new DatasetClient(clientOptionsFor(ds, key, { logger: logger.child({ dataset: ds.name }) }));
+        clients.set(ds.name, c);
+      }
+      return c;
+    },
+  });
+  return {
+    engine,
+    db,
+    dataset(name) {
+      const ds = config.datasets[name];
+      if (!ds) throw new ConnectorError('UNKNOWN_DATASET', `no dataset "${name}" in the configuration`, { action: 'reject', context: { dataset: name } });
+      return ds;
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined)));
+      db.close();
+    },
+  };
+}
