@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { openAsBlob } from 'node:fs';
-import { FormData } from 'undici';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock.js';
-import { canonicalJson } from '../model/canonical.js';
-import { RECORD_FIELDS, type DatasetRecord, type RecordPatch } from '../model/record.js';
+import type { DatasetRecord, RecordPatch } from '../model/record.js';
+import { importForm, pickOptions, pickPatch, pickRecord } from './bodies.js';
+import type {
+  JobWriteOpts,
+  ListRecordsOpts,
+  ReadOpts,
+  RecordPageWithEtag,
+  UploadFields,
+  UploadFile,
+  WaitForJobOpts,
+  WithEtag,
+  WriteOpts,
+} from './options.js';
 import type { Secret } from '../secret.js';
 import { ApiError, CLIENT_CODES } from './errors.js';
 import { Transport, type ClientStats, type HttpRequest, type RequestEvent } from './http.js';
@@ -31,6 +40,8 @@ import {
   type WriteResult,
 } from './wire.js';
 
+export type * from './options.js';
+
 /** Settings of one client: one dataset, one key. */
 export interface DatasetClientOptions {
   /** Service base, e.g. http://127.0.0.1:8787 (a path prefix is kept). */
@@ -48,82 +59,6 @@ export interface DatasetClientOptions {
   logger?: Logger;
   /** Called after every attempt (metrics). */
   onRequest?: (e: RequestEvent) => void;
-}
-
-/** A value with the ETag of the answer that carried it (A8/A9: `"v<active>"`, or null when absent). */
-export interface WithEtag<T> {
-  value: T;
-  etag: string | null;
-  /** A35: the server replayed an earlier answer for the same Idempotency-Key. */
-  replayed: boolean;
-}
-
-/** Options of a single-record write. */
-export interface WriteOpts {
-  /** false → `?publish=false`: the write goes into the pending draft (A10). */
-  publish?: boolean;
-  /** `If-Match`: the active-version ETag the change was planned against. */
-  ifMatch?: string;
-  /** A35: optional on record writes. It does not make POST /records repeatable (see `isSafe`). */
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-}
-
-/** Options of replace and upload: the Idempotency-Key is required, persisted by the caller before sending. */
-export interface JobWriteOpts {
-  idempotencyKey: string;
-  ifMatch?: string;
-  signal?: AbortSignal;
-}
-
-/** Options of reads. */
-export interface ReadOpts {
-  signal?: AbortSignal;
-}
-
-/** The file of an upload: bytes in memory or a path read lazily. */
-export interface UploadFile {
-  bytes?: Uint8Array;
-  path?: string;
-  filename: string;
-  /** e.g. text/csv or application/vnd.openxmlformats-officedocument.spreadsheetml.sheet */
-  contentType?: string;
-}
-
-/** A14: the other fields of an upload. */
-export interface UploadFields {
-  /** Record field → column header; sent as JSON text. */
-  mapping?: Record<string, string>;
-  sheet?: string;
-  encoding?: string;
-  options?: ReplaceOptions;
-}
-
-/** One page of `GET /records` with the ETag it was read at. */
-export interface RecordPageWithEtag {
-  records: DatasetRecord[];
-  nextCursor: string | null;
-  etag: string | null;
-}
-
-/** Options of the record listing. */
-export interface ListRecordsOpts {
-  /** Page size (A7: at most 1000; the client asks for 1000 by default to spend fewer requests). */
-  limit?: number;
-  /** `draft` lists the pending draft's records. */
-  source?: 'draft';
-  signal?: AbortSignal;
-}
-
-/** Options of `waitForJob`. */
-export interface WaitForJobOpts {
-  signal?: AbortSignal;
-  /** First poll interval (default 1000 ms), growing ×1.5 per poll. */
-  pollMs?: number;
-  /** Largest poll interval (default 15 000 ms). */
-  maxPollMs?: number;
-  /** Give up with TIMEOUT after this long (default: wait as long as it takes). */
-  timeoutMs?: number;
 }
 
 /** Typed client of the Business Dataset Editing API for one dataset and one key. */
@@ -232,18 +167,7 @@ export class DatasetClient {
 
   /** A14/A15: upload a CSV or XLSX file (202 with a job). */
   async importFile(file: UploadFile, fields: UploadFields, opts: JobWriteOpts): Promise<WithEtag<Job>> {
-    const form = new FormData();
-    const type = file.contentType ?? 'application/octet-stream';
-    let blob: Blob;
-    if (file.bytes) blob = new Blob([file.bytes], { type });
-    else if (file.path) blob = await openAsBlob(file.path, { type });
-    else throw new ApiError({ status: null, code: 'INVALID_ARGUMENT', message: 'importFile needs bytes or a path' });
-    form.append('file', blob, file.filename);
-    // A16 compares the bytes of every field: canonical JSON keeps a repeat byte-identical.
-    if (fields.mapping) form.append('mapping', canonicalJson(fields.mapping));
-    if (fields.sheet !== undefined) form.append('sheet', fields.sheet);
-    if (fields.encoding !== undefined) form.append('encoding', fields.encoding);
-    if (fields.options) form.append('options', canonicalJson(pickOptions(fields.options)));
+    const form = await importForm(file, fields);
     return this.#call({ method: 'POST', path: '/imports', form, safe: true, ...jobParts(opts) }, jobEnvelopeSchema);
   }
 
@@ -354,25 +278,4 @@ function jobParts(o: JobWriteOpts): Partial<HttpRequest> {
     throw new ApiError({ status: null, code: 'INVALID_ARGUMENT', message: 'replace and upload need an Idempotency-Key' });
   }
   return writeParts(o);
-}
-
-// A34: unknown record fields and option keys are refused, so only named ones travel.
-function pickRecord(r: DatasetRecord): DatasetRecord {
-  const out: Record<string, unknown> = {};
-  for (const f of RECORD_FIELDS) if (r[f] !== undefined) out[f] = r[f];
-  return out as unknown as DatasetRecord;
-}
-
-function pickPatch(p: RecordPatch): RecordPatch {
-  const out: Record<string, unknown> = {};
-  for (const f of RECORD_FIELDS) if (f !== 'record_id' && (p as Record<string, unknown>)[f] !== undefined) out[f] = (p as Record<string, unknown>)[f];
-  return out as RecordPatch;
-}
-
-function pickOptions<T extends ReplaceOptions>(o: T): ReplaceOptions {
-  const out: ReplaceOptions = {};
-  if (o.publish !== undefined) out.publish = o.publish;
-  if (o.allow_mass_delete !== undefined) out.allow_mass_delete = o.allow_mass_delete;
-  if (o.allow_empty !== undefined) out.allow_empty = o.allow_empty;
-  return out;
 }
