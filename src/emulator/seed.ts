@@ -26,13 +26,18 @@ const seedDatasetSchema = z
   })
   .strict();
 
+/** A seed may give datasets as a map keyed by id; the schema takes a list. */
+function datasetsAsList(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.entries(value as Record<string, unknown>).map(([id, d]) =>
+    d !== null && typeof d === 'object' ? { id, ...(d as object) } : d,
+  );
+}
+
 /** The seed file: datasets (a list, or a map keyed by id), keys and records, plus settings. */
 export const emulatorSeedSchema = z
   .object({
-    datasets: z.union([
-      z.array(seedDatasetSchema),
-      z.record(z.string(), seedDatasetSchema.omit({ id: true })).transform((m) => Object.entries(m).map(([id, d]) => ({ id, ...d }))),
-    ]),
+    datasets: z.preprocess(datasetsAsList, z.array(seedDatasetSchema)).describe('a list, or a map keyed by dataset id'),
     job_duration_ms: z.number().int().min(0).optional(),
     rate_limit_per_minute: z.number().int().min(1).optional(),
     row_errors: z.enum(['job', 'sync']).optional(),
