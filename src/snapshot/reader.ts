@@ -1,4 +1,4 @@
-import { canonicalJson, sha256 } from '../model/canonical.js';
+import { recordJson, textHash } from './record-json.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 
 /** One record of the snapshot as the diff sees it. */
@@ -31,10 +31,10 @@ export function snapshotReaderFrom(seeds: Iterable<SnapshotSeed>): SnapshotReade
 
 /** Build a SnapshotEntry for a record. */
 export function toEntry(seed: { record: DatasetRecord; owned?: boolean; foreignFields?: RecordField[] }): SnapshotEntry {
-  const json = canonicalJson(seed.record);
+  const json = recordJson(seed.record);
   return {
     record_id: seed.record.record_id,
-    hash: sha256(json),
+    hash: textHash(json),
     json,
     owned: seed.owned ?? true,
     foreignFields: seed.foreignFields ?? [],

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { canonicalJson, sha256 } from '../model/canonical.js';
 import type { DatasetRecord } from '../model/record.js';
 import { changedFields, parseFields } from './fields.js';
+import { recordJson, textHash } from './record-json.js';
 import type { RebuildReport } from './types.js';
 
 /**
@@ -31,8 +31,8 @@ export class SnapshotRebuild {
     );
     this.conn.transaction(() => {
       for (const rec of records) {
-        const json = canonicalJson(rec);
-        ins.run(this.dataset, rec.record_id, json, sha256(json));
+        const json = recordJson(rec);
+        ins.run(this.dataset, rec.record_id, json, textHash(json));
       }
     })();
   }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { canonicalJson, sha256 } from '../model/canonical.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 import { changedFields, parseFields } from './fields.js';
+import { recordJson, textHash } from './record-json.js';
 import { DatasetState } from './dataset-state.js';
 import type { SnapshotEntry, SnapshotReader } from './reader.js';
 import { SnapshotRebuild } from './rebuild.js';
@@ -36,21 +36,30 @@ export class SnapshotStore extends DatasetState {
     return this.stateInfo(c.total, c.owned);
   }
 
-  /** Stream the records in record_id byte order, a page at a time. */
+  /**
+   * Stream the records in record_id byte order, a page at a time. An entry's
+   * `json` is read on first access (one indexed lookup): the diff needs it only
+   * for records whose hash differs, so the stream carries ids and hashes.
+   */
   reader(): SnapshotReader {
-    const page = this.conn.prepare(
-      `SELECT record_id, json, hash, owned, foreign_fields FROM records
-       WHERE dataset = ? AND record_id > ? ORDER BY record_id LIMIT ${PAGE_SIZE}`,
-    );
+    const page = this.conn
+      .prepare(
+        `SELECT record_id, hash, owned, foreign_fields FROM records
+         WHERE dataset = ? AND record_id > ? ORDER BY record_id LIMIT ${PAGE_SIZE}`,
+      )
+      .raw(true);
+    const json = this.conn.prepare('SELECT json FROM records WHERE dataset = ? AND record_id = ?').pluck();
     const dataset = this.dataset;
     return {
       *entries(): Generator<SnapshotEntry> {
         let after = '';
         for (;;) {
-          const rows = page.all(dataset, after) as Row[];
-          for (const r of rows) yield toEntry(r);
+          const rows = page.all(dataset, after) as Array<[string, string, number, string | null]>;
+          for (const [id, hash, owned, foreign] of rows) {
+            yield new LazyEntry(id, hash, owned === 1, parseFields(foreign), () => json.get(dataset, id) as string);
+          }
           if (rows.length < PAGE_SIZE) return;
-          after = rows[rows.length - 1]!.record_id;
+          after = rows[rows.length - 1]![0];
         }
       },
     };
@@ -89,13 +98,13 @@ export class SnapshotStore extends DatasetState {
     const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
     this.conn.transaction(() => {
       for (const rec of change.upserts ?? []) {
-        const json = canonicalJson(rec);
+        const json = recordJson(rec);
         const old = foreign.get(rec.record_id);
         upsert.run({
           dataset: this.dataset,
           record_id: rec.record_id,
           json,
-          hash: sha256(json),
+          hash: textHash(json),
           foreign_fields: old ? stillForeign(old.json, old.foreign_fields, rec) : null,
           foreign_at: null,
         });
@@ -121,8 +130,19 @@ export class SnapshotStore extends DatasetState {
   }
 }
 
-function toEntry(r: Row): SnapshotEntry {
-  return { record_id: r.record_id, json: r.json, hash: r.hash, owned: r.owned === 1, foreignFields: parseFields(r.foreign_fields) };
+/** A snapshot entry whose JSON is loaded when first read. */
+class LazyEntry implements SnapshotEntry {
+  private text: string | undefined;
+  constructor(
+    readonly record_id: string,
+    readonly hash: string,
+    readonly owned: boolean,
+    readonly foreignFields: RecordField[],
+    private readonly load: () => string,
+  ) {}
+  get json(): string {
+    return (this.text ??= this.load());
+  }
 }
 
 /** The foreign-edited fields whose server value the new record keeps, as stored text (null when none). */

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { ConnectorError } from '../errors.js';
-import { canonicalJson, sha256 } from '../model/canonical.js';
+import { canonicalJson } from '../model/canonical.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 import { changedFields, patchOf } from '../snapshot/fields.js';
+import { recordJson, textHash } from '../snapshot/record-json.js';
 import { compareIds, type SnapshotEntry, type SnapshotReader } from '../snapshot/reader.js';
 import type { Changeset, ChangesetCounts, ForeignEditNote, RecordChange, RecordDelete } from './changeset.js';
 import type { OwnershipMode, Policy } from './policy.js';
@@ -30,11 +31,27 @@ export async function diffRecords(
   const records: DatasetRecord[] = [];
   for await (const r of source) records.push(r);
   records.sort((a, b) => compareIds(a.record_id, b.record_id));
-  return diffSorted(records, snapshot, options);
+  const steps = mergeJoin(records, snapshot, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise<void>((resolve) => setImmediate(resolve)); // let timers and other datasets run
+  }
 }
 
 /** The pure merge-join: `records` must be sorted by record_id (diffRecords does that). Replaces kept-field records in place. */
 export function diffSorted(records: DatasetRecord[], snapshot: SnapshotReader, options: DiffOptions): Changeset {
+  const steps = mergeJoin(records, snapshot, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Records between pauses of the merge, so a large diff does not block the event loop. */
+const SLICE = 10_000;
+
+function* mergeJoin(records: DatasetRecord[], snapshot: SnapshotReader, options: DiffOptions): Generator<void, Changeset> {
   const keep = options.onForeignEdit === 'keep';
   const adds: DatasetRecord[] = [];
   const changes: RecordChange[] = [];
@@ -60,13 +77,13 @@ export function diffSorted(records: DatasetRecord[], snapshot: SnapshotReader, o
 
   let i = 0;
   for (const e of snapshot.entries()) {
-    snapshotCount++;
+    if (++snapshotCount % SLICE === 0) yield;
     if (e.owned) snapshotOwned++;
     while (i < records.length && compareIds(records[i]!.record_id, e.record_id) < 0) {
       const rec = records[i++]!;
       assertNextUnique(records, i, rec);
       adds.push(rec);
-      digest.update(`a\0${rec.record_id}\0${sha256(canonicalJson(rec))}\n`);
+      digest.update(`a\0${rec.record_id}\0${textHash(recordJson(rec))}\n`);
     }
     const rec = i < records.length && records[i]!.record_id === e.record_id ? records[i] : undefined;
     if (!rec) {
@@ -79,8 +96,7 @@ export function diffSorted(records: DatasetRecord[], snapshot: SnapshotReader, o
       digest.update(`o\0${e.record_id}\n`);
     }
     let desired = rec;
-    const json = canonicalJson(rec);
-    if (sha256(json) === e.hash) {
+    if (textHash(recordJson(rec)) === e.hash) {
       unchanged++;
       i++;
       continue;
@@ -98,13 +114,13 @@ export function diffSorted(records: DatasetRecord[], snapshot: SnapshotReader, o
       continue;
     }
     changes.push({ record_id: e.record_id, fields, patch: patchOf(desired, fields), record: desired, adopted: !e.owned });
-    digest.update(`c\0${e.record_id}\0${fields.join(',')}\0${sha256(canonicalJson(desired))}\n`);
+    digest.update(`c\0${e.record_id}\0${fields.join(',')}\0${textHash(recordJson(desired))}\n`);
   }
   while (i < records.length) {
     const rec = records[i++]!;
     assertNextUnique(records, i, rec);
     adds.push(rec);
-    digest.update(`a\0${rec.record_id}\0${sha256(canonicalJson(rec))}\n`);
+    digest.update(`a\0${rec.record_id}\0${textHash(recordJson(rec))}\n`);
   }
 
   const counts: ChangesetCounts = {
