@@ -1,16 +1,57 @@
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { A2aClient } from '../a2a/client.js';
 import { runCall, type CallOutcome } from '../a2a/conversation.js';
 import { systemClock, type Clock } from '../clock.js';
 import { ConnectorError } from '../errors.js';
 import { event } from '../log/events.js';
+import { resolveKey } from '../config/key.js';
 import type { Secret } from '../secret.js';
-import type { CallAlertConfig } from './alerts-config.js';
+import type { AlertsConfig, CallAlertConfig } from './alerts-config.js';
 import { decideAlerts, type AlertDecision, type DatasetAlertStatus } from './alerts-decide.js';
 import { AlertHistory } from './alerts-history.js';
 
 export { alertsConfigSchema, callAlertConfigSchema, type AlertsConfig, type CallAlertConfig } from './alerts-config.js';
 export { decideAlerts, withinHours, type AlertDecision, type DatasetAlertStatus } from './alerts-decide.js';
+
+/** Codes of a dataset stopped by its key (src/api/errors.ts): the "stopped by an auth error" alerts. */
+export const AUTH_STOP_CODES: readonly string[] = ['UNAUTHORIZED', 'FORBIDDEN', 'ACCOUNT_KEY_NOT_SUPPORTED'];
+
+/** Build a DatasetAlertStatus from the state db's held change and the dataset's health reasons. */
+export function alertStatus(
+  dataset: string,
+  held: { kind: string; reason: string; since: number } | null,
+  reasons: readonly { code: string; message?: string; since: number }[],
+): DatasetAlertStatus {
+  const stop = reasons.find((r) => AUTH_STOP_CODES.includes(r.code));
+  return {
+    dataset,
+    held: held ? { kind: held.kind, reason: held.reason, since: held.since } : null,
+    stopped: stop ? { code: stop.code, ...(stop.message === undefined ? {} : { message: stop.message }), since: stop.since } : null,
+  };
+}
+
+/**
+ * CallAlerts for the `alerts` section, or undefined when call alerts are off
+ * (no section, or `enabled: false`). Resolves the key; the history of calls
+ * lives in `<state_dir>/alerts.json`.
+ */
+export async function callAlertsFromConfig(
+  alerts: AlertsConfig | undefined,
+  deps: { stateDir: string; timezone: string; logger: Logger; clock?: Clock; env?: NodeJS.ProcessEnv },
+): Promise<CallAlerts | undefined> {
+  const config = alerts?.call;
+  if (!config?.enabled) return undefined;
+  const key = await resolveKey(config.key, deps.env ?? process.env);
+  return new CallAlerts({
+    config,
+    key,
+    logger: deps.logger,
+    timezone: deps.timezone,
+    historyPath: join(deps.stateDir, 'alerts.json'),
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  });
+}
 
 /** The one answer an alert call ever gives: it informs, it decides nothing. */
 const ALERT_ANSWER =

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A2aClient } from '../../src/a2a/client.js';
-import { alertsConfigSchema, CallAlerts, type CallAlertConfig, type DatasetAlertStatus } from '../../src/daemon/alerts.js';
+import { alertsConfigSchema, alertStatus, CallAlerts, callAlertsFromConfig, type CallAlertConfig, type DatasetAlertStatus } from '../../src/daemon/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startA2aEmulator } from '../../src/emulator/a2a/server.js';
@@ -133,5 +133,22 @@ describe('CallAlerts against the emulator', () => {
     await alerts.close();
     expect(log.lines().filter((l) => l.event === 'alert.failed')).toEqual([expect.objectContaining({ code: 'UNAUTHORIZED', dataset: 'shop-7' })]);
     expect(emu.emulator.credits).toBe(before);
+  });
+
+  it('callAlertsFromConfig: off without the section or when disabled; on, it resolves the key and keeps history in state_dir', async () => {
+    const log = capture();
+    const deps = { stateDir: join(dir, 'state'), timezone: 'Asia/Tokyo', logger: log.logger, env: { ALERT_KEY: CANARY } };
+    expect(await callAlertsFromConfig(undefined, deps)).toBeUndefined();
+    const raw = { call: { to: ALERT_TO, key: { env: 'ALERT_KEY' }, base_url: emu.url } };
+    expect(await callAlertsFromConfig(alertsConfigSchema.parse({ call: { ...raw.call, enabled: false } }), deps)).toBeUndefined();
+    const alerts = (await callAlertsFromConfig(alertsConfigSchema.parse(raw), deps))!;
+    const status = alertStatus('shop-5', null, [{ code: 'UNAUTHORIZED', message: 'key revoked', since: T0 - 120 * MIN }]);
+    expect(status.stopped).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(alertStatus('shop-5', null, [{ code: 'GUARD_HELD', since: 0 }]).stopped).toBeNull();
+    const placed = await alerts.check([status], T0);
+    await alerts.close();
+    expect(placed[0]).toMatchObject({ kind: 'stopped', dataset: 'shop-5' });
+    expect(emu.emulator.task(placed[0]!.taskId!)!.goal).toContain('dataset-connector doctor');
+    expect(JSON.parse(await readFile(join(dir, 'state', 'alerts.json'), 'utf8')).calls['shop-5']).toEqual([T0]);
   });
 });
