@@ -107,46 +107,47 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const f = (name: string) => byName.get(name) ?? null;
   const [fId, fName, fValue, fAliases, fActive] = [f('record_id')!, f('display_name')!, f('api_value')!, f('aliases'), f('active')];
 
+  const fail = (errors: RowError[], line: number, column: string, value: string, reason: string, code: RowError['code']) =>
+    errors.push({ file, line, column, value: truncateValue(value), reason, code });
+  const value = (cf: CompiledField, cells: string[], line: number, errors: RowError[]): Value => {
+    const raw = cf.get(cells);
+    if (cf.transform === null) return raw;
+    try {
+      return cf.transform(raw);
+    } catch (err) {
+      if (!(err instanceof ValueError)) throw err;
+      fail(errors, line, cf.column, err.value, `${cf.field}: ${err.message}`, err.code as RowError['code']);
+      return null;
+    }
+  };
+
   return {
     header: names,
     map(cells, line, errors) {
       for (const i of skipEmpty) if ((cells[i] ?? '').trim() === '') return FILTERED;
       for (const k of keep) if (!k.re.test(cells[k.index] ?? '')) return FILTERED;
       const before = errors.length;
-      const fail = (column: string, value: string, reason: string, code: RowError['code']) =>
-        errors.push({ file, line, column, value: truncateValue(value), reason, code });
       for (let i = width; i < cells.length; i++) {
-        if (cells[i] !== '') fail(`#${i + 1}`, cells[i]!, `a value in column ${i + 1}, beyond the ${width} columns of the header`, 'EXTRA_CELLS');
+        if (cells[i] !== '') fail(errors, line, `#${i + 1}`, cells[i]!, `a value in column ${i + 1}, beyond the ${width} columns of the header`, 'EXTRA_CELLS');
       }
-      const value = (cf: CompiledField): Value => {
-        const raw = cf.get(cells);
-        if (cf.transform === null) return raw;
-        try {
-          return cf.transform(raw);
-        } catch (err) {
-          if (!(err instanceof ValueError)) throw err;
-          fail(cf.column, err.value, `${cf.field}: ${err.message}`, err.code as RowError['code']);
-          return null;
-        }
-      };
       const attributes: Record<string, AttributeValue> = {};
-      for (const { key, f: af } of attrs) attributes[key] = toAttribute(value(af));
+      for (const { key, f: af } of attrs) attributes[key] = toAttribute(value(af, cells, line, errors));
       const record = {
-        record_id: toText(value(fId)),
-        display_name: toText(value(fName)),
-        api_value: toText(value(fValue)),
-        aliases: fAliases ? (toAliases(value(fAliases)) as string[]) : [],
+        record_id: toText(value(fId, cells, line, errors)),
+        display_name: toText(value(fName, cells, line, errors)),
+        api_value: toText(value(fValue, cells, line, errors)),
+        aliases: fAliases ? (toAliases(value(fAliases, cells, line, errors)) as string[]) : [],
         attributes,
         active: true,
       };
       if (fActive) {
-        const v = value(fActive);
+        const v = value(fActive, cells, line, errors);
         try {
           const b = toActive(v);
           if (b !== null) record.active = b as boolean;
         } catch (err) {
           if (!(err instanceof ValueError)) throw err;
-          fail(fActive.column, err.value, `active: ${err.message}`, 'TRANSFORM_FAILED');
+          fail(errors, line, fActive.column, err.value, `active: ${err.message}`, 'TRANSFORM_FAILED');
         }
       }
       if (errors.length > before) return BAD;
@@ -158,7 +159,7 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
         const top = issue.field.startsWith('attributes.') ? issue.field : issue.field.split('.')[0]!;
         const cf = byName.get(top);
         const shown = top.startsWith('attributes.') ? attributes[top.slice(11)] : (record as Record<string, unknown>)[top];
-        fail(cf ? cf.column : top, asText((shown ?? null) as Value), `${issue.field} ${issue.message}`, 'INVALID_RECORD');
+        fail(errors, line, cf ? cf.column : top, asText((shown ?? null) as Value), `${issue.field} ${issue.message}`, 'INVALID_RECORD');
       }
       return BAD;
     },

@@ -1,8 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { parse, CsvError } from 'csv-parse';
+import { Parser, CsvError } from 'csv-parse';
 import type { SourceConfig } from './config.js';
-import { StreamDecoder } from './decode.js';
+import { StreamDecoder, bomEncoding } from './decode.js';
+import { Utf8Checker } from './utf8-check.js';
 import { SourceError } from './errors.js';
 import { checkCsvHead } from './sniff.js';
 import type { RowBatch } from './types.js';
@@ -21,72 +22,105 @@ function breaksIn(cells: string[]): number {
   return n;
 }
 
-/** Drops the first `count` physical lines of a text stream (preamble), before any CSV parsing sees them. */
+/** Drops the first `count` physical lines of a text or byte stream (preamble), before any CSV parsing sees them. */
 class LineSkipper {
   constructor(private left: number) {}
-  take(text: string): string {
+  take<T extends string | Buffer>(data: T): T | null {
     let at = 0;
     while (this.left > 0) {
-      const nl = text.indexOf('\n', at);
-      if (nl === -1) return '';
+      const nl = data.indexOf('\n', at);
+      if (nl === -1) return null;
       at = nl + 1;
       this.left--;
     }
-    return at === 0 ? text : text.slice(at);
+    if (at === 0) return data;
+    return (typeof data === 'string' ? data.slice(at) : (data as Buffer).subarray(at)) as T;
+  }
+}
+
+/**
+ * csv-parse's documented Parser with `push` taken over: each record goes
+ * straight to `onRecord` with the parser's line counter (`info.lines`),
+ * instead of through the stream's object buffer. The hot path of a read.
+ */
+class RowParser extends Parser {
+  onRecord: (cells: string[], lastLine: number) => void = () => {};
+  override push(chunk: unknown): boolean {
+    if (chunk === null) return super.push(null);
+    this.onRecord(chunk as string[], this.info.lines);
+    return true;
   }
 }
 
 /**
  * Streams a CSV file as batches of rows with their 1-based physical line
- * numbers (lines skipped as preamble counted). Decoding, preamble skipping
- * and csv-parse all run synchronously per file chunk, so there is one await
- * per chunk, not per row.
+ * numbers (lines skipped as preamble counted). Validation or decoding,
+ * preamble skipping and csv-parse all run synchronously per file chunk, so
+ * there is one await per chunk, not per row. UTF-8 bytes go to csv-parse as
+ * they are (checked by `isUtf8`); other encodings are decoded by iconv-lite.
  */
 export async function* readCsvRows(file: string, source: SourceConfig, meter: ByteMeter): AsyncGenerator<RowBatch> {
-  const decoder = new StreamDecoder(source.encoding, file);
   const skipper = new LineSkipper(source.header.skip_lines);
   let batch: RowBatch = { cells: [], lines: [] };
   let nextLine = source.header.skip_lines + 1;
   let lastParserLine = 0;
-  const parser = parse({
+  const parser = new RowParser({
     delimiter: source.delimiter === 'tab' ? '\t' : source.delimiter,
     quote: source.quote,
+    bom: true,
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: false,
     max_record_size: source.limits.max_record_bytes,
-    on_record: (cells: string[], info: { lines: number }) => {
-      batch.cells.push(cells);
-      batch.lines.push(nextLine);
-      // csv-parse's own count is off for \r\n inside quotes; count breaks ourselves when a record spans lines.
-      const spansLines = info.lines - lastParserLine > 1;
-      lastParserLine = info.lines;
-      nextLine += 1 + (spansLines ? breaksIn(cells) : 0);
-      return null;
-    },
   });
+  parser.onRecord = (cells, lastLine) => {
+    batch.cells.push(cells);
+    batch.lines.push(nextLine);
+    // csv-parse's own count is off for \r\n inside quotes; count breaks ourselves when a record spans lines.
+    const spansLines = lastLine - lastParserLine > 1;
+    lastParserLine = lastLine;
+    nextLine += 1 + (spansLines ? breaksIn(cells) : 0);
+  };
   parser.on('error', () => {}); // read through `errored` below
-  parser.resume();
-  const feed = (text: string) => {
-    const rest = skipper.take(text);
-    if (rest.length > 0) parser.write(rest);
+  const feed = (data: string | Buffer) => {
+    const rest = skipper.take(data);
+    if (rest !== null && rest.length > 0) parser.write(rest);
     if (parser.errored) throw translate(parser.errored, file, nextLine, source);
   };
-  let first = true;
+  const badUtf8 = () =>
+    new SourceError('BAD_ENCODING', `${file}: bytes that are not valid UTF-8 near line ${nextLine}; check the source's encoding setting`, {
+      file,
+      line: nextLine,
+      setting: 'encoding',
+    });
+  let decoder: StreamDecoder | null = null;
+  let utf8: Utf8Checker | null = null;
   const stream = createReadStream(file, { highWaterMark: 256 * 1024 });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (first) checkCsvHead(chunk, source, file);
-      first = false;
+      if (decoder === null && utf8 === null) {
+        checkCsvHead(chunk, source, file);
+        const bom = bomEncoding(chunk);
+        const isUtf8 = source.encoding === 'utf-8' || (source.encoding === 'auto' && (bom === null || bom === 'utf-8'));
+        if (isUtf8) utf8 = new Utf8Checker();
+        else decoder = new StreamDecoder(source.encoding, file);
+      }
       meter.add(chunk);
-      feed(decoder.write(chunk));
+      if (utf8) {
+        if (!utf8.check(chunk)) throw badUtf8();
+        feed(chunk);
+      } else {
+        feed(decoder!.write(chunk));
+      }
       if (batch.cells.length > 0) {
         yield batch;
         batch = { cells: [], lines: [] };
       }
     }
-    feed(decoder.end());
+    if (utf8 && !utf8.end()) throw badUtf8();
+    if (decoder) feed(decoder.end());
     parser.end();
+    parser.resume();
     try {
       await finished(parser);
     } catch (err) {

@@ -7,7 +7,6 @@ import { SourceError } from './errors.js';
 import { ByteMeter, hashFile } from './meter.js';
 import { RowPipeline } from './pipeline.js';
 import type { ExportResult, RecordBatch, RowBatch } from './types.js';
-import { readXlsxRows } from './xlsx.js';
 
 /**
  * One streaming read of an export. Iterate it (records, or `batches()` for
@@ -72,8 +71,11 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     for await (const batch of this.batches()) yield* batch.records;
   }
 
-  private rows(meter: ByteMeter): AsyncIterable<RowBatch> {
-    return this.source.type === 'csv' ? readCsvRows(this.file, this.source, meter) : readXlsxRows(this.file, this.source, meter);
+  private async *rows(meter: ByteMeter): AsyncIterable<RowBatch> {
+    if (this.source.type === 'csv') return yield* readCsvRows(this.file, this.source, meter);
+    // exceljs is large; load it only for XLSX sources.
+    const { readXlsxRows } = await import('./xlsx.js');
+    yield* readXlsxRows(this.file, this.source, meter);
   }
 
   /** Stat the file; returns its size. */

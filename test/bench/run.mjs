@@ -1,0 +1,132 @@
+// Benchmark of the read path (issue 3): `npm run bench`.
+// Each measurement runs in its own child process so that peak RSS (maxRSS) is its own.
+import { spawnSync } from 'node:child_process';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+
+const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
+const XLSX_ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);
+const self = fileURLToPath(import.meta.url);
+const dist = new URL('../../dist/', import.meta.url);
+
+const mappingInput = {
+  fields: {
+    record_id: { column: 'SKU', transforms: ['trim', 'strip_prefix'] },
+    display_name: { template: '{Name} {Size}', transforms: ['collapse_spaces'] },
+    api_value: { column: 'Code', transforms: ['lowercase'] },
+    aliases: { column: 'Aliases', transforms: ['split'] },
+    'attributes.price': { column: 'Price', transforms: ['number'] },
+    'attributes.stock': { column: 'In stock [Main Street]', transforms: [{ null_words: ['not stocked'] }, 'integer'] },
+    active: { column: 'Published', transforms: [{ boolean: { true_words: ['表示'], false_words: ['非表示'] } }] },
+  },
+};
+const HEADER = ['SKU', 'Name', 'Size', 'Code', 'Aliases', 'Price', 'In stock [Main Street]', 'Published'];
+function row(i) {
+  return [`SKU-${i}`, `Product ${i % 977}`, ['S', 'M', 'L'][i % 3], `CODE${i}`, `p${i}|item ${i}`, `${(i % 5000) + 1},${String(i % 100).padStart(2, '0')}`.replace(',', '.'), i % 50 === 0 ? 'not stocked' : String((i % 300) - 20), i % 7 === 0 ? '非表示' : '表示'];
+}
+
+async function writeCsv(file, rows) {
+  const out = createWriteStream(file);
+  out.write(HEADER.join(',') + '\n');
+  let buf = '';
+  for (let i = 1; i <= rows; i++) {
+    buf += row(i).join(',') + '\n';
+    if (buf.length > 1 << 16) {
+      if (!out.write(buf)) await once(out, 'drain');
+      buf = '';
+    }
+  }
+  out.end(buf);
+  await once(out, 'finish');
+}
+
+async function writeXlsx(file, rows) {
+  const { default: ExcelJS } = await import('exceljs');
+  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useSharedStrings: true });
+  const ws = wb.addWorksheet('Stock');
+  ws.addRow(HEADER).commit();
+  for (let i = 1; i <= rows; i++) {
+    const r = row(i);
+    ws.addRow([r[0], r[1], r[2], r[3], r[4], Number(r[5]), r[6] === 'not stocked' ? r[6] : Number(r[6]), r[7]]).commit();
+  }
+  ws.commit();
+  await wb.commit();
+}
+
+// ---- child measurements ----
+async function child(kind, file) {
+  // Modules are loaded before the clock starts: the figures are of reading, not of start-up.
+  const { parse } = await import('csv-parse');
+  const { sourceConfigSchema } = await import(new URL('sources/config.js', dist));
+  const { mappingConfigSchema } = await import(new URL('mapping/config.js', dist));
+  const { readExport } = await import(new URL('sources/read.js', dist));
+  if (kind.endsWith('xlsx')) await import(new URL('sources/xlsx.js', dist));
+  global.gc?.();
+  const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
+  let n = 0;
+  if (kind === 'bare-csv') {
+    for await (const rec of createReadStream(file, { highWaterMark: 256 * 1024 }).pipe(parse({ relax_column_count: true }))) n += rec.length > 0 ? 1 : 0;
+    n -= 1; // header
+  } else {
+    const source = sourceConfigSchema.parse({ type: kind.endsWith('xlsx') ? 'xlsx' : 'csv' });
+    const mapping = mappingConfigSchema.parse(mappingInput);
+    const reader = readExport(file, source, mapping);
+    if (kind === 'full-csv-records') {
+      for await (const _r of reader) n++;
+    } else {
+      for await (const b of reader.batches()) n += b.records.length;
+    }
+    if (reader.result.rejected) throw reader.result.rejected;
+  }
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c = process.cpuUsage(c0);
+  process.stdout.write(JSON.stringify({ kind, rows: n, ms, cpuMs: (c.user + c.system) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+}
+
+function measure(kind, file) {
+  const r = spawnSync(process.execPath, ['--expose-gc', self, '--child', kind, file], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`${kind} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+function show(m, base) {
+  const rate = Math.round(m.rows / (m.ms / 1000)).toLocaleString('en');
+  const cpuRate = Math.round(m.rows / (m.cpuMs / 1000)).toLocaleString('en');
+  const rel = base ? `  ${(m.ms / base.ms).toFixed(2)}× bare wall, ${(m.cpuMs / base.cpuMs).toFixed(2)}× bare CPU` : '';
+  console.log(
+    `${m.kind.padEnd(18)} ${String(m.rows).padStart(9)} rows  wall ${(m.ms / 1000).toFixed(2).padStart(6)} s (${rate.padStart(9)} rows/s)  CPU ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s (${cpuRate.padStart(9)} rows/s)  peak RSS ${m.maxRssMb.toFixed(0).padStart(4)} MB${rel}`,
+  );
+}
+
+async function main() {
+  const dir = await mkdtemp(join(tmpdir(), 'dc-bench-'));
+  try {
+    const csv = join(dir, 'export.csv');
+    await writeCsv(csv, CSV_ROWS);
+    console.log(`CSV: ${CSV_ROWS.toLocaleString('en')} rows, ${((await stat(csv)).size / 1e6).toFixed(1)} MB`);
+    const bare = measure('bare-csv', csv);
+    show(bare);
+    const full = measure('full-csv', csv);
+    show(full, bare);
+    show(measure('full-csv-records', csv), bare);
+    const xlsx = join(dir, 'export.xlsx');
+    await writeXlsx(xlsx, XLSX_ROWS);
+    console.log(`XLSX: ${XLSX_ROWS.toLocaleString('en')} rows, ${((await stat(xlsx)).size / 1e6).toFixed(1)} MB`);
+    const fx = measure('full-xlsx', xlsx);
+    show(fx);
+    // CPU time is the fairer yardstick on a shared machine; wall time is printed too.
+    const csvOk = full.cpuMs <= 1.5 * bare.cpuMs && full.maxRssMb < 200;
+    const xlsxOk = fx.rows / (fx.cpuMs / 1000) >= 40_000 && fx.maxRssMb < 250;
+    console.log(`targets: CSV ≤1.5× bare and <200 MB: ${csvOk ? 'met' : 'NOT met'}; XLSX ≥40k rows/s and <250 MB: ${xlsxOk ? 'met' : 'NOT met'}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3], process.argv[4]);
+else await main();
