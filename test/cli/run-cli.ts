@@ -15,10 +15,10 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     execFile(
       process.execPath,
       ['dist/cli/main.js', ...args],
-      { cwd: root, env: { PATH: process.env.PATH, ...env }, timeout: 20_000 },
+      { cwd: root, env: { PATH: process.env.PATH, ...env }, timeout: 60_000 },
       (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        resolve({ code, stdout, stderr: err?.signal ? `${stderr}\n(killed by ${err.signal})` : stderr });
       },
     );
   });
