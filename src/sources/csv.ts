@@ -87,12 +87,14 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
     if (rest !== null && rest.length > 0) parser.write(rest);
     if (parser.errored) throw translate(parser.errored, file, nextLine, source);
   };
-  const badUtf8 = () =>
-    new SourceError('BAD_ENCODING', `${file}: bytes that are not valid UTF-8 near line ${nextLine}; check the source's encoding setting`, {
+  const badUtf8 = async () => {
+    const line = await lineOfFirstBadUtf8(file);
+    return new SourceError('BAD_ENCODING', `${file}: bytes that are not valid UTF-8 at line ${line}; check the source's encoding setting`, {
       file,
-      line: nextLine,
+      line,
       setting: 'encoding',
     });
+  };
   let decoder: StreamDecoder | null = null;
   let utf8: Utf8Checker | null = null;
   const stream = createReadStream(file, { highWaterMark: 256 * 1024 });
@@ -107,7 +109,7 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
       }
       meter.add(chunk);
       if (utf8) {
-        if (!utf8.check(chunk)) throw badUtf8();
+        if (!utf8.check(chunk)) throw await badUtf8();
         feed(chunk);
       } else {
         feed(decoder!.write(chunk));
@@ -117,7 +119,7 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
         batch = { cells: [], lines: [] };
       }
     }
-    if (utf8 && !utf8.end()) throw badUtf8();
+    if (utf8 && !utf8.end()) throw await badUtf8();
     if (decoder) feed(decoder.end());
     parser.end();
     parser.resume();
@@ -131,6 +133,19 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
     stream.destroy();
     parser.destroy();
   }
+}
+
+/** The 1-based line of the first invalid UTF-8 sequence (the rare path: the file is read again from the start). */
+async function lineOfFirstBadUtf8(file: string): Promise<number> {
+  const decoder = new TextDecoder('utf-8', { fatal: false });
+  let line = 1;
+  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    const text = decoder.decode(chunk, { stream: true });
+    const bad = text.indexOf('\uFFFD');
+    for (let i = text.indexOf('\n'); i !== -1 && (bad === -1 || i < bad); i = text.indexOf('\n', i + 1)) line++;
+    if (bad !== -1) return line;
+  }
+  return line;
 }
 
 function translate(err: unknown, file: string, line: number, source: SourceConfig): SourceError {
