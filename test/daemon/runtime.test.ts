@@ -1,0 +1,134 @@
+import { mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { datasetConfigSchema, type DatasetConfig } from '../../src/config/schema.js';
+import { DatasetRuntime } from '../../src/daemon/dataset-runtime.js';
+import { HealthState } from '../../src/daemon/health-state.js';
+import { DaemonMetrics } from '../../src/daemon/metrics.js';
+import type { DaemonEngine } from '../../src/daemon/ports.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { HeldDraft } from '../../src/snapshot/types.js';
+import { emptySummary, type SyncSummary } from '../../src/sync/outcome.js';
+import type { CronStarter } from '../../src/triggers/scheduler.js';
+
+const runtimes: DatasetRuntime[] = [];
+afterEach(async () => {
+  await Promise.all(runtimes.splice(0).map((r) => r.stop()));
+});
+
+function dataset(inbox: string, extra: Record<string, unknown> = {}): DatasetConfig {
+  const parsed = datasetConfigSchema.parse({
+    api: { base_url: 'http://127.0.0.1:1', key: { env: 'UNUSED' } },
+    source: { type: 'csv' },
+    mapping: { fields: { record_id: 'sku', display_name: 'name', api_value: 'sku' } },
+    watch: { path: inbox, settle_ms: 80, poll_interval_ms: 30 },
+    ...extra,
+  });
+  return { ...parsed, name: 'shop', file: '/dev/null', api: { ...parsed.api, dataset_id: 'shop' } } as DatasetConfig;
+}
+
+/**
+ * Stands in for the sync engine (another area, tested on its own): each sync
+ * waits until the test releases it, so files can arrive while one runs.
+ */
+class GatedEngine implements DaemonEngine {
+  readonly synced: string[] = [];
+  #gates: Array<() => void> = [];
+  #started: Array<() => void> = [];
+  async sync(ds: DatasetConfig, input: { file: string }): Promise<SyncSummary> {
+    this.synced.push(input.file.split('/').pop()!);
+    this.#started.splice(0).forEach((r) => r());
+    await new Promise<void>((r) => this.#gates.push(r));
+    return { ...emptySummary(ds.name, input.file), result: 'published', requests: 1 };
+  }
+  async resume(): Promise<unknown> {
+    return undefined;
+  }
+  nextSync(): Promise<void> {
+    return new Promise((r) => this.#started.push(r));
+  }
+  release(): void {
+    this.#gates.shift()?.();
+  }
+}
+
+function runtime(ds: DatasetConfig, engine: DaemonEngine, opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number } = {}) {
+  const health = new HealthState();
+  health.setPhase('running');
+  const r = new DatasetRuntime(ds, {
+    engine,
+    state: { lastFileHash: () => null, held: () => opts.held ?? null },
+    logger: silentLogger(),
+    metrics: new DaemonMetrics(),
+    health,
+    timezone: 'UTC',
+    now: opts.now ?? (() => Date.now()),
+    tmpDir: join(tmpdir(), 'dc-runtime-tmp'),
+    ...(opts.cron ? { cronStarter: opts.cron } : {}),
+  });
+  runtimes.push(r);
+  return { r, health };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !(await cond()); ) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('dataset runtime', () => {
+  it('coalesces exports arriving during a sync: the next sync reads the newest, the others are archived', async () => {
+    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+    const engine = new GatedEngine();
+    const { r } = runtime(dataset(inbox), engine);
+    await r.start();
+    const first = engine.nextSync();
+    await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
+    await first;
+    for (const [i, name] of ['b.csv', 'c.csv', 'd.csv'].entries()) {
+      await writeFile(join(inbox, name), `sku,name\n${i},x\n`);
+      const t = new Date(Date.now() + (i + 1) * 1000);
+      await utimes(join(inbox, name), t, t);
+    }
+    await until(async () => (await readdir(join(inbox, 'processed')).catch(() => [])).length >= 2, 'b and c archived');
+    const second = engine.nextSync();
+    engine.release();
+    await second;
+    engine.release();
+    await r.idle();
+    expect(engine.synced).toEqual(['a.csv', 'd.csv']);
+    const processed = (await readdir(join(inbox, 'processed'))).sort();
+    expect(processed.filter((n) => n.includes('.superseded.')).map((n) => n[0])).toEqual(['b', 'c']);
+    expect(processed.filter((n) => !n.includes('.superseded.')).map((n) => n[0])).toEqual(['a', 'd']);
+    expect(await readdir(inbox)).toEqual(['processed']);
+  });
+
+  it('a draft_check schedule, fired by the injected tick source, warns before a held draft expires', async () => {
+    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+    const fires: Array<() => void | Promise<void>> = [];
+    const cron: CronStarter = (_e, _tz, fire) => {
+      fires.push(fire);
+      return { stop: () => undefined, nextRun: () => null };
+    };
+    const held: HeldDraft = { kind: 'staged', version: 4, reason: 'publish_required', planId: null, summary: null, since: 0 };
+    const H = 3_600_000;
+    let now = 10 * H;
+    const { r, health } = runtime(
+      dataset(inbox, { schedules: [{ type: 'draft_check', cron: '0 * * * *', warn_before_ms: 4 * H }] }),
+      new GatedEngine(),
+      { held, cron, now: () => now },
+    );
+    await r.start();
+    expect(fires).toHaveLength(1);
+    await fires[0]!();
+    expect(health.report().status).toBe('ok');
+    now = 21 * H;
+    await fires[0]!();
+    expect(health.report()).toMatchObject({ status: 'degraded', reasons: [{ topic: 'draft', code: 'DRAFT_EXPIRING' }] });
+    now = 25 * H;
+    await fires[0]!();
+    expect(health.report().reasons).toMatchObject([{ code: 'DRAFT_EXPIRED' }]);
+  });
+});
