@@ -177,17 +177,21 @@ export class DatasetRuntime {
     const ds = this.#ds;
     const { engine, health } = this.#deps;
     if (job.kind === 'resume' || job.kind === 'reconcile') {
-      const ev = job.kind === 'resume' ? 'sync.resumed' : 'reconcile.done';
       try {
         if (job.kind === 'reconcile') this.#log.info(event('reconcile.started'), 'reconcile started');
         if (job.kind === 'reconcile' && !engine.reconcile) {
           this.#log.warn(event('reconcile.done', { code: 'NOT_AVAILABLE' }), 'reconcile not available in this engine');
           return;
         }
-        const result = await (job.kind === 'resume' ? engine.resume(ds) : engine.reconcile!(ds));
+        if (job.kind === 'reconcile') {
+          // The engine logs reconcile.done with what the rebuild found.
+          await engine.reconcile!(ds);
+        } else {
+          const result = await engine.resume(ds);
+          const outcome = (result as { result?: unknown } | undefined)?.result ?? null;
+          this.#log.info(event('sync.resumed', { result: outcome }), 'journal resumed');
+        }
         health.clear(this.name, job.kind);
-        const outcome = (result as { result?: unknown } | undefined)?.result ?? null;
-        this.#log.info(event(ev, { result: outcome }), job.kind === 'resume' ? 'journal resumed' : 'reconcile done');
       } catch (err) {
         const code = (err as { code?: unknown }).code;
         health.set(this.name, job.kind, typeof code === 'string' ? code : 'INTERNAL', `${job.kind} failed`, this.#deps.now());

@@ -11,6 +11,7 @@ import { emptySummary, finalResult, logSummary, type SyncSummary } from './outco
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
 import { previewPlan, type PlanPreview } from './preview.js';
+import { reconcile, type ServerView } from './reconcile.js';
 import { resumeOpenPlan } from './resume.js';
 import { runSync, type SyncOptions } from './run-sync.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
@@ -76,6 +77,11 @@ export class SyncEngine {
       ctx.summary.result = r?.end === undefined || r.end === 'superseded' || r.end.kind === 'nothing' ? 'unchanged' : r.end.kind === 'published' ? 'published' : 'held';
       return ctx.summary;
     });
+  }
+
+  /** Read every published record from the server and rebuild the snapshot from it (the daemon's periodic reconcile). */
+  async reconcile(ds: DatasetConfig): Promise<ServerView> {
+    return this.#locks.run(ds.name, () => reconcile(this.#ctx(ds, emptySummary(ds.name, null)), true));
   }
 
   /** What a sync would do, sending nothing but reads. */

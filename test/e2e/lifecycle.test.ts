@@ -13,11 +13,16 @@ describe('daemon end to end: schedules, reload, stop', () => {
     await emu?.close();
   });
 
-  it('a per-second reread schedule syncs a fixed file, then skips it while unchanged', async () => {
+  it('per-second schedules: a reread syncs a fixed file then skips it while unchanged; a reconcile sees a portal edit', async () => {
     const s = await scenario(emu, 'e2e-schedule');
     const fixed = join(s.dir, 'fixed.csv');
     await writeFile(fixed, exportCsv(5));
-    const { watch: _none, ...ds } = s.dataset({ schedules: [{ type: 'reread', cron: '* * * * * *', path: fixed }] });
+    const { watch: _none, ...ds } = s.dataset({
+      schedules: [
+        { type: 'reread', cron: '* * * * * *', path: fixed },
+        { type: 'reconcile', cron: '*/2 * * * * *' },
+      ],
+    });
     await s.writeConfig({ shop: ds });
     const d = s.start();
     try {
@@ -26,6 +31,8 @@ describe('daemon end to end: schedules, reload, stop', () => {
       await d.waitFor('file.skipped', { reason: 'same_content', origin: 'reread' });
       expect(emu.emulator.records('e2e-schedule')).toHaveLength(5);
       expect(await readdir(s.dir)).toContain('fixed.csv');
+      emu.emulator.portalPublish('e2e-schedule', { delete: ['P-0001'] });
+      await d.waitFor('reconcile.done', { removed: 1 });
     } finally {
       expect(await d.stop()).toBe(0);
     }
