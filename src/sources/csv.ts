@@ -59,7 +59,7 @@ class RowParser extends Parser {
  * there is one await per chunk, not per row. UTF-8 bytes go to csv-parse as
  * they are (checked by `isUtf8`); other encodings are decoded by iconv-lite.
  */
-export async function* readCsvRows(file: string, source: SourceConfig, meter: ByteMeter): AsyncGenerator<RowBatch> {
+export async function* readCsvRows(file: string, source: SourceConfig, meter: ByteMeter, chunkBytes = 256 * 1024): AsyncGenerator<RowBatch> {
   const skipper = new LineSkipper(source.header.skip_lines);
   let batch: RowBatch = { cells: [], lines: [] };
   let nextLine = source.header.skip_lines + 1;
@@ -97,30 +97,45 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
   };
   let decoder: StreamDecoder | null = null;
   let utf8: Utf8Checker | null = null;
-  const stream = createReadStream(file, { highWaterMark: 256 * 1024 });
+  let head: Buffer | null = Buffer.alloc(0);
+  // The first bytes decide the format check and the BOM; they may arrive over several tiny chunks.
+  const take = (chunk: Buffer): Buffer | null => {
+    if (head === null) return chunk;
+    head = Buffer.concat([head, chunk]);
+    if (head.length < 8 && chunk.length > 0) return null;
+    const first = head;
+    head = null;
+    checkCsvHead(first, source, file);
+    const bom = bomEncoding(first);
+    const isUtf8 = source.encoding === 'utf-8' || (source.encoding === 'auto' && (bom === null || bom === 'utf-8'));
+    if (isUtf8) utf8 = new Utf8Checker();
+    else decoder = new StreamDecoder(source.encoding, file);
+    return first;
+  };
+  const consume = async (chunk: Buffer) => {
+    if (utf8) {
+      if (!utf8.check(chunk)) throw await badUtf8();
+      feed(chunk);
+    } else {
+      feed(decoder!.write(chunk));
+    }
+  };
+  const stream = createReadStream(file, { highWaterMark: chunkBytes });
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (decoder === null && utf8 === null) {
-        checkCsvHead(chunk, source, file);
-        const bom = bomEncoding(chunk);
-        const isUtf8 = source.encoding === 'utf-8' || (source.encoding === 'auto' && (bom === null || bom === 'utf-8'));
-        if (isUtf8) utf8 = new Utf8Checker();
-        else decoder = new StreamDecoder(source.encoding, file);
-      }
-      meter.add(chunk);
-      if (utf8) {
-        if (!utf8.check(chunk)) throw await badUtf8();
-        feed(chunk);
-      } else {
-        feed(decoder!.write(chunk));
-      }
+    for await (const raw of stream as AsyncIterable<Buffer>) {
+      meter.add(raw);
+      const chunk = take(raw);
+      if (chunk === null) continue;
+      await consume(chunk);
       if (batch.cells.length > 0) {
         yield batch;
         batch = { cells: [], lines: [] };
       }
     }
-    if (utf8 && !utf8.end()) throw await badUtf8();
-    if (decoder) feed(decoder.end());
+    const rest = take(Buffer.alloc(0));
+    if (rest !== null && rest.length > 0) await consume(rest);
+    if (utf8 !== null && !(utf8 as Utf8Checker).end()) throw await badUtf8();
+    if (decoder !== null) feed((decoder as StreamDecoder).end());
     parser.end();
     parser.resume();
     try {

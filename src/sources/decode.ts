@@ -38,6 +38,7 @@ export class StreamDecoder {
   private decoder: ReturnType<typeof iconv.getDecoder> | null = null;
   private pending: Buffer | null = null;
   private linesSeen = 1;
+  private highSurrogate = '';
   /** The encoding used, after BOM detection for `auto`. */
   encoding: string;
 
@@ -69,9 +70,9 @@ export class StreamDecoder {
     if (this.decoder === null) {
       this.start(this.pending ?? Buffer.alloc(0));
       const text = this.pending ? this.decoder!.write(this.pending) : '';
-      return this.check(text + (this.decoder!.end() ?? ''));
+      return this.check(text + (this.decoder!.end() ?? ''), true);
     }
-    return this.check(this.decoder.end() ?? '');
+    return this.check(this.decoder.end() ?? '', true);
   }
 
   private start(head: Buffer): void {
@@ -80,7 +81,15 @@ export class StreamDecoder {
     this.decoder = iconv.getDecoder(this.encoding, { stripBOM: true });
   }
 
-  private check(text: string): string {
+  private check(decoded: string, last = false): string {
+    // A lone high surrogate at the end would break when the text is turned into bytes; keep it for the next chunk.
+    let text = this.highSurrogate + decoded;
+    this.highSurrogate = '';
+    const end = text.charCodeAt(text.length - 1);
+    if (!last && end >= 0xd800 && end <= 0xdbff) {
+      this.highSurrogate = text.slice(-1);
+      text = text.slice(0, -1);
+    }
     const at = text.indexOf('\uFFFD');
     if (at !== -1) {
       const line = this.linesSeen + countNewlines(text, at);

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { compileTransform } from '../../src/mapping/transforms.js';
+import { fixScientific } from '../../src/mapping/scientific.js';
+import { mappingConfigSchema, transformSchema } from '../../src/mapping/config.js';
+import { quickValid } from '../../src/mapping/quick-check.js';
+import { validateRecord } from '../../src/model/record.js';
+import { ValueError, type Value } from '../../src/mapping/value.js';
+
+const t = (spec: unknown, v: Value) => compileTransform(transformSchema.parse(spec))(v);
+
+describe('transforms', () => {
+  it.each([
+    ['trim', '  a b  ', 'a b'],
+    ['collapse_spaces', 'a \t\u3000 b', 'a b'],
+    ['strip_prefix', "'0123", '0123'],
+    ['strip_prefix', '#45', '45'],
+    ['strip_prefix', '45', '45'],
+    ['number', '1,234.5', 1234.5],
+    ['number', '-3', -3],
+    ['number', '', null],
+    [{ number: { decimal_separator: ',', thousands_separator: '.' } }, '1.234,5', 1234.5],
+    [{ number: { decimal_separator: ',', thousands_separator: ' ' } }, '1 234,5', 1234.5],
+    ['integer', '-12', -12],
+    ['boolean', 'TRUE', true],
+    ['boolean', 'n', false],
+    ['boolean', '1', true],
+    ['boolean', 'No', false],
+    [{ boolean: { true_words: ['表示'], false_words: ['非表示'] } }, '非表示', false],
+    ['split', 'a| b ||c', ['a', 'b', 'c']],
+    [{ split: { separator: ';' } }, 'a;b', ['a', 'b']],
+    [{ default: 'x' }, '', 'x'],
+    [{ default: 'x' }, 'y', 'y'],
+    [{ null_words: ['not stocked', 'variable'] }, ' Not Stocked ', null],
+    ['lowercase', 'ÀB', 'àb'],
+    ['uppercase', 'ab', 'AB'],
+    ['nfkc', 'ＡＢＣ１２３ｶﾅ', 'ABC123カナ'],
+    [{ regex_replace: { pattern: '[^0-9]', replacement: '' } }, 'a1b2', '12'],
+    ['fix_scientific', '4.901234567890E+12', '4901234567890'],
+    ['fix_scientific', 'A-1', 'A-1'],
+  ])('%j on %j gives %j', (spec, input, out) => {
+    expect(t(spec, input)).toEqual(out);
+  });
+
+  it.each([
+    ['number', '1,5'],
+    ['number', '12abc'],
+    ['integer', '1.5'],
+    ['boolean', 'maybe'],
+  ])('%j refuses %j with a TRANSFORM_FAILED value error', (spec, input) => {
+    expect(() => t(spec, input)).toThrow(ValueError);
+  });
+
+  it('flags scientific notation that lost digits', () => {
+    expect(() => fixScientific('4.9E+12')).toThrow(expect.objectContaining({ code: 'PRECISION_LOST' }));
+    expect(() => fixScientific('1.5E+0')).toThrow(expect.objectContaining({ code: 'TRANSFORM_FAILED' }));
+  });
+});
+
+describe('mapping config', () => {
+  it('is strict: unknown keys, unknown fields and two sources are refused', () => {
+    const base = { record_id: 'SKU', display_name: 'Name', api_value: 'Code' };
+    expect(mappingConfigSchema.safeParse({ fields: base }).success).toBe(true);
+    expect(mappingConfigSchema.safeParse({ fields: base, extra: 1 }).success).toBe(false);
+    expect(mappingConfigSchema.safeParse({ fields: { ...base, colour: 'C' } }).success).toBe(false);
+    expect(mappingConfigSchema.safeParse({ fields: { ...base, 'attributes.__proto__': 'C' } }).success).toBe(false);
+    expect(mappingConfigSchema.safeParse({ fields: { ...base, api_value: { column: 'A', const: 'b' } } }).success).toBe(false);
+    expect(mappingConfigSchema.safeParse({ fields: { record_id: 'SKU' } }).success).toBe(false);
+    expect(mappingConfigSchema.safeParse({ fields: { ...base, api_value: { column: 'A', transforms: ['eval'] } } }).success).toBe(false);
+  });
+});
+
+describe('quickValid', () => {
+  it('never lets through a record that validateRecord refuses', () => {
+    const text = fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom('A-1', 'x'.repeat(129), 'ok', 'a b', 'x'.repeat(201), 'x'.repeat(501)));
+    const attr = fc.oneof(fc.string({ maxLength: 3 }), fc.double(), fc.boolean(), fc.constant(null), fc.constant({}), fc.constant([1]));
+    fc.assert(
+      fc.property(
+        fc.record({
+          record_id: text,
+          display_name: text,
+          api_value: text,
+          aliases: fc.array(fc.oneof(text, fc.constant(3 as unknown as string)), { maxLength: 22 }),
+          attributes: fc.dictionary(fc.oneof(fc.constantFrom('ok', 'bad-key', 'k'.repeat(65)), fc.string({ maxLength: 3 })), attr, { maxKeys: 52 }),
+          active: fc.oneof(fc.boolean(), fc.constant('true' as unknown as boolean)),
+        }),
+        (r) => {
+          if (quickValid(r as never)) expect(validateRecord(r).ok).toBe(true);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
