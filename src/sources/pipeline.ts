@@ -96,19 +96,7 @@ export class RowPipeline {
       });
     }
     if (this.counts.rows === 0) return new SourceError('HEADER_ONLY', `${this.file}: has a header but no data rows`, ctx);
-    const { bad_rows, rows } = this.counts;
-    if (bad_rows === 0) return null;
-    if (this.source.on_row_errors === 'reject_file') {
-      return new SourceError('ROW_ERRORS', `${this.file}: ${bad_rows} of ${rows} rows have errors (on_row_errors: reject_file)`, ctx);
-    }
-    const max = this.source.max_bad_row_ratio;
-    if (bad_rows / rows > max) {
-      return new SourceError('ROW_ERRORS', `${this.file}: ${bad_rows} of ${rows} rows have errors, more than max_bad_row_ratio ${max}`, {
-        ...ctx,
-        setting: 'max_bad_row_ratio',
-      });
-    }
-    return null;
+    return rowErrorVerdict(this.file, this.counts, this.source);
   }
 
   private bad(): void {
@@ -136,4 +124,21 @@ export class RowPipeline {
     this.header = names;
     this.mapper = compileMapping(this.mapping, names, this.file, line);
   }
+}
+
+/** The on_row_errors policy applied to a read's counts: the refusal, or null when the records may be used. */
+export function rowErrorVerdict(file: string, counts: ExportCounts, source: Pick<SourceConfig, 'on_row_errors' | 'max_bad_row_ratio'>): SourceError | null {
+  const { bad_rows, rows } = counts;
+  if (bad_rows === 0) return null;
+  if (source.on_row_errors === 'reject_file') {
+    return new SourceError('ROW_ERRORS', `${file}: ${bad_rows} of ${rows} rows have errors (on_row_errors: reject_file)`, { file });
+  }
+  const max = source.max_bad_row_ratio;
+  if (bad_rows / rows > max) {
+    return new SourceError('ROW_ERRORS', `${file}: ${bad_rows} of ${rows} rows have errors, more than max_bad_row_ratio ${max}`, {
+      file,
+      setting: 'max_bad_row_ratio',
+    });
+  }
+  return null;
 }

@@ -14,3 +14,4 @@ export { register as plan } from './plan.js';
 export { register as approve } from './approve.js';
 export { register as discard } from './discard.js';
 export { register as status } from './status.js';
+export { register as preview } from './preview.js';
