@@ -4,6 +4,7 @@ import { BAD, FILTERED, compileMapping, type RowMapper } from '../mapping/compil
 import type { SourceConfig } from './config.js';
 import { SourceError } from './errors.js';
 import { cleanHeader, headerCleaner, isBlankRow } from './header.js';
+import { KeyIndex } from './key-index.js';
 import type { ExportCounts, RecordBatch, RowBatch, RowError } from './types.js';
 
 /**
@@ -20,7 +21,7 @@ export class RowPipeline {
   private readonly clean: (cell: string) => string;
   private searched = 0;
   private nonBlankSeen = false;
-  private readonly seen = new Map<string, number>();
+  private readonly seen = new KeyIndex();
   private readonly scratch: RowError[] = [];
 
   constructor(
@@ -62,8 +63,8 @@ export class RowPipeline {
         this.bad();
         continue;
       }
-      const first = this.seen.get(result.record_id);
-      if (first !== undefined) {
+      const first = this.seen.add(result.record_id, line);
+      if (first !== 0) {
         this.scratch.push({
           file: this.file,
           line,
@@ -75,7 +76,6 @@ export class RowPipeline {
         this.bad();
         continue;
       }
-      this.seen.set(result.record_id, line);
       this.counts.records++;
       if (emitting()) {
         out.records.push(result);
