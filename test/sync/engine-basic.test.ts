@@ -9,7 +9,6 @@ describe('sync: per-record and replace, staged then published', () => {
     s = await scenario();
     const file = await s.writeExport(recs(5));
     const sum = await s.engine.sync(s.ds, { file });
-    if (sum.result === 'failed') console.log(JSON.stringify(sum), JSON.stringify(s.logs.filter((l) => l.level >= 40)));
     expect(sum.result).toBe('published');
     expect(sum.path).toBe('per_record');
     expect(sum.adds).toBe(5);
@@ -29,7 +28,6 @@ describe('sync: per-record and replace, staged then published', () => {
     const changed = recs(300).map((r, i) => (i < 50 ? { ...r, display_name: `New ${r.record_id}` } : r));
     const file = await s.writeExport([...changed, ...recs(20, 301)]);
     const sum = await s.engine.sync(s.ds, { file });
-    if (sum.result === 'failed') console.log(JSON.stringify(sum), JSON.stringify(s.logs.filter((l) => l.level >= 40)));
     expect(sum.path).toBe('replace');
     expect(sum.result).toBe('published');
     expect(s.published()).toHaveLength(320);
@@ -43,7 +41,6 @@ describe('sync: per-record and replace, staged then published', () => {
     expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(10)) })).result).toBe('unchanged'); // adopts all ten
     const file = await s.writeExport([...recs(10).slice(0, 9), rec('r-new')]);
     const sum = await s.engine.sync(s.ds, { file });
-    if (sum.result === 'failed') console.log(JSON.stringify(sum), JSON.stringify(s.logs.filter((l) => l.level >= 40)));
     expect(sum.result).toBe('published');
     expect(ids(s.published())).toContain('r-new');
     expect(ids(s.published())).not.toContain('r-010');
