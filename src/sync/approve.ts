@@ -58,7 +58,7 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
   return { dataset: ctx.dataset, action: 'published', version: held.version, flags, message: `published version ${held.version}` };
 }
 
-/** A person drops the held change: discard its draft; the same export is not staged again. */
+/** A person drops the held change: discard its draft (the outcome records the export's hash). */
 export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
   const held = heldOrThrow(ctx);
   try {
