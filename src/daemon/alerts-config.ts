@@ -35,7 +35,12 @@ export const callAlertConfigSchema = z
       .refine(isTimeZone, 'expected an IANA time zone such as Asia/Tokyo')
       .optional()
       .describe('Time zone of allowed_hours; defaults to the top-level timezone, else UTC.'),
-    held_after_minutes: z.int().min(1).max(10_080).default(60).describe('Call when a change has been held for a person this long.'),
+    held_after_minutes: z
+      .int()
+      .min(0)
+      .max(10_080)
+      .default(60)
+      .describe('Call when a change has been held for a person this long; 0 calls at the first check after the hold (checks run every minute).'),
     stopped_after_minutes: z
       .int()
       .min(1)

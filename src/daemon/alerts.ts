@@ -94,6 +94,8 @@ export class CallAlerts {
   readonly #client: A2aClient;
   readonly #clock: Clock;
   readonly #following = new Set<Promise<void>>();
+  /** Aborted when close() stops following calls still in progress. */
+  readonly #unfollow = new AbortController();
   #history: AlertHistory | undefined;
   #checking: Promise<PlacedAlert[]> = Promise.resolve([]);
 
@@ -115,9 +117,27 @@ export class CallAlerts {
     while (this.#following.size > 0) await Promise.all([...this.#following]);
   }
 
-  async close(): Promise<void> {
+  /**
+   * Let a running check finish, then wait for the calls being followed to end:
+   * for at most `followMs` when given (a stopping daemon), after which they are
+   * no longer followed (the calls themselves go on at the service).
+   */
+  async close(opts: { followMs?: number } = {}): Promise<void> {
     await this.#checking.catch(() => undefined);
-    await this.settled();
+    if (opts.followMs === undefined) await this.settled();
+    else {
+      const timer = new AbortController();
+      const waited = await Promise.race([
+        this.settled().then(() => true),
+        this.#clock.sleep(opts.followMs, timer.signal).then(
+          () => false,
+          () => true,
+        ),
+      ]);
+      timer.abort();
+      if (!waited) this.#unfollow.abort();
+      await this.settled();
+    }
     if (!this.#opts.client) await this.#client.close();
   }
 
@@ -147,6 +167,7 @@ export class CallAlerts {
     let onTask: (taskId: string) => void = () => undefined;
     const started = new Promise<string>((resolve) => (onTask = resolve));
     const run = runCall(this.#client, { to: this.#opts.config.to, goal: d.goal }, {
+      signal: this.#unfollow.signal,
       onEvent: (e) => onTask(e.taskId),
       // Answers only to close the conversation politely; it never carries a decision.
       answer: async () => (++answers <= MAX_ANSWERS ? ALERT_ANSWER : null),
@@ -166,6 +187,10 @@ export class CallAlerts {
         );
       },
       (err: unknown) => {
+        if (this.#unfollow.signal.aborted) {
+          log.info(event('alert.call', { kind: d.kind, task_id: first.taskId, outcome: 'unfollowed' }), 'alert call no longer followed (stopping)');
+          return;
+        }
         const code = err instanceof ConnectorError ? err.code : 'UNKNOWN';
         log.warn(event('alert.call', { kind: d.kind, task_id: first.taskId, outcome: 'lost', code }), 'alert call lost track');
       },

@@ -5,9 +5,12 @@ import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
 import { event } from '../log/events.js';
+import { canonicalJson } from '../model/canonical.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
 import { SyncEngine } from '../sync/engine.js';
 import type { CronStarter } from '../triggers/scheduler.js';
+import { AlertMonitor } from './alert-monitor.js';
+import { alertStatus, callAlertsFromConfig, type CallAlerts, type DatasetAlertStatus, type PlacedAlert } from './alerts.js';
 import { ClientPool } from './clients.js';
 import { DatasetSet } from './daemon.js';
 import type { RetryDelays } from './dataset-runtime.js';
@@ -31,7 +34,12 @@ export interface ServiceOptions {
   /** Tests fire schedules by hand. */
   cronStarter?: CronStarter;
   retry?: RetryDelays;
+  /** Time between call-alert checks (default one minute). */
+  alertCheckIntervalMs?: number;
 }
+
+/** How long a stopping daemon waits for an alert call it follows to end. */
+const ALERT_FOLLOW_ON_STOP_MS = 5_000;
 
 /** Settings read once at start; a reload that changes them is logged as needing a restart. */
 const RESTART_ONLY = ['state_dir', 'health', 'demo'] as const;
@@ -48,6 +56,7 @@ export class Service {
   #db!: StateDb;
   #clients!: ClientPool;
   #datasets!: DatasetSet;
+  #alerts!: AlertMonitor;
   #healthServer: HealthServer | undefined;
   #demo: Demo | undefined;
   #stopping: Promise<void> | undefined;
@@ -72,6 +81,11 @@ export class Service {
   /** Address of the health listener, when on. */
   get healthAddress(): { host: string; port: number } | undefined {
     return this.#healthServer?.address;
+  }
+
+  /** Run one call-alert check now (what the timer does every interval); resolves with the calls placed. */
+  checkAlerts(): Promise<PlacedAlert[]> {
+    return this.#alerts.check();
   }
 
   async #start(): Promise<void> {
@@ -107,13 +121,25 @@ export class Service {
     });
     this.#reportKeyFailures(failed);
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
+    this.#alerts = new AlertMonitor(await this.#buildAlerts(config), {
+      statuses: () => this.#alertStatuses(),
+      clock,
+      logger: this.#log,
+      ...(this.opts.alertCheckIntervalMs === undefined ? {} : { intervalMs: this.opts.alertCheckIntervalMs }),
+    });
+    this.#alerts.start();
     if (config.health) {
       this.#healthServer = await startHealthServer(config.health.listen, this.health, this.metrics);
       this.#log.info(event('health.listening', { ...this.#healthServer.address }), 'health listener started');
     }
     this.health.setPhase('running');
     this.#log.info(
-      event('daemon.started', { config: config.files, state_dir: config.state_dir, datasets: this.#datasets.names() }),
+      event('daemon.started', {
+        config: config.files,
+        state_dir: config.state_dir,
+        datasets: this.#datasets.names(),
+        call_alerts: this.#alerts.enabled,
+      }),
       'daemon started',
     );
   }
@@ -157,6 +183,11 @@ export class Service {
     this.#reportKeyFailures(failed);
     this.#clients.setKeys(keys, kept);
     const delta = await this.#datasets.apply(serve, next.timezone);
+    if (alertSettings(next) !== alertSettings(old)) {
+      // The old instance keeps following its calls in the background; the history file carries the windows over.
+      this.#alerts.replace(await this.#buildAlerts(next));
+      this.#log.info(event('config.reloaded', { setting: 'alerts', call_alerts: this.#alerts.enabled }), 'call alerts rebuilt');
+    }
     this.#log.info(event('config.reloaded', { ...delta, files: next.files }), 'config reloaded');
     return true;
   }
@@ -170,12 +201,42 @@ export class Service {
   async #stop(): Promise<void> {
     this.health.setPhase('stopping');
     this.#log.info(event('daemon.stopping', { datasets: this.#datasets.names() }), 'daemon stopping');
+    await this.#alerts.stop(ALERT_FOLLOW_ON_STOP_MS);
     await this.#datasets.stop();
     await this.#healthServer?.close();
     await this.#clients.close();
     this.#db.close();
     await this.#demo?.emulator.close();
     this.#log.info(event('daemon.stopped'), 'daemon stopped');
+  }
+
+  /** Call alerts of `config`, or undefined when off or when their key cannot be read (logged; the datasets go on). */
+  async #buildAlerts(config: Config): Promise<CallAlerts | undefined> {
+    try {
+      return await callAlertsFromConfig(config.alerts, {
+        stateDir: config.state_dir,
+        timezone: config.timezone,
+        logger: this.#log,
+        ...(this.opts.clock ? { clock: this.opts.clock } : {}),
+        ...(this.opts.env ? { env: this.opts.env } : {}),
+      });
+    } catch (err) {
+      const code = (err as { code?: unknown }).code ?? 'INTERNAL';
+      this.#log.error(event('alert.failed', { code, outcome: 'disabled', err }), 'call alerts off: their key cannot be read');
+      return undefined;
+    }
+  }
+
+  /** Per served dataset: the change held in the state db and an auth stop among its health reasons. */
+  #alertStatuses(): DatasetAlertStatus[] {
+    const reasons = this.health.report().reasons;
+    return this.#datasets.names().map((name) =>
+      alertStatus(
+        name,
+        this.#db.snapshot(name).held(),
+        reasons.filter((r) => r.dataset === name),
+      ),
+    );
   }
 
   #reportKeyFailures(failed: Array<{ dataset: string; code: string; message: string }>): void {
@@ -190,6 +251,11 @@ export class Service {
   #applyLogLevel(config: Config): void {
     if (!this.opts.logLevelFromCli) this.#log.level = config.log.level;
   }
+}
+
+/** What the call alerts are built from: a change here rebuilds them at reload. */
+function alertSettings(config: Config): string {
+  return canonicalJson({ alerts: config.alerts ?? null, timezone: config.timezone, state_dir: config.state_dir });
 }
 
 /** The datasets that have a key. */

@@ -88,6 +88,8 @@ describe('alertsConfigSchema', () => {
       max_per_dataset_per_day: 1,
     });
     expect(alertsConfigSchema.parse({})).toEqual({});
+    // 0: call at the first check after a hold (the daemon checks every minute).
+    expect(alertsConfigSchema.parse({ call: { ...base, held_after_minutes: 0 } }).call?.held_after_minutes).toBe(0);
   });
 
   it.each<[unknown, string]>([
@@ -98,7 +100,9 @@ describe('alertsConfigSchema', () => {
     [{ call: { ...base, timezone: 'Mars/Olympus' } }, 'unknown time zone'],
     [{ call: { ...base, key: {} } }, 'no key source'],
     [{ call: { ...base, allowed_numbers: ['+81399999999'] } }, 'to outside allowed_numbers'],
-    [{ call: { ...base, held_after_minutes: 0 } }, 'zero minutes'],
+    [{ call: { ...base, held_after_minutes: -1 } }, 'negative minutes'],
+    [{ call: { ...base, held_after_minutes: 1.5 } }, 'fractional minutes'],
+    [{ call: { ...base, stopped_after_minutes: 0 } }, 'zero minutes for an auth stop'],
   ])('refuses %j (%s)', (input) => {
     expect(alertsConfigSchema.safeParse(input).success).toBe(false);
   });
