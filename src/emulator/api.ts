@@ -104,6 +104,29 @@ async function dispatch(emulator: Emulator, req: ApiRequest, log: RequestLogEntr
   if (route.body === 'multipart') ctx.fields = await parseMultipart(req);
   else if (isMultipart(req)) throw httpError(400, 'BAD_REQUEST', 'this endpoint takes a JSON body');
 
+  // Writes of one dataset run one at a time, so a repeat that arrives while the first is still
+  // being parsed (a large upload) sees its stored answer instead of racing it.
+  return route.write ? withLock(ds, () => execute(emulator, route, ctx, log)) : execute(emulator, route, ctx, log);
+}
+
+const locks = new WeakMap<object, Promise<unknown>>();
+
+function withLock<T>(id: object, fn: () => Promise<T>): Promise<T> {
+  const previous = locks.get(id) ?? Promise.resolve();
+  const run = previous.then(fn, fn);
+  const settled = run.catch(() => undefined);
+  locks.set(id, settled);
+  void settled.then(() => {
+    if (locks.get(id) === settled) locks.delete(id);
+  });
+  return run;
+}
+
+async function execute(emulator: Emulator, route: Route, ctx: RouteContext, log: RequestLogEntry): Promise<ApiResponse> {
+  const { req, ds } = ctx;
+  emulator.tick();
+  const now = emulator.clock.now();
+  ctx.now = now;
   const idemKey = route.write ? (headerValue(req.headers, 'idempotency-key') ?? null) : null;
   log.idempotencyKey = idemKey;
   let fingerprint = '';

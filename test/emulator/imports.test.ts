@@ -149,4 +149,16 @@ describe('upload (A14)', () => {
     expect(code(d.r)).toBe('IDEMPOTENCY_KEY_REUSED');
     expect(h.emulator.counters.jobsCreated).toBe(1);
   });
+
+  it('two identical uploads with one Idempotency-Key sent at once make one job', async () => {
+    const h = await harness();
+    const headers = { 'idempotency-key': 'same-time' };
+    const [a, b] = await Promise.all([
+      h.call('POST', '/imports', { raw: form(Buffer.from(JA_CSV), 'a.csv', { mapping: MAPPING }), headers }),
+      h.call('POST', '/imports', { raw: form(Buffer.from(JA_CSV), 'a.csv', { mapping: MAPPING }), headers }),
+    ]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(a.body.job.job_id).toBe(b.body.job.job_id);
+    expect(h.emulator.counters.jobsCreated).toBe(1);
+  });
 });
