@@ -14,6 +14,7 @@ export {
   emulatorSeedSchema,
   type EmulatorSeed,
   type EmulatorSeedInput,
+  type EmulatorSeedDatasetInput,
 } from './seed.js';
 export { API_PREFIX } from './api.js';
 export { ADMIN_PREFIX } from './admin.js';

@@ -46,8 +46,15 @@ export const emulatorSeedSchema = z
 
 /** A seed, normalised (datasets as a list). */
 export type EmulatorSeed = z.output<typeof emulatorSeedSchema>;
-/** A seed as written in a file or by hand (defaults may be left out). */
-export type EmulatorSeedInput = z.input<typeof emulatorSeedSchema>;
+/** One dataset of a seed as written by hand (defaults may be left out). */
+export type EmulatorSeedDatasetInput = z.input<typeof seedDatasetSchema>;
+/** A seed as written in a file or by hand (defaults may be left out; datasets a list or a map by id). */
+export interface EmulatorSeedInput {
+  datasets: EmulatorSeedDatasetInput[] | Record<string, Omit<EmulatorSeedDatasetInput, 'id'>>;
+  job_duration_ms?: number;
+  rate_limit_per_minute?: number;
+  row_errors?: 'job' | 'sync';
+}
 
 /** Check a seed object; throws ConnectorError SEED_INVALID (action stop) with the issues. */
 export function parseEmulatorSeed(input: unknown, file?: string): EmulatorSeed {
