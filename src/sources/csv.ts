@@ -6,7 +6,6 @@ import { StreamDecoder, bomEncoding } from './decode.js';
 import { Utf8Checker } from './utf8-check.js';
 import { SourceError } from './errors.js';
 import { checkCsvHead } from './sniff.js';
-import type { RowBatch } from './types.js';
 import type { ByteMeter } from './meter.js';
 
 /** Physical line breaks inside a record's cells (\r\n, \n or a lone \r count one each). */
@@ -53,15 +52,20 @@ class RowParser extends Parser {
 }
 
 /**
- * Streams a CSV file as batches of rows with their 1-based physical line
- * numbers (lines skipped as preamble counted). Validation or decoding,
+ * Streams a CSV file into `sink`, row by row with their 1-based physical line
+ * numbers, yielding after each file chunk (lines skipped as preamble counted). Validation or decoding,
  * preamble skipping and csv-parse all run synchronously per file chunk, so
  * there is one await per chunk, not per row. UTF-8 bytes go to csv-parse as
  * they are (checked by `isUtf8`); other encodings are decoded by iconv-lite.
  */
-export async function* readCsvRows(file: string, source: SourceConfig, meter: ByteMeter, chunkBytes = 256 * 1024): AsyncGenerator<RowBatch> {
+export async function* readCsvRows(
+  file: string,
+  source: SourceConfig,
+  meter: ByteMeter,
+  sink: (cells: string[], line: number) => void,
+  chunkBytes = 256 * 1024,
+): AsyncGenerator<void> {
   const skipper = new LineSkipper(source.header.skip_lines);
-  let batch: RowBatch = { cells: [], lines: [] };
   let nextLine = source.header.skip_lines + 1;
   let lastParserLine = 0;
   const parser = new RowParser({
@@ -74,12 +78,12 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
     max_record_size: source.limits.max_record_bytes,
   });
   parser.onRecord = (cells, lastLine) => {
-    batch.cells.push(cells);
-    batch.lines.push(nextLine);
+    const line = nextLine;
     // csv-parse's own count is off for \r\n inside quotes; count breaks ourselves when a record spans lines.
     const spansLines = lastLine - lastParserLine > 1;
     lastParserLine = lastLine;
     nextLine += 1 + (spansLines ? breaksIn(cells) : 0);
+    sink(cells, line);
   };
   parser.on('error', () => {}); // read through `errored` below
   const feed = (data: string | Buffer) => {
@@ -127,10 +131,7 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
       const chunk = take(raw);
       if (chunk === null) continue;
       await consume(chunk);
-      if (batch.cells.length > 0) {
-        yield batch;
-        batch = { cells: [], lines: [] };
-      }
+      yield;
     }
     const rest = take(Buffer.alloc(0));
     if (rest !== null && rest.length > 0) await consume(rest);
@@ -143,7 +144,7 @@ export async function* readCsvRows(file: string, source: SourceConfig, meter: By
     } catch (err) {
       throw translate(err, file, nextLine, source);
     }
-    if (batch.cells.length > 0) yield batch;
+    yield;
   } finally {
     stream.destroy();
     parser.destroy();

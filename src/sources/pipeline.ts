@@ -32,57 +32,64 @@ export class RowPipeline {
     this.clean = headerCleaner(source);
   }
 
+  private out: RecordBatch = { records: [], lines: [] };
+
   /** Map one batch of rows; returns the records that may be used so far. */
   push(batch: RowBatch): RecordBatch {
-    const out: RecordBatch = { records: [], lines: [] };
-    const { cells: rows, lines } = batch;
-    const maxRows = this.source.limits.max_rows;
-    const emitting = () => this.source.on_row_errors === 'skip_rows' || this.counts.bad_rows === 0;
-    for (let i = 0; i < rows.length; i++) {
-      const cells = rows[i]!;
-      const line = lines[i]!;
-      if (isBlankRow(cells)) continue;
-      this.nonBlankSeen = true;
-      if (this.mapper === null) {
-        this.takeHeader(cells, line);
-        continue;
-      }
-      if (++this.counts.rows > maxRows) {
-        throw new SourceError('LIMIT_ROWS', `${this.file}: more than max_rows (${maxRows}) data rows`, {
-          file: this.file,
-          line,
-          setting: 'limits.max_rows',
-        });
-      }
-      const result = this.mapper.map(cells, line, this.scratch);
-      if (result === FILTERED) {
-        this.counts.filtered++;
-        continue;
-      }
-      if (result === BAD) {
-        this.bad();
-        continue;
-      }
-      const first = this.seen.add(result.record_id, line);
-      if (first !== 0) {
-        this.scratch.push({
-          file: this.file,
-          line,
-          column: 'record_id',
-          value: result.record_id,
-          reason: `duplicate record_id "${result.record_id}": also at line ${first}`,
-          code: 'DUPLICATE_KEY',
-        });
-        this.bad();
-        continue;
-      }
-      this.counts.records++;
-      if (emitting()) {
-        out.records.push(result);
-        out.lines.push(line);
-      }
-    }
+    for (let i = 0; i < batch.cells.length; i++) this.row(batch.cells[i]!, batch.lines[i]!);
+    return this.take();
+  }
+
+  /** The records mapped since the last call. */
+  take(): RecordBatch {
+    const out = this.out;
+    this.out = { records: [], lines: [] };
     return out;
+  }
+
+  /** Map one row (readers call this straight from the parser, so cells die young). */
+  row(cells: string[], line: number): void {
+    if (isBlankRow(cells)) return;
+    this.nonBlankSeen = true;
+    if (this.mapper === null) {
+      this.takeHeader(cells, line);
+      return;
+    }
+    const maxRows = this.source.limits.max_rows;
+    if (++this.counts.rows > maxRows) {
+      throw new SourceError('LIMIT_ROWS', `${this.file}: more than max_rows (${maxRows}) data rows`, {
+        file: this.file,
+        line,
+        setting: 'limits.max_rows',
+      });
+    }
+    const result = this.mapper.map(cells, line, this.scratch);
+    if (result === FILTERED) {
+      this.counts.filtered++;
+      return;
+    }
+    if (result === BAD) {
+      this.bad();
+      return;
+    }
+    const first = this.seen.add(result.record_id, line);
+    if (first !== 0) {
+      this.scratch.push({
+        file: this.file,
+        line,
+        column: 'record_id',
+        value: result.record_id,
+        reason: `duplicate record_id "${result.record_id}": also at line ${first}`,
+        code: 'DUPLICATE_KEY',
+      });
+      this.bad();
+      return;
+    }
+    this.counts.records++;
+    if (this.source.on_row_errors === 'skip_rows' || this.counts.bad_rows === 0) {
+      this.out.records.push(result);
+      this.out.lines.push(line);
+    }
   }
 
   /** End of input: the file-level verdict (null when the records may be used). */

@@ -6,7 +6,7 @@ import { readCsvRows } from './csv.js';
 import { SourceError } from './errors.js';
 import { ByteMeter, hashFile } from './meter.js';
 import { RowPipeline } from './pipeline.js';
-import type { ExportResult, RecordBatch, RowBatch } from './types.js';
+import type { ExportResult, RecordBatch } from './types.js';
 
 /**
  * One streaming read of an export. Iterate it (records, or `batches()` for
@@ -42,8 +42,7 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     let size = 0;
     try {
       size = await this.checkFile();
-      for await (const rows of this.rows(meter)) {
-        const out = pipeline.push(rows);
+      for await (const out of this.rows(meter, pipeline)) {
         if (out.records.length > 0) yield out;
       }
       rejected = pipeline.finish();
@@ -72,11 +71,16 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     for await (const batch of this.batches()) yield* batch.records;
   }
 
-  private async *rows(meter: ByteMeter): AsyncIterable<RowBatch> {
-    if (this.source.type === 'csv') return yield* readCsvRows(this.file, this.source, meter, this.options.chunk_bytes);
+  /** Records mapped so far, after each chunk (CSV) or batch of rows (XLSX). */
+  private async *rows(meter: ByteMeter, pipeline: RowPipeline): AsyncIterable<RecordBatch> {
+    if (this.source.type === 'csv') {
+      const sink = (cells: string[], line: number) => pipeline.row(cells, line);
+      for await (const _ of readCsvRows(this.file, this.source, meter, sink, this.options.chunk_bytes)) yield pipeline.take();
+      return;
+    }
     // exceljs is large; load it only for XLSX sources.
     const { readXlsxRows } = await import('./xlsx.js');
-    yield* readXlsxRows(this.file, this.source, meter);
+    for await (const rows of readXlsxRows(this.file, this.source, meter)) yield pipeline.push(rows);
   }
 
   /** Stat the file; returns its size. */
