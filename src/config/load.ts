@@ -35,7 +35,9 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH): Promise<Co
   const fileFor = (p: readonly PropertyKey[]): SourceFile =>
     (p[0] === 'datasets' && typeof p[1] === 'string' && origin.get(p[1])) || main;
 
-  const parsed = configSchema.safeParse(normaliseConfig(raw), { error: friendlyMessage });
+  // Relative paths are taken from the folder of the file that wrote them, not the process's working folder.
+  const bases = { mainDir: dirname(main.file), datasetDir: (name: string) => dirname((origin.get(name) ?? main).file) };
+  const parsed = configSchema.safeParse(normaliseConfig(raw, bases), { error: friendlyMessage });
   if (!parsed.success) throw new ConfigError(sorted(parsed.error.issues.flatMap((i) => zodIssueToConfigIssues(i, fileFor))));
 
   const ruleIssues = checkRules(parsed.data);

@@ -1,8 +1,17 @@
+import { isAbsolute, resolve } from 'node:path';
 import { KEY_SHORTHAND } from './key-source.js';
 import { LOG_LEVELS } from './schema.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Folders that relative paths are resolved against: the folder of the YAML file that wrote them. */
+export interface PathBases {
+  /** Folder of the main file (connector.yaml): top-level options. */
+  mainDir: string;
+  /** Folder of the file that defined a dataset (connector.yaml or a conf.d file). */
+  datasetDir(name: string): string;
+}
 
 /**
  * Expand the shorthands people write into the one shape the schema checks
@@ -12,17 +21,30 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
  * - `log: debug`                → `log: {level: debug}`
  * - `health: true`              → `health: {}`;  `health: "127.0.0.1:9464"` → `{listen: …}`
  * - `key: "env:SHOP1_KEY"`      → `key: {env: SHOP1_KEY}` (also `file:…`, `credential:…`)
+ * - with `bases`, every relative path option becomes absolute against the
+ *   folder of the YAML file that wrote it (a service's working folder is
+ *   rarely the one the person had in mind): state_dir,
+ *   demo.sample_export_dir, watch.path, a reread schedule's path, a command
+ *   schedule's cwd, output_file (against cwd when given) and a program
+ *   written with a slash (`./bin/export`, against cwd when given). Key files
+ *   must be absolute (a rule says so) and are left as written.
  */
-export function normaliseConfig(raw: unknown): unknown {
+export function normaliseConfig(raw: unknown, bases?: PathBases): unknown {
   if (!isObj(raw)) return raw;
   const out: Obj = { ...raw };
+  if (bases) {
+    if (out.state_dir !== undefined) out.state_dir = absolute(out.state_dir, bases.mainDir);
+    if (isObj(out.demo)) out.demo = defined({ ...out.demo, sample_export_dir: absolute(out.demo.sample_export_dir, bases.mainDir) });
+  }
   if (typeof out.log === 'string' && (LOG_LEVELS as readonly string[]).includes(out.log)) out.log = { level: out.log };
   if (out.health === true) out.health = {};
   else if (out.health === false) delete out.health;
   else if (typeof out.health === 'string') out.health = { listen: out.health };
   if (isObj(out.datasets)) {
     const datasets: Obj = {};
-    for (const [name, ds] of Object.entries(out.datasets)) datasets[name] = normaliseDataset(ds);
+    for (const [name, ds] of Object.entries(out.datasets)) {
+      datasets[name] = bases ? datasetPaths(normaliseDataset(ds), bases.datasetDir(name)) : normaliseDataset(ds);
+    }
     out.datasets = datasets;
   }
   return out;
@@ -36,6 +58,39 @@ function normaliseDataset(ds: unknown): unknown {
     if (m) api.key = { [m[1] as string]: m[2] };
   }
   return { ...ds, api };
+}
+
+/** `value` made absolute against `base` when it is a relative path; anything else (absent, empty, not text) is left for the schema. */
+function absolute(value: unknown, base: string): unknown {
+  return typeof value === 'string' && value !== '' && !isAbsolute(value) ? resolve(base, value) : value;
+}
+
+/** Drop keys whose value is undefined, so an absent option stays absent. */
+function defined(o: Obj): Obj {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+/** A dataset's path options made absolute against `base` (the folder of its file). */
+function datasetPaths(ds: unknown, base: string): unknown {
+  if (!isObj(ds)) return ds;
+  const out: Obj = { ...ds };
+  // processed_dir and failed_dir stay relative: they are relative to watch.path, which is now absolute.
+  if (isObj(out.watch)) out.watch = defined({ ...out.watch, path: absolute(out.watch.path, base) });
+  if (Array.isArray(out.schedules)) out.schedules = out.schedules.map((s) => schedulePaths(s, base));
+  return out;
+}
+
+function schedulePaths(s: unknown, base: string): unknown {
+  if (!isObj(s)) return s;
+  if (s.type === 'reread') return defined({ ...s, path: absolute(s.path, base) });
+  if (s.type !== 'command') return s;
+  const cwd = absolute(s.cwd, base);
+  // Relative to the command's folder, as the command itself would see them; else to the YAML's folder.
+  const from = typeof cwd === 'string' && isAbsolute(cwd) ? cwd : base;
+  const command = Array.isArray(s.command)
+    ? s.command.map((arg, i) => (i === 0 && typeof arg === 'string' && arg.includes('/') ? absolute(arg, from) : arg))
+    : s.command;
+  return defined({ ...s, cwd, output_file: absolute(s.output_file, from), command });
 }
 
 /** JSON Schema of the shorthands above, merged into the generated schema so editors accept them too. */

@@ -56,7 +56,7 @@ export const configSchema = z
       .string()
       .min(1)
       .default('/var/lib/dataset-connector')
-      .describe('Directory of the state database (StateDirectory= under systemd).'),
+      .describe('Directory of the state database (StateDirectory= under systemd). A relative path is taken from the folder of the YAML file that sets it.'),
     timezone: z
       .string()
       .min(1)

@@ -18,7 +18,7 @@ export const demoConfigSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('Folder whose files are copied into every watched folder at start, so a sync shows at once'),
+      .describe('Folder whose files are copied into every watched folder at start, so a sync shows at once; a relative path is taken from the folder of the YAML file that sets it'),
   })
   .describe('Demo mode: embedded emulator, keys made up at start, state in a fresh temporary folder. Not for production.');
 

@@ -29,7 +29,7 @@ const markerTemplate = z
 /** A watched export folder: which files count, when they are complete, and what happens to them after. */
 export const watchConfigSchema = z
   .strictObject({
-    path: z.string().min(1).describe('Folder the POS or ERP writes its exports into (sub-folders are not watched)'),
+    path: z.string().min(1).describe('Folder the POS or ERP writes its exports into (sub-folders are not watched); a relative path is taken from the folder of the YAML file that sets it'),
     include: z
       .array(fileNamePattern)
       .default([])
@@ -99,7 +99,7 @@ const scheduleBase = {
 const rereadSchedule = z.strictObject({
   type: z.literal('reread'),
   ...scheduleBase,
-  path: z.string().min(1).describe('The export file to read; it is left in place'),
+  path: z.string().min(1).describe('The export file to read; it is left in place; a relative path is taken from the folder of the YAML file that sets it'),
 });
 
 /** Run an export command and sync what it produced. */
@@ -109,13 +109,23 @@ const commandSchedule = z.strictObject({
   command: z
     .array(z.string())
     .min(1)
-    .describe('Program and its arguments, run without a shell, e.g. ["/opt/pos/bin/export", "--format", "csv"]'),
-  cwd: z.string().min(1).optional().describe('Working folder of the command'),
+    .describe(
+      'Program and its arguments, run without a shell, e.g. ["/opt/pos/bin/export", "--format", "csv"]. A program written with a slash ' +
+        '("./bin/export") is taken from cwd when set, else from the folder of the YAML file; a bare name is looked up in PATH; arguments are passed as written',
+    ),
+  cwd: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Working folder of the command (default: the daemon's); a relative path is taken from the folder of the YAML file that sets it"),
   output_file: z
     .string()
     .min(1)
     .optional()
-    .describe('File the command writes its export to; when absent, the export is read from its standard output'),
+    .describe(
+      'File the command writes its export to; when absent, the export is read from its standard output. ' +
+        'A relative path is taken from cwd when set, else from the folder of the YAML file',
+    ),
   timeout_ms: z.number().int().min(1).default(300_000).describe('The command is killed after this long'),
   max_stderr_bytes: z.number().int().min(0).default(8192).describe('How much of the standard error is kept for the log'),
 });

@@ -13,7 +13,7 @@ export function register(program: Command): void {
   program
     .command('demo')
     .description(
-      'try the connector with nothing to set up: starts an embedded emulator on 127.0.0.1:8787, watches ./var/inbox/ ' +
+      'try the connector with nothing to set up: starts an embedded emulator on 127.0.0.1:8787, watches var/inbox/ of the package ' +
         'and copies a sample export into it; drop your own CSV there too (Ctrl-C stops)',
     )
     .action(
