@@ -63,7 +63,7 @@ export async function* readCsvRows(
   source: SourceConfig,
   meter: ByteMeter,
   sink: (cells: string[], line: number) => void,
-  chunkBytes = 256 * 1024,
+  chunkBytes = 64 * 1024,
 ): AsyncGenerator<void> {
   const skipper = new LineSkipper(source.header.skip_lines);
   let nextLine = source.header.skip_lines + 1;
