@@ -22,6 +22,8 @@ function numberParser(opts: { decimal_separator: '.' | ','; thousands_separator:
   const body = grouped ? `(?:${grouped}|\\d+)` : '\\d+';
   const pattern = new RegExp(`^[+-]?(?:${body}(?:${dec}\\d*)?|${dec}\\d+)(?:[eE][+-]?\\d+)?$`);
   const what = integer ? 'a whole number' : 'a number';
+  // Plain text has nothing to remove only when "." is the decimal mark and not also the grouping mark.
+  const plainDot = opts.decimal_separator === '.' && opts.thousands_separator !== '.';
   return (v) => {
     if (typeof v === 'number') {
       if (integer && !Number.isInteger(v)) throw new ValueError('TRANSFORM_FAILED', `${v} is not a whole number`, String(v));
@@ -30,14 +32,42 @@ function numberParser(opts: { decimal_separator: '.' | ','; thousands_separator:
     if (v === null) return null;
     const s = asText(v).trim();
     if (s === '') return null;
-    if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not ${what}`, s);
-    let plain = opts.thousands_separator === '' ? s : s.split(opts.thousands_separator).join('');
-    if (opts.decimal_separator === ',') plain = plain.replace(',', '.');
-    const n = Number(plain);
+    // Most cells are plain ("-12", "3.50"): no regex, split or join for them; the rest take the general path.
+    let n = plainDot && isPlainDecimal(s) ? Number(s) : NaN;
+    if (Number.isNaN(n)) {
+      if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not ${what}`, s);
+      let plain = opts.thousands_separator === '' ? s : s.split(opts.thousands_separator).join('');
+      if (opts.decimal_separator === ',') plain = plain.replace(',', '.');
+      n = Number(plain);
+    }
     if (!Number.isFinite(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is out of range`, s);
     if (integer && !Number.isInteger(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a whole number`, s);
     return n;
   };
+}
+
+/**
+ * True for `[+-]?(\d+(\.\d*)?|\.\d+)`: text every number pattern accepts and
+ * Number() reads as it is (nothing to remove, "." as the decimal mark).
+ */
+export function isPlainDecimal(s: string): boolean {
+  let i = 0;
+  const len = s.length;
+  let c = s.charCodeAt(0);
+  if (c === 43 || c === 45) c = s.charCodeAt(++i); // + -
+  let digits = 0;
+  while (c >= 48 && c <= 57) {
+    digits++;
+    c = s.charCodeAt(++i);
+  }
+  if (c === 46) {
+    c = s.charCodeAt(++i);
+    while (c >= 48 && c <= 57) {
+      digits++;
+      c = s.charCodeAt(++i);
+    }
+  }
+  return i === len && digits > 0;
 }
 
 /** Boolean by configured words (case-insensitive); empty stays empty. */
@@ -45,12 +75,21 @@ export function booleanParser(trueWords: string[], falseWords: string[]): Transf
   const map = new Map<string, boolean>();
   for (const w of trueWords) map.set(w.trim().toLowerCase(), true);
   for (const w of falseWords) map.set(w.trim().toLowerCase(), false);
+  // The words as written and lowercased, each with the answer its lowercase form gives: a cell spelled
+  // like a configured word is looked up without lowercasing it (a new string for non-ASCII text).
+  const exact = new Map<string, boolean>();
+  for (const w of [...trueWords, ...falseWords]) {
+    for (const k of [w.trim(), w.trim().toLowerCase()]) {
+      const b = map.get(k.toLowerCase());
+      if (b !== undefined) exact.set(k, b);
+    }
+  }
   const expected = [...trueWords, ...falseWords].join('/');
   return (v) => {
     if (typeof v === 'boolean' || v === null) return v;
     const s = asText(v).trim();
     if (s === '') return null;
-    const b = map.get(s.toLowerCase());
+    const b = exact.get(s) ?? map.get(s.toLowerCase());
     if (b === undefined) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a boolean (expected ${expected})`, s);
     return b;
   };
@@ -61,15 +100,20 @@ export function splitter(separator: string): Transform {
   return (v) => {
     if (Array.isArray(v)) return v;
     if (v === null) return [];
+    const s = asText(v);
     const out: string[] = [];
-    for (const part of asText(v).split(separator)) {
-      const t = part.trim();
+    // indexOf and slice instead of split: no array of parts to throw away.
+    let from = 0;
+    for (let at = s.indexOf(separator); ; at = s.indexOf(separator, from)) {
+      const t = (at === -1 ? s.slice(from) : s.slice(from, at)).trim();
       if (t !== '') out.push(t);
+      if (at === -1) return out;
+      from = at + separator.length;
     }
-    return out;
   };
 }
 
+const NEEDS_COLLAPSE = /[^\S ]| {2}/;
 const DEFAULT_NUMBER = { decimal_separator: '.', thousands_separator: ',' } as const;
 
 /** Compile one transform spec. */
@@ -79,7 +123,8 @@ export function compileTransform(spec: TransformSpec): Transform {
       case 'trim':
         return onText((s) => s.trim());
       case 'collapse_spaces':
-        return onText((s) => s.replace(/[\s\u3000]+/g, ' '));
+        // Only text with a run other than one plain space changes (\s includes \u3000); most has none.
+        return onText((s) => (NEEDS_COLLAPSE.test(s) ? s.replace(/[\s\u3000]+/g, ' ') : s));
       case 'strip_prefix':
         return compileTransform({ strip_prefix: { chars: "'#" } });
       case 'number':

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { compileTransform } from '../../src/mapping/transforms.js';
+import { transformSchema } from '../../src/mapping/config.js';
+import { ValueError, type Value } from '../../src/mapping/value.js';
+
+// The transforms have fast paths for common cells; these are the plain definitions they must agree with.
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+function referenceNumber(s0: string, decimal: '.' | ',', thousands: string, integer: boolean): number | null | 'error' {
+  const s = s0.trim();
+  if (s === '') return null;
+  const dec = escape(decimal);
+  const grouped = thousands === '' ? null : `\\d{1,3}(?:${escape(thousands)}\\d{3})+`;
+  const body = grouped ? `(?:${grouped}|\\d+)` : '\\d+';
+  if (!new RegExp(`^[+-]?(?:${body}(?:${dec}\\d*)?|${dec}\\d+)(?:[eE][+-]?\\d+)?$`).test(s)) return 'error';
+  let plain = thousands === '' ? s : s.split(thousands).join('');
+  if (decimal === ',') plain = plain.replace(',', '.');
+  const n = Number(plain);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) return 'error';
+  return n;
+}
+const referenceSplit = (s: string, sep: string) => s.split(sep).map((p) => p.trim()).filter((p) => p !== '');
+const referenceCollapse = (s: string) => s.replace(/[\s\u3000]+/g, ' ');
+function referenceBoolean(s0: string, t: string[], f: string[]): boolean | null | 'error' {
+  const map = new Map<string, boolean>();
+  for (const w of t) map.set(w.trim().toLowerCase(), true);
+  for (const w of f) map.set(w.trim().toLowerCase(), false);
+  const s = s0.trim();
+  if (s === '') return null;
+  return map.get(s.toLowerCase()) ?? 'error';
+}
+
+function outcome(fn: (v: Value) => Value, v: Value): Value | 'error' {
+  try {
+    return fn(v);
+  } catch (err) {
+    if (err instanceof ValueError) return 'error';
+    throw err;
+  }
+}
+
+const numberish = fc.oneof(
+  fc.stringMatching(/^[ +\-0-9.,'eE]{0,12}$/),
+  fc.double({ noNaN: true }).map(String),
+  fc.integer().map(String),
+  fc.string({ maxLength: 6 }),
+);
+const separators = fc.record({
+  decimal_separator: fc.constantFrom('.' as const, ',' as const),
+  thousands_separator: fc.constantFrom(',', '.', ' ', "'", ''),
+});
+
+describe('fast paths agree with the plain definitions', () => {
+  it('number and integer', () => {
+    fc.assert(
+      fc.property(numberish, separators, fc.boolean(), (s, opts, integer) => {
+        const fn = compileTransform(transformSchema.parse(integer ? { integer: opts } : { number: opts }));
+        const got = outcome(fn, s);
+        const want = referenceNumber(s, opts.decimal_separator, opts.thousands_separator, integer);
+        expect(Object.is(got, want) || got === want).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('split', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[ a|;,-]{0,10}$/), fc.constantFrom('|', ';', ', ', '||', ' '), (s, separator) => {
+        expect(compileTransform(transformSchema.parse({ split: { separator } }))(s)).toEqual(referenceSplit(s, separator));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('collapse_spaces', () => {
+    const ws = fc.constantFrom(' ', '  ', '\t', '\n', '\r\n', '\u3000', '\u00a0', '\u2003', '\ufeff', 'a', 'b', '表');
+    fc.assert(
+      fc.property(fc.array(ws, { maxLength: 8 }).map((p) => p.join('')), (s) => {
+        expect(compileTransform('collapse_spaces')(s)).toBe(referenceCollapse(s));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('boolean with configured words', () => {
+    const word = fc.constantFrom('表示', '非表示', 'Yes', 'NO', 'İ', 'ß', 'on ', ' Off');
+    fc.assert(
+      fc.property(fc.uniqueArray(word, { minLength: 1, maxLength: 3 }), fc.uniqueArray(word, { minLength: 1, maxLength: 3 }), fc.oneof(word, fc.string({ maxLength: 4 }), word.map((w) => ` ${w.toUpperCase()} `), word.map((w) => w.toLowerCase())), (t, f, s) => {
+        const fn = compileTransform(transformSchema.parse({ boolean: { true_words: t, false_words: f } }));
+        expect(outcome(fn, s)).toBe(referenceBoolean(s, t, f));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
