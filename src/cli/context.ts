@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { reportError } from './report-error.js';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '../log/logger.js';
@@ -17,8 +16,9 @@ export function globalOptions(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals<GlobalOptions>();
 }
 
-/** Load the configuration named by --config. */
-export function loadConfigFor(cmd: Command): Promise<Config> {
+/** Load the configuration named by --config (the loader and the schema load with it, not at start-up). */
+export async function loadConfigFor(cmd: Command): Promise<Config> {
+  const { loadConfig } = await import('../config/load.js');
   return loadConfig(globalOptions(cmd).config);
 }
 

@@ -6,7 +6,8 @@ import { buildProgram } from './program.js';
 import { reportError } from './report-error.js';
 
 try {
-  await buildProgram().parseAsync(process.argv);
+  const program = await buildProgram(process.argv.slice(2));
+  await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
     // --help and --version "fail" with exit code 0; anything else is a usage error.

@@ -2,6 +2,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LineCounter, isMap, parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { DEFAULT_CONFIG_PATH } from './defaults.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { normaliseConfig } from './normalise.js';
 import { lineOf, type SourceFile } from './positions.js';
@@ -9,8 +10,7 @@ import { checkRules } from './rules.js';
 import { configSchema, type Config, type DatasetConfig } from './schema.js';
 import { allowedKeysAt } from './zod-walk.js';
 
-/** Where the service looks when no --config is given. */
-export const DEFAULT_CONFIG_PATH = '/etc/dataset-connector/connector.yaml';
+export { DEFAULT_CONFIG_PATH };
 
 /**
  * Read `path` and every `*.yaml` in `conf.d/` beside it (in name order),

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { KEY_SHORTHAND } from './key-source.js';
-import { LOG_LEVELS } from './schema.js';
+import { LOG_LEVELS } from './defaults.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { demoConfigSchema } from '../daemon/demo-config.js';
 import { apiConfigSchema, type ApiConfig } from './api.js';
+import { LOG_LEVELS } from './defaults.js';
 import {
   alertsConfigSchema,
   mappingConfigSchema,
@@ -13,7 +14,7 @@ import {
 /** Names of datasets as keys under `datasets:` (also used in logs, metrics and the state db). */
 export const DATASET_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export { LOG_LEVELS };
 
 /** Logging options. */
 export const logConfigSchema = z

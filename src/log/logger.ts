@@ -1,10 +1,18 @@
+import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { Secret } from '../secret.js';
 import { scrubLine } from './scrub.js';
 import { registeredSecrets } from './secret-registry.js';
 
 export type { Logger } from 'pino';
+
+const require = createRequire(import.meta.url);
+
+/** pino-pretty, loaded on first use: JSON logging (the service) and CLI start-up never pay for it. */
+function pinoPretty(opts: PinoPretty.PrettyOptions): DestinationStream {
+  return (require('pino-pretty') as typeof PinoPretty)(opts);
+}
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type LogFormat = 'json' | 'pretty';

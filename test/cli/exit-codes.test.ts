@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exitCodeFor, ExitCode } from '../../src/cli/exit-codes.js';
-import { buildProgram } from '../../src/cli/program.js';
+import { COMMANDS } from '../../src/cli/commands/index.js';
+import { buildProgram, commandNamed } from '../../src/cli/program.js';
 import { ConfigError } from '../../src/config/errors.js';
 import { ConnectorError } from '../../src/errors.js';
 import { datasetYaml, tempFiles } from '../config/helpers.js';
@@ -30,7 +31,7 @@ describe('dataset-connector (built CLI)', () => {
     expect(sub.stdout).toMatch(/Usage: dataset-connector validate/);
     expect((await runCli(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+/);
     // Every registered command, in-process (one child per command is slow on a busy machine).
-    const program = buildProgram();
+    const program = await buildProgram();
     const names = program.commands.map((c) => c.name());
     expect(names).toEqual(expect.arrayContaining(['validate', 'doctor', 'emulator', 'schema']));
     for (const c of program.commands) {
@@ -38,6 +39,20 @@ describe('dataset-connector (built CLI)', () => {
       expect(c.helpInformation(), c.name()).toMatch(new RegExp(`Usage: dataset-connector ${c.name()}`));
       expect(help.stdout, c.name()).toMatch(new RegExp(`^  ${c.name()}\\b`, 'm'));
     }
+  });
+
+  it('loads only the command the words name; each table entry registers the command of its name', async () => {
+    for (const name of Object.keys(COMMANDS)) {
+      const program = await buildProgram([name, '--help']);
+      expect(program.commands.map((c) => c.name())).toEqual([name]);
+    }
+    const all = Object.keys(COMMANDS).length;
+    const loaded = async (args: string[]) => (await buildProgram(args)).commands.map((c) => c.name());
+    expect(await loaded(['-c', 'status', '--log-level', 'debug', 'sync', '--file', 'x'])).toEqual(['sync']);
+    expect(await loaded(['--config=/x.yaml', 'help', 'plan'])).toEqual(['plan']);
+    expect(await loaded(['--', 'validate'])).toEqual(['validate']);
+    for (const args of [[], ['--help'], ['help'], ['no-such-command'], ['-c', 'x']]) expect(await loaded(args), args.join(' ')).toHaveLength(all);
+    expect(commandNamed(await buildProgram([]), ['-V'])).toBeUndefined();
   });
 
   it('usage errors exit 2', async () => {

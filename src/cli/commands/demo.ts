@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../config/load.js';
-import { runDaemon } from '../../daemon/run-daemon.js';
-import { createLogger } from '../../log/logger.js';
 import { globalOptions, runAction } from '../context.js';
 
 /** The demo configuration shipped with the package (dist/cli/commands → config/demo.yaml). */
@@ -18,6 +15,11 @@ export function register(program: Command): void {
     )
     .action(
       runAction(async (_opts: unknown, cmd: Command) => {
+        const [{ loadConfig }, { runDaemon }, { createLogger }] = await Promise.all([
+          import('../../config/load.js'),
+          import('../../daemon/run-daemon.js'),
+          import('../../log/logger.js'),
+        ]);
         const g = globalOptions(cmd);
         const config = await loadConfig(DEMO_CONFIG_PATH);
         const logger = createLogger({ format: g.logFormat ?? 'pretty', level: g.logLevel ?? config.log.level });

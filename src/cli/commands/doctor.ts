@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { checkDataset, type Finding } from '../doctor/checks.js';
+import type { Finding } from '../doctor/checks.js';
 import { loadConfigFor, runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 
@@ -20,6 +20,7 @@ export function register(program: Command): void {
     .action(
       runAction(async (opts: DoctorOptions, cmd: Command) => {
         const config = await loadConfigFor(cmd);
+        const { checkDataset } = await import('../doctor/checks.js');
         const datasets = Object.values(config.datasets).filter((d) => opts.dataset === undefined || d.name === opts.dataset);
         if (datasets.length === 0) {
           process.stderr.write(`error: no dataset named "${opts.dataset}" in the configuration (known: ${Object.keys(config.datasets).join(', ')})\n`);

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { emulatorSeedFromArgs, generateDatasetKey, loadEmulatorSeed, mergeEmulatorSeeds, startEmulator, type EmulatorSeed } from '../../emulator/index.js';
+import type { EmulatorSeed } from '../../emulator/index.js';
 import { runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 
@@ -37,6 +37,7 @@ export function register(program: Command): void {
           process.stderr.write('error: give --dataset <id> and/or --seed <file>\n');
           return ExitCode.USAGE;
         }
+        const { emulatorSeedFromArgs, generateDatasetKey, loadEmulatorSeed, mergeEmulatorSeeds, startEmulator } = await import('../../emulator/index.js');
         const seeds: EmulatorSeed[] = [];
         if (opts.seed) seeds.push(await loadEmulatorSeed(opts.seed));
         const madeUpKey = opts.dataset && !opts.key ? generateDatasetKey() : undefined;

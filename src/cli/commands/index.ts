@@ -1,17 +1,28 @@
+import type { Command } from 'commander';
+
+/** What every command module exports: `register(program)` adds the command, its options and help. */
+export interface CommandModule {
+  register(program: Command): void;
+}
+
 /**
- * Every command of the CLI. Each module exports `register(program)`; add one
- * line here for a new command (commands are listed in help by name).
+ * Every command of the CLI, by the name it registers, loaded only when needed
+ * (help lists them by name). Add one line here for a new command. Keep each
+ * module's own imports light: its action loads what it runs with `await
+ * import(…)`, so `--help` and the other commands never pay for it.
  */
-export { register as validate } from './validate.js';
-export { register as schema } from './schema.js';
-export { register as doctor } from './doctor.js';
-export { register as emulator } from './emulator.js';
-export { register as run } from './run.js';
-export { register as demo } from './demo.js';
-export { register as call } from './call.js';
-export { register as sync } from './sync.js';
-export { register as plan } from './plan.js';
-export { register as approve } from './approve.js';
-export { register as discard } from './discard.js';
-export { register as status } from './status.js';
-export { register as preview } from './preview.js';
+export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = {
+  validate: () => import('./validate.js'),
+  schema: () => import('./schema.js'),
+  doctor: () => import('./doctor.js'),
+  emulator: () => import('./emulator.js'),
+  run: () => import('./run.js'),
+  demo: () => import('./demo.js'),
+  call: () => import('./call.js'),
+  sync: () => import('./sync.js'),
+  plan: () => import('./plan.js'),
+  approve: () => import('./approve.js'),
+  discard: () => import('./discard.js'),
+  status: () => import('./status.js'),
+  preview: () => import('./preview.js'),
+};

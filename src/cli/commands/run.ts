@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runDaemon } from '../../daemon/run-daemon.js';
 import { globalOptions, loadConfigFor, loggerFor, runAction } from '../context.js';
 
 /** `run`: the daemon (watched folders, schedules, health listener); SIGHUP reloads, SIGTERM stops gracefully. */
@@ -13,6 +12,7 @@ export function register(program: Command): void {
     .action(
       runAction(async (_opts: unknown, cmd: Command) => {
         const config = await loadConfigFor(cmd);
+        const { runDaemon } = await import('../../daemon/run-daemon.js');
         const g = globalOptions(cmd);
         return runDaemon({
           configPath: g.config,

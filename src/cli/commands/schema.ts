@@ -1,6 +1,5 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { configJsonSchemaText } from '../../config/json-schema.js';
 import { runAction } from '../context.js';
 
 /** `schema`: print (or write) the JSON Schema of connector.yaml, generated from the zod schema. */
@@ -11,6 +10,7 @@ export function register(program: Command): void {
     .option('-o, --out <file>', 'write to this file instead of stdout')
     .action(
       runAction(async (opts: { out?: string }) => {
+        const { configJsonSchemaText } = await import('../../config/json-schema.js');
         const text = configJsonSchemaText();
         if (opts.out) await writeFile(opts.out, text);
         else process.stdout.write(text);
