@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { cliEngine } from '../../sync/cli-engine.js';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
 
 /** `discard <dataset>`: discard the held change's draft. */
@@ -11,6 +10,7 @@ export function register(program: Command): void {
     .action(
       runAction(async (name: string, _opts: unknown, cmd: Command) => {
         const config = await loadConfigFor(cmd);
+        const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, loggerFor(cmd, config), [name]);
         try {
           const r = await cli.engine.discard(cli.dataset(name));

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { cliEngine } from '../../sync/cli-engine.js';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
 
 /** `plan <dataset> --file F`: counts, first changes, the chosen path and why, guards that would hold; sends nothing but reads. */
@@ -13,6 +12,7 @@ export function register(program: Command): void {
     .action(
       runAction(async (name: string, opts: { file: string; json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
+        const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, loggerFor(cmd, config), [name]);
         try {
           const p = await cli.engine.plan(cli.dataset(name), opts.file);

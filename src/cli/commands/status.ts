@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { cliEngine } from '../../sync/cli-engine.js';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
 
 /** `status [--json]`: per dataset the last sync, its result, snapshot size, held/staged drafts with age (no network). */
@@ -11,6 +10,7 @@ export function register(program: Command): void {
     .action(
       runAction(async (opts: { json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
+        const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, loggerFor(cmd, config), []);
         try {
           const all = Object.values(config.datasets).map((ds) => cli.engine.status(ds));

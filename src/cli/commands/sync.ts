@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { cliEngine } from '../../sync/cli-engine.js';
-import { exitCodeFor } from '../../sync/outcome.js';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
 
 /** `sync <dataset> [--file F]`: one sync, then exit (0 published/unchanged, 3 held for a person, 1 failed). */
@@ -15,9 +13,11 @@ export function register(program: Command): void {
       runAction(async (name: string, opts: { file: string; publish: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const logger = loggerFor(cmd, config);
+        const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, logger, [name]);
         try {
           const summary = await cli.engine.sync(cli.dataset(name), { file: opts.file }, opts.publish === false ? { publish: false } : {});
+          const { exitCodeFor } = await import('../../sync/outcome.js');
           return exitCodeFor(summary.result);
         } finally {
           await cli.close();
