@@ -1,4 +1,4 @@
-import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import type { PublishOptions } from '../api/wire.js';
@@ -85,4 +85,15 @@ export function loadPlan(dir: string, planId: string): ExecPlan | null {
 /** Remove a plan file once nothing can need it any more. */
 export function removePlan(dir: string, planId: string): void {
   rmSync(join(dir, `${planId}.json`), { force: true });
+}
+
+/** Ids of the plan files in `dir` (none when it does not exist). */
+export function listPlanIds(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length));
 }

@@ -2,7 +2,7 @@ import { ApiError } from '../api/errors.js';
 import { hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
 import { execute, type ExecEnd } from './execute.js';
-import { loadPlan, removePlan } from './exec-plan.js';
+import { listPlanIds, loadPlan, removePlan } from './exec-plan.js';
 import { RunJournal } from './run-journal.js';
 
 /** Codes after which a plan is dropped and made again from a fresh read of the server. */
@@ -70,6 +70,7 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
  * Returns null when there was nothing to resume.
  */
 export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string; end: ExecEnd | 'superseded' } | null> {
+  sweepFinishedPlans(ctx);
   const open = ctx.db.journal.openPlan(ctx.dataset);
   if (!open) return null;
   const plan = loadPlan(ctx.planDir, open.planId);
@@ -85,5 +86,18 @@ export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string
     if (!needsReplan(err)) throw err;
     await abandonPlan(ctx, plan.planId, (err as Error).message);
     return { planId: plan.planId, end: 'superseded' };
+  }
+}
+
+/**
+ * Remove the plan files of this dataset's finished plans that no held draft
+ * needs: a crash between the commit that finished a plan and the removal of
+ * its file would otherwise leave it behind for good.
+ */
+export function sweepFinishedPlans(ctx: ExecContext): void {
+  const heldPlan = ctx.store.held()?.planId ?? null;
+  for (const planId of listPlanIds(ctx.planDir)) {
+    const p = ctx.db.journal.plan(planId);
+    if (p && p.dataset === ctx.dataset && p.status === 'finished' && planId !== heldPlan) removePlan(ctx.planDir, planId);
   }
 }

@@ -1,83 +1,182 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
+import { openStateDb } from '../../src/snapshot/db.js';
+import { cliEngine } from '../../src/sync/cli-engine.js';
+
+/**
+ * SIGKILL the built CLI right after each journal step of each path, restart
+ * it, and check the published records equal the source with no duplicate job
+ * or write. Kept fast (issue 4's crash test runs in every CI build):
+ * - the adopting first run is done once, into a template state dir that
+ *   every case copies (its emulator seeds the same version 1);
+ * - per case only the crashing child and the restarted child are real starts;
+ *   the "a further sync sends nothing" check runs in-process on the same state;
+ * - cases run concurrently, each with its own emulator, state dir and files.
+ */
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+const KEY = 'tbd_live_crash_test_key_0000000000';
+const DATASET = 'shop';
+/** Cases in flight at once: children are CPU-bound at start, the emulators answer meanwhile. */
+const PARALLEL = 4;
+
 const rec = (i: number, name = 'Item'): DatasetRecord => ({
   record_id: `r-${String(i).padStart(3, '0')}`, display_name: `${name} ${i}`, api_value: `c-${i}`, aliases: [], attributes: {}, active: true,
 });
+const initial = Array.from({ length: 10 }, (_, i) => rec(i + 1));
+/** r-001 deleted, r-002 changed, r-011 and r-012 added: one of each per-record write. */
+const target = [...initial.slice(1).map((r, i) => (i === 0 ? { ...r, display_name: 'Changed' } : r)), rec(11), rec(12)];
 
-let em: RunningEmulator;
-beforeAll(async () => {
-  em = await startEmulator();
-});
-afterAll(async () => em?.close());
+const perRecordSteps = ['plan.begun', 'post.intent', 'post.done', 'patch.intent', 'patch.done', 'delete.intent', 'delete.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
+const replaceSteps = ['plan.begun', 'replace.intent', 'replace.done', 'job.intent', 'job.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
+const POLICY: Record<'per_record' | 'replace', string> = {
+  per_record: '',
+  replace: '\n    policy:\n      replace:\n        max_per_record_changes: 0\n        job_poll_ms: 100',
+};
 
-/** A fresh dataset, key, state dir and config for one crash case. */
-async function setup(id: string, initial: number, maxPerRecord?: number) {
-  const initialRecs = Array.from({ length: initial }, (_, i) => rec(i + 1));
-  em.emulator.addDataset({ id, records: initialRecs });
-  const key = em.emulator.addKey({ dataset: id, roles: ['read', 'write', 'replace', 'publish'] });
-  const dir = await mkdtemp(join(tmpdir(), 'dc-crash-'));
-  const policy = maxPerRecord === undefined ? '' : `\n    policy:\n      replace:\n        max_per_record_changes: ${maxPerRecord}\n        job_poll_ms: 100`;
-  await writeFile(
-    join(dir, 'connector.yaml'),
-    `state_dir: ${dir}/state\ndatasets:\n  ${id}:\n    api:\n      base_url: ${em.url}\n      dataset_id: ${id}\n      key: { env: CRASH_KEY }\n` +
-      `    source: { type: csv }\n    mapping:\n      fields: { record_id: SKU, display_name: Name, api_value: Code }${policy}\n`,
+function configYaml(url: string, stateDir: string, policy: string): string {
+  return (
+    `state_dir: ${stateDir}\ndatasets:\n  ${DATASET}:\n    api:\n      base_url: ${url}\n      dataset_id: ${DATASET}\n      key: { env: CRASH_KEY }\n` +
+    `    source: { type: csv }\n    mapping:\n      fields: { record_id: SKU, display_name: Name, api_value: Code }${policy}\n`
   );
-  return { dir, key, initialRecs };
-}
-
-/** Run the built CLI as a child process (async: the emulator answers from this process meanwhile). */
-function runCli(dir: string, key: string, id: string, file: string, crashAt?: string): Promise<{ status: number | null; signal: string | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), '--config', join(dir, 'connector.yaml'), 'sync', id, '--file', file], {
-    env: { ...process.env, CRASH_KEY: key, DATASET_CONNECTOR_CRASH_AT: crashAt ?? '' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr })));
 }
 
 async function writeExport(dir: string, records: DatasetRecord[]): Promise<string> {
-  const file = join(dir, `export-${Math.random().toString(36).slice(2)}.csv`);
+  const file = join(dir, 'export.csv');
   await writeFile(file, ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)].join('\n') + '\n');
   return file;
 }
 
-const perRecordSteps = ['plan.begun', 'post.intent', 'post.done', 'patch.intent', 'patch.done', 'delete.intent', 'delete.done', 'verify.done', 'publish.intent', 'publish.done'];
-const replaceSteps = ['plan.begun', 'replace.intent', 'replace.done', 'job.intent', 'job.done', 'verify.done', 'publish.intent', 'publish.done'];
+async function emulatorWithInitial(): Promise<RunningEmulator> {
+  const em = await startEmulator();
+  em.emulator.addDataset({ id: DATASET, records: initial });
+  em.emulator.addKey({ dataset: DATASET, key: KEY, roles: ['read', 'write', 'replace', 'publish'] });
+  return em;
+}
+
+/** One sync in this process over the CLI's own wiring (config, key, state db, plan files). */
+async function syncInProcess(configFile: string, file: string) {
+  process.env.CRASH_KEY = KEY;
+  const config = await loadConfig(configFile);
+  const cli = await cliEngine(config, silentLogger(), [DATASET]);
+  try {
+    return await cli.engine.sync(cli.dataset(DATASET), { file });
+  } finally {
+    await cli.close();
+  }
+}
+
+interface Run {
+  status: number | null;
+  signal: string | null;
+  output: string;
+}
+
+/** Run the built CLI's sync as a child process (async: the emulator answers from this process meanwhile). */
+function runCli(configFile: string, file: string, crashAt?: string): Promise<Run> {
+  const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), '--config', configFile, 'sync', DATASET, '--file', file], {
+    env: { PATH: process.env.PATH, CRASH_KEY: KEY, ...(crashAt ? { DATASET_CONNECTOR_CRASH_AT: crashAt } : {}) },
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGTERM'), 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, output });
+    }),
+  );
+}
+
+/** A counting semaphore: at most `n` cases hold a slot. */
+function slots(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let free = n;
+  const waiting: Array<() => void> = [];
+  return async (fn) => {
+    if (free > 0) free--;
+    else await new Promise<void>((r) => waiting.push(r));
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    }
+  };
+}
+const inSlot = slots(PARALLEL);
+
+let templateState: string;
+beforeAll(async () => {
+  // The adopting first run: every initial record becomes owned (so r-001 may be deleted), nothing is sent.
+  const em = await emulatorWithInitial();
+  try {
+    const dir = await mkdtemp(join(tmpdir(), 'dc-crash-tpl-'));
+    templateState = join(dir, 'state');
+    const config = join(dir, 'connector.yaml');
+    await writeFile(config, configYaml(em.url, templateState, ''));
+    const first = await syncInProcess(config, await writeExport(dir, initial));
+    if (first.result !== 'unchanged' || first.owned !== 10) throw new Error(`template run: ${JSON.stringify(first)}`);
+  } finally {
+    await em.close();
+  }
+});
+afterAll(() => {
+  delete process.env.CRASH_KEY;
+});
 
 describe('crash at each journal step (SIGKILL), then restart', () => {
   for (const [pathName, steps] of [['per_record', perRecordSteps], ['replace', replaceSteps]] as const) {
     for (const step of steps) {
-      it(`${pathName}: killed after ${step}`, async () => {
-        const id = `crash-${pathName.replace('_', '')}-${step.replace('.', '-')}`;
-        const { dir, key, initialRecs } = await setup(id, 10, pathName === 'replace' ? 0 : undefined);
-        const first = await writeExport(dir, initialRecs);
-        expect((await runCli(dir, key, id, first)).status).toBe(0); // adopt
-        const target = [...initialRecs.slice(1).map((r, i) => (i === 0 ? { ...r, display_name: 'Changed' } : r)), rec(11), rec(12)];
-        const file = await writeExport(dir, target);
-        const before = { ...em.emulator.counters };
-        const crashed = await runCli(dir, key, id, file, step);
-        expect(crashed.signal).toBe('SIGKILL');
-        const again = await runCli(dir, key, id, file);
-        expect(again.status, again.stdout + again.stderr).toBe(0);
-        const published = em.emulator.records(id);
-        expect(published).toEqual([...target].sort((a, b) => (a.record_id < b.record_id ? -1 : 1)));
-        const c = em.emulator.counters;
-        if (pathName === 'replace') expect(c.jobsCreated - before.jobsCreated).toBe(1);
-        else expect(c.recordWrites - before.recordWrites).toBe(4); // 2 adds, 1 change, 1 delete: none applied twice
-        // one more run sends nothing
-        expect((await runCli(dir, key, id, file)).status).toBe(0);
-        expect(em.emulator.counters.recordWrites).toBe(c.recordWrites);
-      });
+      it.concurrent(`${pathName}: killed after ${step}`, ({ expect }) =>
+        inSlot(async () => {
+          const em = await emulatorWithInitial();
+          try {
+            const dir = await mkdtemp(join(tmpdir(), 'dc-crash-'));
+            const stateDir = join(dir, 'state');
+            await cp(templateState, stateDir, { recursive: true });
+            const config = join(dir, 'connector.yaml');
+            await writeFile(config, configYaml(em.url, stateDir, POLICY[pathName]));
+            const file = await writeExport(dir, target);
+
+            const crashed = await runCli(config, file, step);
+            expect(crashed.signal, crashed.output).toBe('SIGKILL');
+            const again = await runCli(config, file);
+            expect(again.status, again.output).toBe(0);
+
+            expect(em.emulator.records(DATASET)).toEqual([...target].sort((a, b) => (a.record_id < b.record_id ? -1 : 1)));
+            const c = { ...em.emulator.counters };
+            if (pathName === 'replace') expect(c.jobsCreated).toBe(1);
+            else expect(c.recordWrites).toBe(4); // 2 adds, 1 change, 1 delete: none applied twice
+            expect(c.publishes).toBe(1);
+
+            // A further sync of the same export sends nothing and finds no leftover plan.
+            const third = await syncInProcess(config, file);
+            expect(third.result, JSON.stringify(third)).toBe('unchanged');
+            expect(em.emulator.counters).toEqual(c);
+            const db = openStateDb(join(stateDir, 'state.db'));
+            try {
+              expect(db.journal.openPlan(DATASET)).toBeNull();
+              expect(db.snapshot(DATASET).info().activeVersion).toBe(em.emulator.describe(DATASET).active_version);
+            } finally {
+              db.close();
+            }
+            expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+          } finally {
+            await em.close();
+          }
+        }),
+      120_000,
+      );
     }
   }
 });
