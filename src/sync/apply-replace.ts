@@ -7,6 +7,7 @@ import type { ExecContext } from './context.js';
 import type { ExecPlan } from './exec-plan.js';
 import { replaceRecords } from './ownership.js';
 import type { RunJournal } from './run-journal.js';
+import type { JournalEntry } from '../snapshot/journal.js';
 import type { StageResult } from './stage-result.js';
 
 /** A job ended FAILED (A15) or STAGED with a reason when a draft was not asked for (A5). */
@@ -34,54 +35,70 @@ export function replaceBody(ctx: ExecContext, plan: ExecPlan): { records: Datase
  * server answers with the same job instead of starting a second one.
  */
 export async function applyReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
-  let job: Job | null = null;
-  const jobStep = rj.get('job');
-  if (jobStep?.status === 'done') job = jobStep.result as Job;
-
-  if (!job) {
-    let step = rj.get('replace');
-    if (!step?.jobId) {
-      // The snapshot is unchanged until publish, so the rebuilt body is the journaled one.
-      const body = replaceBody(ctx, plan);
-      if (step && step.bodyHash !== body.hash) {
-        throw new ConnectorError('REPLAY_MISMATCH', 'The replace body cannot be rebuilt as journaled.', {
-          action: 'retry',
-          context: { dataset: ctx.dataset, planId: plan.planId },
-        });
-      }
-      step ??= rj.intent('replace', {
-        kind: 'replace',
-        idempotencyKey: randomUUID(),
-        bodyHash: body.hash,
-        intent: { records: body.records.length, baseEtag: plan.baseEtag },
+  const known = journaledJob(rj);
+  if (known) return jobStage(known);
+  let step = rj.get('replace');
+  if (!step?.jobId) {
+    // The snapshot is unchanged until publish, so the rebuilt body is the journaled one.
+    const body = replaceBody(ctx, plan);
+    if (step && step.bodyHash !== body.hash) {
+      throw new ConnectorError('REPLAY_MISMATCH', 'The replace body cannot be rebuilt as journaled.', {
+        action: 'retry',
+        context: { dataset: ctx.dataset, planId: plan.planId },
       });
-      const res = await ctx.client.replaceRecords(
-        body.records,
-        { publish: false },
-        { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
-      );
-      ctx.db.transaction(() => {
-        rj.update('replace', { jobId: res.value.job_id });
-        rj.done('replace', { job_id: res.value.job_id, replayed: res.replayed });
-      });
-      rj.committed('replace');
-      step = rj.get('replace')!;
     }
-    const jobId = step.jobId!;
-    if (!rj.get('job')) rj.intent('job', { kind: 'job', jobId });
-    const started = ctx.clock.now();
-    job = await ctx.client.waitForJob(jobId, { pollMs: ctx.policy.replace.job_poll_ms });
-    ctx.db.transaction(() => {
-      rj.update('job', { draftVersion: job!.version });
-      rj.done('job', job);
-      if (job!.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, plan.resultCount);
-      if (job!.status === 'PUBLISHED' && job!.version !== null) {
-        // A12: a legacy key publishes although a draft was asked.
-        ctx.store.confirm({ activeVersion: job!.version, ...confirmParts(plan) });
-      }
+    step ??= rj.intent('replace', {
+      kind: 'replace',
+      idempotencyKey: randomUUID(),
+      bodyHash: body.hash,
+      intent: { records: body.records.length, baseEtag: plan.baseEtag },
     });
-    rj.committed('job');
+    const res = await ctx.client.replaceRecords(
+      body.records,
+      { publish: false },
+      { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
+    );
+    step = jobAccepted(ctx, rj, 'replace', res);
   }
+  return jobStage(await awaitJob(ctx, plan, rj, step.jobId!));
+}
+
+/** The job a plan's journal says ended, if any (resume: poll nothing). */
+export function journaledJob(rj: RunJournal): Job | null {
+  const jobStep = rj.get('job');
+  return jobStep?.status === 'done' ? (jobStep.result as Job) : null;
+}
+
+/** Record the job id a replace or upload was answered with, in the step that sent it. */
+export function jobAccepted(ctx: ExecContext, rj: RunJournal, name: string, res: { value: Job; replayed: boolean }): JournalEntry {
+  ctx.db.transaction(() => {
+    rj.update(name, { jobId: res.value.job_id });
+    rj.done(name, { job_id: res.value.job_id, replayed: res.replayed });
+  });
+  rj.committed(name);
+  return rj.get(name)!;
+}
+
+/** Poll the job to its end (A15), journal it and its timing; a legacy key's PUBLISHED job confirms the snapshot (A12). */
+export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal, jobId: string): Promise<Job> {
+  if (!rj.get('job')) rj.intent('job', { kind: 'job', jobId });
+  const started = ctx.clock.now();
+  const job = await ctx.client.waitForJob(jobId, { pollMs: ctx.policy.replace.job_poll_ms });
+  ctx.db.transaction(() => {
+    rj.update('job', { draftVersion: job.version });
+    rj.done('job', job);
+    if (job.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, plan.resultCount);
+    if (job.status === 'PUBLISHED' && job.version !== null) {
+      // A12: a legacy key publishes although a draft was asked.
+      ctx.store.confirm({ activeVersion: job.version, ...confirmParts(plan) });
+    }
+  });
+  rj.committed('job');
+  return job;
+}
+
+/** Where a job that ended left the change (A15); FAILED, or no version, throws JobEndedError. */
+export function jobStage(job: Job): StageResult {
   if (job.status === 'FAILED') throw new JobEndedError(job);
   if (job.version === null) throw new JobEndedError(job);
   if (job.status === 'PUBLISHED') return { kind: 'published', version: job.version, legacy: true };

@@ -42,7 +42,26 @@ export interface ExecPlan {
   file: string | null;
   /** record_id → 1-based source file line, to map server row errors back (A3). */
   lines: Record<string, number>;
+  /** path import: the copy of the file to upload (kept beside the plan, so a resumed upload sends the same bytes) and its fields (A14). */
+  upload?: PlanUpload | null;
   createdAt: number;
+}
+
+/** What an import plan uploads. */
+export interface PlanUpload {
+  /** The copy of the export in the plan directory. */
+  path: string;
+  filename: string;
+  contentType: string;
+  /** sha256 of its bytes (equal to the export read and diffed). */
+  sha256: string;
+  mapping: Record<string, string>;
+  encoding: string;
+}
+
+/** Where an import plan keeps its copy of the file. */
+export function uploadCopyPath(dir: string, planId: string): string {
+  return join(dir, `${planId}.upload`);
 }
 
 /** Where plan files live, beside the state database. */
@@ -85,6 +104,7 @@ export function loadPlan(dir: string, planId: string): ExecPlan | null {
 /** Remove a plan file once nothing can need it any more. */
 export function removePlan(dir: string, planId: string): void {
   rmSync(join(dir, `${planId}.json`), { force: true });
+  rmSync(uploadCopyPath(dir, planId), { force: true });
 }
 
 /** Ids of the plan files in `dir` (none when it does not exist). */

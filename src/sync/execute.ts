@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { applyPerRecord, type RefusedOp } from './apply-per-record.js';
+import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { removePlan, type ExecPlan } from './exec-plan.js';
@@ -16,7 +17,12 @@ export type ExecEnd = PublishEnd | { kind: 'nothing'; refused: number };
  */
 export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<ExecEnd> {
   const refused: RefusedOp[] = [];
-  const stage = plan.path === 'per_record' ? await applyPerRecord(ctx, plan, rj, refused) : await applyReplace(ctx, plan, rj);
+  const stage =
+    plan.path === 'per_record'
+      ? await applyPerRecord(ctx, plan, rj, refused)
+      : plan.path === 'import'
+        ? await applyImport(ctx, plan, rj)
+        : await applyReplace(ctx, plan, rj);
   dropRefused(plan, rj);
   if (refused.length) reportRefused(ctx.logger, plan, refused);
   ctx.summary.rowErrors += refused.length;

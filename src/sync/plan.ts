@@ -27,8 +27,10 @@ export type PlanSnapshotInfo = Pick<SnapshotInfo, 'activeVersion' | 'etag' | 'la
 export interface PlanSource {
   /** Data rows in the export (for the row-drop guard); default: the record count. */
   rowCount?: number;
-  /** The server can map the file itself (A14): a single CSV/XLSX whose mapping needs no local transform. */
+  /** The server can map the file itself into exactly our records (A14; see importable.ts). */
   importable?: boolean;
+  /** Why it cannot, for the plan's reason. */
+  notImportableReason?: string;
   fileBytes?: number;
 }
 
@@ -136,9 +138,12 @@ export function planSync(
     reasons.push(`replace ${secs(replace.ms)} < per-record ${secs(perRecord.ms)}: per-record ${perRecord.detail}; replace ${replace.detail}`);
   }
 
-  if (path === 'replace' && canImport(changeset, policy, options.source)) {
-    path = 'import';
-    reasons.push('the server can map the source file: upload it (POST /imports)');
+  if (path === 'replace') {
+    const whyNot = importBlocker(changeset, policy, options.source);
+    if (whyNot === null) {
+      path = 'import';
+      reasons.push('the server maps the source file exactly as the connector does: upload it (POST /imports)');
+    } else if (policy.replace.prefer_import) reasons.push(`PUT /records, not an upload: ${whyNot}`);
   }
 
   if (ops > 0 && path !== 'none') {
@@ -175,12 +180,13 @@ export function planSync(
   };
 }
 
-/** An upload sends the file as is: only when nothing must be added to or kept from it. */
-function canImport(changeset: Changeset, policy: Policy, source: PlanSource | undefined): boolean {
-  if (!source?.importable || !policy.replace.prefer_import) return false;
-  const carries = changeset.ownership === 'source' && changeset.counts.notOwned > 0;
-  const keeps = changeset.foreignEdits.some((f) => f.resolution === 'keep');
-  return !carries && !keeps;
+/** Why the file cannot be uploaded as is (null: it can). An upload carries nothing over and keeps no server edit. */
+export function importBlocker(changeset: Changeset, policy: Policy, source: PlanSource | undefined): string | null {
+  if (!policy.replace.prefer_import) return 'replace.prefer_import is off';
+  if (!source?.importable) return source?.notImportableReason ?? 'the server cannot map the source file';
+  if (changeset.ownership === 'source' && changeset.counts.notOwned > 0) return `${changeset.counts.notOwned} records not owned by the connector must be carried over`;
+  if (changeset.foreignEdits.some((f) => f.resolution === 'keep')) return 'fields edited on the server are kept (on_foreign_edit: keep)';
+  return null;
 }
 
 function operationsOf(cs: Changeset): PlanOperation[] {

@@ -3,7 +3,7 @@ import type { ExecContext } from './context.js';
 import { diffRecords } from './diff.js';
 import { planSync, type SyncPlan } from './plan.js';
 import { reconcile } from './reconcile.js';
-import { readSource } from './source-read.js';
+import { planSource, readSource } from './source-read.js';
 
 /** What `plan` prints: the plan, plus the source facts. */
 export interface PlanPreview {
@@ -20,6 +20,6 @@ export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: str
   if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, plan: null };
   await reconcile(ctx);
   const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
-  const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: { rowCount: src.rows } });
+  const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src) });
   return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: null, plan };
 }

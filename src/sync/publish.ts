@@ -7,6 +7,9 @@ import { confirmParts } from './apply-replace.js';
 import { sameCounts } from './apply-per-record.js';
 import type { ExecContext } from './context.js';
 import { removePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
+import { ImportNotEquivalentError } from './apply-import.js';
+import { canonicalJson } from '../model/canonical.js';
+import type { VersionDetail } from '../api/wire.js';
 import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from './guards.js';
 import type { RunJournal } from './run-journal.js';
 
@@ -47,6 +50,7 @@ export async function verifyAndPublish(
   if (detail.status !== 'draft') {
     throw new ConnectorError('DRAFT_GONE', `Draft ${version} is ${detail.status}.`, { action: 'retry', context: { version } });
   }
+  if (plan.path === 'import') checkImportedDraft(plan, version, detail);
   if (!sameCounts(detail.counts, expected)) {
     // Issue 7: the carried-over records or the base changed under us; re-read and plan again.
     throw new ConnectorError('DRAFT_MISMATCH', `Draft ${version} counts differ from the plan.`, {
@@ -156,4 +160,30 @@ function pickTrue(flags: PublishOptions): PublishOptions {
   if (flags.allow_mass_delete) out.allow_mass_delete = true;
   if (flags.allow_empty) out.allow_empty = true;
   return out;
+}
+
+/**
+ * An uploaded file's draft must be what the plan expected: the same counts
+ * (A19) and, in its sample of the first changes, the very records the
+ * connector made. Otherwise the server read the file differently.
+ */
+function checkImportedDraft(plan: ExecPlan, version: number, detail: VersionDetail): void {
+  const c = plan.changeset;
+  const want = new Map<string, string>();
+  for (const r of c.adds) want.set(`add:${r.record_id}`, canonicalJson(r));
+  for (const ch of c.changes) want.set(`change:${ch.record_id}`, canonicalJson(ch.record));
+  for (const d of c.deletes) want.set(`delete:${d.record_id}`, '');
+  const differs =
+    !sameCounts(detail.counts, plan.expected) ||
+    detail.sample.some((e) => {
+      const w = want.get(`${e.op}:${e.record.record_id}`);
+      return w === undefined || (e.op !== 'delete' && w !== canonicalJson(e.record));
+    });
+  if (differs) {
+    throw new ImportNotEquivalentError(`The upload's draft ${version} differs from the plan: sending the records instead.`, {
+      version,
+      draft: detail.counts,
+      expected: plan.expected,
+    });
+  }
 }

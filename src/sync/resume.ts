@@ -15,6 +15,7 @@ export const REPLAN_CODES = [
   'RECORD_NOT_FOUND',
   'REPLAY_MISMATCH',
   'VERSION_NOT_FOUND',
+  'IMPORT_NOT_EQUIVALENT',
 ] as const;
 
 /** True for a failure that means "the server moved on: re-read, re-diff, re-plan". */

@@ -10,10 +10,11 @@ import { execute, type ExecEnd } from './execute.js';
 import { savePlan, type ExecPlan } from './exec-plan.js';
 import { heldGate } from './held-gate.js';
 import { planSync, type KeyRole, type SyncPlan } from './plan.js';
+import { ImportNotEquivalentError, stageUpload } from './apply-import.js';
 import { reconcile } from './reconcile.js';
 import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
 import { RunJournal } from './run-journal.js';
-import { readSource, serverRowErrors, type SourceRead } from './source-read.js';
+import { planSource, readSource, serverRowErrors, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
 
 /** Options of one sync. */
@@ -45,11 +46,12 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     if (gate) return end(ctx, gate.result, gate.code, gate.message);
 
     let force = resumed?.end === 'superseded';
+    let importable = src.importability;
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
       const view = await reconcile(ctx, force);
       const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
       const info = ctx.store.info();
-      const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: { rowCount: src.rows } });
+      const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src, importable) });
       fill(ctx, splan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn({ event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
@@ -66,6 +68,15 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         return end(ctx, wasPublished ? 'published' : 'unchanged', null, null);
       }
       const plan = execPlan(ctx, splan, changeset, src, view.dataset.active_version, opts);
+      if (plan.path === 'import' && importable.importable) {
+        plan.upload = await stageUpload(ctx.planDir, plan.planId, src, importable.fields);
+        if (!plan.upload) {
+          // The export changed since it was read: what would be uploaded is not what was diffed.
+          plan.path = 'replace';
+          ctx.summary.path = 'replace';
+          ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.planId }, 'the export changed after it was read; sending the records instead of uploading it');
+        }
+      }
       savePlan(ctx.planDir, plan);
       ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: src.fileHash, counts: plan.expected } });
       crashPoint('plan.begun');
@@ -74,7 +85,13 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         return ended(ctx, done);
       } catch (err) {
         if (!needsReplan(err) || attempt === MAX_PLANS) throw err;
-        ctx.logger.warn({ event: 'reconcile.drift', kind: 'replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
+        if (err instanceof ImportNotEquivalentError) {
+          importable = { importable: false, reason: err.message };
+          ctx.summary.warnings.push(err.message);
+          ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', code: err.code, ...err.context }, 'the server read the file differently; planning again with PUT /records');
+        } else {
+          ctx.logger.warn({ event: 'reconcile.drift', kind: 'replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
+        }
         await abandonPlan(ctx, plan.planId, (err as Error).message);
         force = true;
       }
@@ -89,7 +106,7 @@ function execPlan(ctx: ExecContext, splan: SyncPlan, changeset: ExecPlan['change
   return {
     planId: `${splan.id}-${ctx.clock.now().toString(36)}`,
     dataset: ctx.dataset,
-    path: splan.path === 'import' ? 'replace' : (splan.path as ExecPlan['path']), // uploads are not sent yet: PUT carries the same records
+    path: splan.path as ExecPlan['path'],
     direct: !splan.publish.staging && opts.publish !== false,
     stageOnly: opts.publish === false,
     baseVersion: active,

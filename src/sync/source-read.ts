@@ -1,13 +1,21 @@
+import { open } from 'node:fs/promises';
+import { parse } from 'csv-parse/sync';
+import iconv from 'iconv-lite';
 import type { MappingConfig } from '../mapping/config.js';
 import type { DatasetRecord } from '../model/record.js';
 import type { SourceConfig } from '../sources/config.js';
+import { bomEncoding } from '../sources/decode.js';
 import { readExportFile, writeRejectFile, type RowError } from '../sources/index.js';
 import type { SourceError } from '../sources/errors.js';
+import { importability, importableConfig, type Importability } from './importable.js';
+import type { PlanSource } from './plan.js';
 
 /** The records of one export with where each came from. */
 export interface SourceRead {
   file: string;
   fileHash: string;
+  /** Size of the file in bytes. */
+  bytes: number;
   rows: number;
   records: DatasetRecord[];
   /** record_id → 1-based file line. */
@@ -16,24 +24,80 @@ export interface SourceRead {
   rejected: SourceError | null;
   /** Where the reject file was written, when there were row errors. */
   rejectFile: string | null;
+  /** Whether the server could map this file itself (POST /imports, A14). */
+  importability: Importability;
 }
 
 /** Read and map an export (src/sources), and write its reject file beside it when rows were refused. */
 export async function readSource(file: string, source: unknown, mapping: unknown): Promise<SourceRead> {
-  const r = await readExportFile(file, source as SourceConfig, mapping as MappingConfig);
+  const src = source as SourceConfig;
+  const map = mapping as MappingConfig;
+  const r = await readExportFile(file, src, map);
   const lines: Record<string, number> = {};
   r.records.forEach((rec, i) => (lines[rec.record_id] = r.lines[i]!));
   const rejectFile = r.row_errors.length > 0 ? await writeRejectFile(file, r.row_errors).catch(() => null) : null;
+  let imp: Importability = { importable: false, reason: 'the file was refused' };
+  if (!r.rejected) {
+    const cfg = importableConfig(src, map);
+    if ('reason' in cfg) imp = { importable: false, reason: cfg.reason };
+    else {
+      const head = await readHead(file, src);
+      imp = importability({
+        source: src,
+        mapping: map,
+        encoding: head.encoding,
+        rows: r.counts.rows,
+        records: r.records.length,
+        rowErrors: r.counts.row_errors,
+        lines: r.lines,
+        rawHeader: head.cells,
+        header: r.header,
+        emptyAttributes: r.records.some((rec) => Object.values(rec.attributes).some((v) => v === '')),
+      });
+    }
+  }
   return {
     file,
     fileHash: r.sha256,
+    bytes: r.bytes,
     rows: r.counts.rows,
     records: r.records,
     lines,
     rowErrors: r.row_errors,
     rejected: r.rejected,
     rejectFile,
+    importability: imp,
   };
+}
+
+/** What the planner needs to know of the file (`imp`: the read's importability, or a later verdict of this sync). */
+export function planSource(src: SourceRead, imp: Importability = src.importability): PlanSource {
+  return { rowCount: src.rows, fileBytes: src.bytes, importable: imp.importable, ...(imp.importable ? {} : { notImportableReason: imp.reason }) };
+}
+
+const HEAD_BYTES = 64 * 1024;
+
+/** The encoding a CSV is decoded with and its first line's cells as the server reads a header (trimmed); cells null when unreadable. */
+async function readHead(file: string, source: SourceConfig): Promise<{ encoding: string; cells: string[] | null }> {
+  const fh = await open(file, 'r');
+  let head: Buffer;
+  try {
+    const buf = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, HEAD_BYTES, 0);
+    head = buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+  const bom = bomEncoding(head);
+  const encoding = source.encoding === 'auto' ? (bom ?? 'utf-8') : source.encoding;
+  if (encoding === 'utf-16le' || encoding === 'utf-16be') return { encoding, cells: null };
+  try {
+    const text = iconv.decode(head, encoding === 'shift_jis' ? 'cp932' : encoding);
+    const rows = parse(text, { bom: true, to_line: 1, relax_column_count: true, relax_quotes: true }) as string[][];
+    return { encoding, cells: (rows[0] ?? []).map((c) => c.trim()) };
+  } catch {
+    return { encoding, cells: null };
+  }
 }
 
 /** A3: server row errors (by record_id) as source row errors, for the log and the reject file. */

@@ -12,9 +12,9 @@ import { openStateDb } from '../../src/snapshot/db.js';
 import { cliEngine } from '../../src/sync/cli-engine.js';
 
 /**
- * SIGKILL the built CLI right after each journal step of each path, restart
- * it, and check the published records equal the source with no duplicate job
- * or write. Kept fast (issue 4's crash test runs in every CI build):
+ * SIGKILL the built CLI right after each journal step of each path (per-record,
+ * replace, and the upload's own steps), restart it, and check the published
+ * records equal the source with no duplicate job or write. Kept fast (issue 4's crash test runs in every CI build):
  * - the adopting first run is done once, into a template state dir that
  *   every case copies (its emulator seeds the same version 1);
  * - per case only the crashing child and the restarted child are real starts;
@@ -37,9 +37,12 @@ const target = [...initial.slice(1).map((r, i) => (i === 0 ? { ...r, display_nam
 
 const perRecordSteps = ['plan.begun', 'post.intent', 'post.done', 'patch.intent', 'patch.done', 'delete.intent', 'delete.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
 const replaceSteps = ['plan.begun', 'replace.intent', 'replace.done', 'job.intent', 'job.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
-const POLICY: Record<'per_record' | 'replace', string> = {
+/** The upload path shares the job, verify and publish steps with replace (apply-replace.ts); its own steps are these. */
+const importSteps = ['plan.begun', 'import.intent', 'import.done', 'job.done'];
+const POLICY: Record<'per_record' | 'replace' | 'import', string> = {
   per_record: '',
-  replace: '\n    policy:\n      replace:\n        max_per_record_changes: 0\n        job_poll_ms: 100',
+  replace: '\n    policy:\n      replace:\n        max_per_record_changes: 0\n        prefer_import: false\n        job_poll_ms: 100',
+  import: '\n    policy:\n      replace:\n        max_per_record_changes: 0\n        job_poll_ms: 100',
 };
 
 function configYaml(url: string, stateDir: string, policy: string): string {
@@ -135,7 +138,7 @@ afterAll(() => {
 });
 
 describe('crash at each journal step (SIGKILL), then restart', () => {
-  for (const [pathName, steps] of [['per_record', perRecordSteps], ['replace', replaceSteps]] as const) {
+  for (const [pathName, steps] of [['per_record', perRecordSteps], ['replace', replaceSteps], ['import', importSteps]] as const) {
     for (const step of steps) {
       it.concurrent(`${pathName}: killed after ${step}`, ({ expect }) =>
         inSlot(async () => {
@@ -155,8 +158,10 @@ describe('crash at each journal step (SIGKILL), then restart', () => {
 
             expect(em.emulator.records(DATASET)).toEqual([...target].sort((a, b) => (a.record_id < b.record_id ? -1 : 1)));
             const c = { ...em.emulator.counters };
-            if (pathName === 'replace') expect(c.jobsCreated).toBe(1);
-            else expect(c.recordWrites).toBe(4); // 2 adds, 1 change, 1 delete: none applied twice
+            if (pathName === 'per_record') expect(c.recordWrites).toBe(4); // 2 adds, 1 change, 1 delete: none applied twice
+            else expect(c.jobsCreated).toBe(1);
+            const sent = new Set(em.emulator.requests.filter((r) => r.method === 'PUT' || r.path.endsWith('/imports')).map((r) => r.method));
+            expect([...sent]).toEqual(pathName === 'replace' ? ['PUT'] : pathName === 'import' ? ['POST'] : []);
             expect(c.publishes).toBe(1);
 
             // A further sync of the same export sends nothing and finds no leftover plan.

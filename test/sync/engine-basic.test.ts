@@ -24,7 +24,7 @@ describe('sync: per-record and replace, staged then published', () => {
   });
 
   it('a large change goes as one replace job, staged, checked and published', async () => {
-    s = await scenario({ records: recs(300), policy: { replace: { max_per_record_changes: 10 } } });
+    s = await scenario({ records: recs(300), policy: { replace: { max_per_record_changes: 10, prefer_import: false } } });
     const changed = recs(300).map((r, i) => (i < 50 ? { ...r, display_name: `New ${r.record_id}` } : r));
     const file = await s.writeExport([...changed, ...recs(20, 301)]);
     const sum = await s.engine.sync(s.ds, { file });

@@ -91,7 +91,7 @@ describe('every error-table response', () => {
   });
 
   it('a replace job that ends FAILED is reported with its rows mapped to file lines; snapshot unchanged', async () => {
-    s = await scenario({ records: recs(20), policy: { replace: { max_per_record_changes: 2 } } });
+    s = await scenario({ records: recs(20), policy: { replace: { max_per_record_changes: 2, prefer_import: false } } });
     await s.engine.sync(s.ds, { file: await s.writeExport(recs(20)) });
     const before = s.db.snapshot('shop-1').info();
     s.em.emulator.faults.add({ method: 'PUT', path: /\/records$/, status: 422, code: 'VALIDATION_FAILED', count: 1 } as never);

@@ -44,6 +44,8 @@ export async function scenario(opts: {
   roles?: Array<'read' | 'write' | 'replace' | 'publish'>;
   legacy?: boolean;
   policy?: Record<string, unknown>;
+  /** Mapping config (default: record_id SKU, display_name Name, api_value Code). */
+  mapping?: Record<string, unknown>;
   jobDurationMs?: number;
   /** Called after each client request (e.g. to publish in the portal in the middle of a sync). */
   onRequest?: (e: { method: string; path: string; status: number | null }) => void;
@@ -56,7 +58,7 @@ export async function scenario(opts: {
   const db = openStateDb(join(dir, 'state.db'));
   const logs: Array<Record<string, unknown>> = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const ds = datasetConfig(em.url, key, opts.policy ?? {});
+  const ds = datasetConfig(em.url, key, opts.policy ?? {}, opts.mapping);
   const clients: DatasetClient[] = [];
   // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping.
   const clock = { now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
@@ -103,7 +105,7 @@ export async function scenario(opts: {
 }
 
 /** A dataset config as loadConfig would give it. */
-export function datasetConfig(baseUrl: string, _key: string, policy: Record<string, unknown>): DatasetConfig {
+export function datasetConfig(baseUrl: string, _key: string, policy: Record<string, unknown>, mapping?: Record<string, unknown>): DatasetConfig {
   return {
     name: 'shop-1',
     file: 'test.yaml',
@@ -117,7 +119,7 @@ export function datasetConfig(baseUrl: string, _key: string, policy: Record<stri
       retry: { max_attempts: 3, base_delay_ms: 1, max_delay_ms: 5 },
     },
     source: sourceConfigSchema.parse({ type: 'csv' }),
-    mapping: mappingConfigSchema.parse({ fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' } }),
+    mapping: mappingConfigSchema.parse(mapping ?? { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' } }),
     policy: policySchema.parse(policy),
     schedules: [],
   } as unknown as DatasetConfig;

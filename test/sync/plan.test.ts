@@ -10,7 +10,7 @@ import { rec, recs } from './diff-fixtures.js';
 const ALL: KeyRole[] = ['read', 'write', 'replace', 'publish'];
 
 /** A changeset over `owned` owned records (+ `hand` not owned): `adds` new, `changes` changed, `deletes` owned records removed. */
-function changeset(o: { owned?: number; hand?: number; adds?: number; changes?: number; deletes?: number; ownership?: 'source' | 'full' }): Changeset {
+function changeset(o: { owned?: number; hand?: number; adds?: number; changes?: number; deletes?: number; ownership?: 'source' | 'full'; keep?: boolean }): Changeset {
   const owned = recs(o.owned ?? 100);
   const hand = recs(o.hand ?? 0, 'h');
   const snapshot: SnapshotSeed[] = [...owned, ...hand.map((record) => ({ record, owned: false }))];
@@ -19,7 +19,10 @@ function changeset(o: { owned?: number; hand?: number; adds?: number; changes?: 
     .map((r, i) => (i < (o.changes ?? 0) ? { ...r, display_name: 'changed' } : r))
     .concat(recs(o.adds ?? 0, 'n'));
   source.sort((a, b) => (a.record_id < b.record_id ? -1 : 1));
-  return diffSorted(source, snapshotReaderFrom(snapshot), { ownership: o.ownership ?? 'source' });
+  const cs = diffSorted(source, snapshotReaderFrom(snapshot), { ownership: o.ownership ?? 'source' });
+  // A foreign edit of an owned record whose server fields are kept (on_foreign_edit: keep).
+  if (o.keep) cs.foreignEdits.push({ record_id: owned[0]!.record_id, fields: ['display_name'], resolution: 'keep' });
+  return cs;
 }
 
 const info = (over: Partial<PlanSnapshotInfo> = {}): PlanSnapshotInfo => ({ activeVersion: 5, etag: '"v5"', lastSource: null, lastJob: null, ...over });
@@ -32,7 +35,7 @@ interface Case {
   policy?: Record<string, unknown>;
   info?: Partial<PlanSnapshotInfo>;
   rate?: number;
-  source?: { importable?: boolean; rowCount?: number; fileBytes?: number };
+  source?: { importable?: boolean; notImportableReason?: string; rowCount?: number; fileBytes?: number };
   path: SyncPath;
   staging?: boolean;
   publishBy?: 'connector' | 'person' | 'none';
@@ -61,7 +64,9 @@ const cases: Case[] = [
   { name: 'staging off: direct', cs: { changes: 3 }, policy: { staging: false }, path: 'per_record', staging: false },
   { name: 'staging off, replace publishes in the job', cs: { changes: 60 }, policy: { staging: false }, path: 'replace', staging: false },
   { name: 'importable file, all owned: import', cs: { changes: 60 }, source: { importable: true }, path: 'import', reason: /POST \/imports/ },
-  { name: 'importable but records to carry over: PUT', cs: { changes: 60, hand: 3 }, source: { importable: true }, path: 'replace' },
+  { name: 'importable but records to carry over: PUT', cs: { changes: 60, hand: 3 }, source: { importable: true }, path: 'replace', reason: /not an upload: 3 records not owned by the connector must be carried over/ },
+  { name: 'not importable: PUT with the reader\'s reason', cs: { changes: 60 }, source: { importable: false, notImportableReason: 'the mapping filters rows' }, path: 'replace', reason: /PUT \/records, not an upload: the mapping filters rows/ },
+  { name: 'kept foreign edits: PUT', cs: { changes: 60, keep: true }, source: { importable: true }, policy: { on_foreign_edit: 'keep' }, path: 'replace', reason: /on_foreign_edit: keep/ },
   { name: 'importable, full ownership: import', cs: { changes: 60, hand: 3, ownership: 'full' }, source: { importable: true }, policy: { ownership: 'full', guards: { max_delete_ratio: 0.4 } }, path: 'import' },
   { name: 'prefer_import off: PUT', cs: { changes: 60 }, source: { importable: true }, policy: { replace: { prefer_import: false } }, path: 'replace' },
   { name: 'carrying over needs page reads first', cs: { changes: 15, hand: 2000 }, path: 'per_record', reason: /3 page reads/ },

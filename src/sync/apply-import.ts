@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, open, rm } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { ApiError } from '../api/errors.js';
+import { ConnectorError } from '../errors.js';
+import { canonicalHash } from '../model/canonical.js';
+import { hashFile } from '../sources/meter.js';
+import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob } from './apply-replace.js';
+import type { ExecContext } from './context.js';
+import { uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
+import type { RunJournal } from './run-journal.js';
+import type { StageResult } from './stage-result.js';
+
+/**
+ * The upload path (POST /imports, A14): the export file itself goes to the
+ * server with a mapping, instead of PUT /records with the records. Chosen only
+ * when the server maps the file exactly as the connector did (importable.ts);
+ * anything that says otherwise (the upload refused, its job FAILED, a draft
+ * that differs from the plan) ends in IMPORT_NOT_EQUIVALENT, and the sync
+ * plans again with PUT /records.
+ */
+
+/** The server did not make of the file what the connector made of it: plan again without uploading. */
+export class ImportNotEquivalentError extends ConnectorError {
+  constructor(message: string, context: Record<string, unknown> = {}, cause?: unknown) {
+    super('IMPORT_NOT_EQUIVALENT', message, { action: 'retry', context, cause });
+  }
+}
+
+/**
+ * Copy the export into the plan directory, so a resumed upload sends exactly
+ * these bytes even if the export is replaced meanwhile. Null when the file
+ * changed since it was read (its hash differs): then it must not be uploaded.
+ */
+export async function stageUpload(
+  planDir: string,
+  planId: string,
+  source: { file: string; fileHash: string },
+  fields: { mapping: Record<string, string>; encoding: string },
+): Promise<PlanUpload | null> {
+  const path = uploadCopyPath(planDir, planId);
+  await mkdir(planDir, { recursive: true });
+  await copyFile(source.file, path);
+  const fh = await open(path, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  if ((await hashFile(path)) !== source.fileHash) return null;
+  return { path, filename: basename(source.file), contentType: 'text/csv', sha256: source.fileHash, ...fields };
+}
+
+/** A14/A16: everything the upload's Idempotency-Key stands for. */
+function uploadHash(u: PlanUpload): string {
+  return canonicalHash({ file: u.sha256, mapping: u.mapping, encoding: u.encoding, options: { publish: false } });
+}
+
+/** Upload refusals that mean "the server reads this file differently", not "the dataset cannot take it now". */
+function refusedUpload(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status !== null && [400, 413, 415, 422].includes(err.status) && err.code !== 'IDEMPOTENCY_KEY_REUSED';
+}
+
+/**
+ * Upload the file (`options.publish=false`) and wait for its job. Resumes like
+ * a replace: a known job is polled; an unanswered upload is sent again with
+ * the same Idempotency-Key and the same bytes (A16), giving the same job.
+ */
+export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
+  const u = plan.upload;
+  if (!u) throw new ConnectorError('REPLAY_MISMATCH', 'The import plan has no file to upload.', { action: 'retry', context: { planId: plan.planId } });
+  const known = journaledJob(rj);
+  if (known) return importStage(known);
+  let step = rj.get('import');
+  if (!step?.jobId) {
+    const hash = uploadHash(u);
+    const copyOk = (await hashFile(u.path).catch(() => null)) === u.sha256;
+    if (!copyOk || (step && step.bodyHash !== hash)) {
+      throw new ConnectorError('REPLAY_MISMATCH', 'The upload cannot be sent again as journaled (its copy is gone or changed).', {
+        action: 'retry',
+        context: { dataset: ctx.dataset, planId: plan.planId },
+      });
+    }
+    step ??= rj.intent('import', { kind: 'import', idempotencyKey: randomUUID(), bodyHash: hash, intent: { file: u.filename, baseEtag: plan.baseEtag } });
+    let res;
+    try {
+      res = await ctx.client.importFile(
+        { path: u.path, filename: u.filename, contentType: u.contentType },
+        { mapping: u.mapping, encoding: u.encoding, options: { publish: false } },
+        { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
+      );
+    } catch (err) {
+      if (!refusedUpload(err)) throw err;
+      rj.failed('import', { code: err.code, status: err.status });
+      throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code }, err);
+    }
+    step = jobAccepted(ctx, rj, 'import', res);
+    // The job id is journaled: a resume polls it and never sends the file again.
+    await rm(u.path, { force: true });
+  }
+  return importStage(await awaitJob(ctx, plan, rj, step.jobId!));
+}
+
+function importStage(job: Parameters<typeof jobStage>[0]): StageResult {
+  try {
+    return jobStage(job);
+  } catch (err) {
+    // The records the connector made are valid (A6), so row errors here are the server reading the file otherwise.
+    if (err instanceof JobEndedError && job.status === 'FAILED') {
+      throw new ImportNotEquivalentError(`The upload's job failed (${job.errors.length} row errors): sending the records instead.`, { job_id: job.job_id }, err);
+    }
+    throw err;
+  }
+}
