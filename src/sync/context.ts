@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { DatasetClient } from '../api/client.js';
 import type { Clock } from '../clock.js';
 import type { StateDb } from '../snapshot/db.js';
+import type { RowError } from '../sources/types.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { Policy } from './policy.js';
 import type { SyncSummary } from './outcome.js';
@@ -18,4 +19,6 @@ export interface ExecContext {
   /** Directory of plan files. */
   planDir: string;
   summary: SyncSummary;
+  /** Rows the server refused in this run (A3), by source file line, for the reject file. */
+  refused: RowError[];
 }

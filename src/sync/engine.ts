@@ -14,6 +14,7 @@ import { previewPlan, type PlanPreview } from './preview.js';
 import { reconcile, type ServerView } from './reconcile.js';
 import { resumeOpenPlan } from './resume.js';
 import { runSync, type SyncOptions } from './run-sync.js';
+import { writeServerRejects } from './source-read.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
 
 /** What the engine is built from; effects are passed in (house style). */
@@ -74,6 +75,7 @@ export class SyncEngine {
     return this.#locks.run(ds.name, async () => {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null));
       const r = await resumeOpenPlan(ctx);
+      await writeServerRejects(ctx.refused, null);
       ctx.summary.result = r?.end === undefined || r.end === 'superseded' || r.end.kind === 'nothing' ? 'unchanged' : r.end.kind === 'published' ? 'published' : 'held';
       return ctx.summary;
     });
@@ -115,6 +117,7 @@ export class SyncEngine {
       clock: this.#clock,
       planDir: planDir(this.deps.db.path),
       summary,
+      refused: [],
     };
   }
 }

@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { applyPerRecord, type RefusedOp } from './apply-per-record.js';
 import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
@@ -24,7 +23,7 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
         ? await applyImport(ctx, plan, rj)
         : await applyReplace(ctx, plan, rj);
   dropRefused(plan, rj);
-  if (refused.length) reportRefused(ctx.logger, plan, refused);
+  if (refused.length) reportRefused(ctx, plan, refused);
   ctx.summary.rowErrors += refused.length;
 
   if (stage.kind === 'nothing') {
@@ -64,10 +63,21 @@ function dropRefused(plan: ExecPlan, rj: RunJournal): void {
   plan.expected = { added: c.adds.length, changed: c.changes.length, deleted: c.deletes.length };
 }
 
-/** A3: server row errors mapped back to source file lines. */
-function reportRefused(logger: Logger, plan: ExecPlan, refused: RefusedOp[]): void {
+/** A3: server row errors mapped back to source file lines, in the log and (ctx.refused) the reject file. */
+function reportRefused(ctx: ExecContext, plan: ExecPlan, refused: RefusedOp[]): void {
+  for (const r of refused) {
+    const first = r.error.rowErrors[0];
+    ctx.refused.push({
+      file: plan.file ?? '',
+      line: plan.lines[r.op.id] ?? 0,
+      column: first?.field ?? 'record',
+      value: r.op.id,
+      reason: `server: ${r.error.code}: ${first?.message ?? r.error.message}`,
+      code: 'INVALID_RECORD',
+    });
+  }
   for (const r of refused.slice(0, 50)) {
-    logger.error(
+    ctx.logger.error(
       {
         event: 'file.rejected', kind: 'server_row_error',
         file: plan.file,

@@ -1,7 +1,6 @@
 import { ApiError } from '../api/errors.js';
 import type { DatasetConfig } from '../config/schema.js';
 import { ConnectorError } from '../errors.js';
-import { writeRejectFile } from '../sources/index.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { crashPoint } from './crash-hook.js';
@@ -14,7 +13,7 @@ import { ImportNotEquivalentError, stageUpload } from './apply-import.js';
 import { reconcile } from './reconcile.js';
 import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
 import { RunJournal } from './run-journal.js';
-import { planSource, readSource, serverRowErrors, type SourceRead } from './source-read.js';
+import { planSource, readSource, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
 
 /** Options of one sync. */
@@ -97,7 +96,10 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       }
     }
   } catch (err) {
-    await failed(ctx, err, src);
+    failed(ctx, err, src);
+  } finally {
+    // A3: rows the server refused go to the reject file beside the export, after the reader's own.
+    await writeServerRejects(ctx.refused, src);
   }
 }
 
@@ -154,22 +156,25 @@ function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: s
 }
 
 /** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
-async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): Promise<void> {
+function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): void {
   if (!(err instanceof ConnectorError)) throw err;
   if (err instanceof JobEndedError) {
     const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors) : [];
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
-    if (src && rows.length) await writeRejectFile(src.file, [...src.rowErrors, ...rows]).catch(() => null);
+    ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, `job ${err.job.status}`);
+    const result = err.job.status === 'FAILED' ? 'failed' : 'held';
+    ctx.store.recordOutcome(result, { code: err.code, message: err.message, job_id: err.job.job_id });
     ctx.logger.error({ event: 'sync.failed', kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
-    return end(ctx, err.job.status === 'FAILED' ? 'failed' : 'held', err.code, err.message);
+    return end(ctx, result, err.code, err.message);
   }
   if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
     const rows = serverRowErrors(src.file, src.lines, err.rowErrors);
-    await writeRejectFile(src.file, [...src.rowErrors, ...rows]).catch(() => null);
+    ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, 'rejected');
+    ctx.store.recordOutcome('rejected', { code: err.code, message: err.message });
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     return end(ctx, 'rejected', err.code, err.message);
   }

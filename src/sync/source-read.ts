@@ -115,3 +115,23 @@ export function serverRowErrors(
     code: 'INVALID_RECORD' as const,
   }));
 }
+
+/**
+ * Write the reject file of each export some of whose rows the server refused
+ * (A3): the reader's own row errors of that file first, when it is the one
+ * just read, then the server's. Best effort: a reject file that cannot be
+ * written does not change the sync's outcome.
+ */
+export async function writeServerRejects(rows: readonly RowError[], src: SourceRead | null): Promise<void> {
+  const byFile = new Map<string, RowError[]>();
+  for (const r of rows) {
+    if (!r.file) continue;
+    const list = byFile.get(r.file);
+    if (list) list.push(r);
+    else byFile.set(r.file, [r]);
+  }
+  for (const [file, list] of byFile) {
+    const ownRows = src && src.file === file ? src.rowErrors : [];
+    await writeRejectFile(file, [...ownRows, ...list.sort((a, b) => a.line - b.line)]).catch(() => null);
+  }
+}

@@ -30,10 +30,7 @@ describe('every error-table response', () => {
     const writes = s.em.emulator.counters.recordWrites;
     expect((await s.engine.sync(s.ds, { file })).result).toBe('staged');
     expect(s.em.emulator.counters.recordWrites).toBe(writes);
-    // a person publishes it in the portal: the next sync confirms it
-    const v = s.em.emulator.describe('shop-1').draft_version!;
-    s.em.emulator.dataset('shop-1');
-    expect(v).toBeGreaterThan(0);
+    // a person then publishing it in the portal: publish-races.test.ts
   });
 
   it('a legacy key that publishes although staging was asked: recorded as published, with a warning', async () => {

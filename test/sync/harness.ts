@@ -47,6 +47,8 @@ export async function scenario(opts: {
   /** Mapping config (default: record_id SKU, display_name Name, api_value Code). */
   mapping?: Record<string, unknown>;
   jobDurationMs?: number;
+  /** The key the connector's client sends, when not the dataset key the scenario issues (e.g. an account key). */
+  clientKey?: string;
   /** Called after each client request (e.g. to publish in the portal in the middle of a sync). */
   onRequest?: (e: { method: string; path: string; status: number | null }) => void;
 } = {}): Promise<Scenario> {
@@ -70,7 +72,7 @@ export async function scenario(opts: {
       const c = new DatasetClient({
         baseUrl: d.api.base_url,
         datasetId: d.api.dataset_id,
-        key: new Secret(key),
+        key: new Secret(opts.clientKey ?? key),
         ratePerMinute: 120,
         clock,
         ...(opts.onRequest ? { onRequest: opts.onRequest as never } : {}),
