@@ -4,7 +4,7 @@ import type { FieldSpec, MappingConfig } from './config.js';
 import { HeaderIndex, type Column } from './columns.js';
 import { booleanParser, compileTransforms, splitter, type Transform } from './transforms.js';
 import { ValueError, asText, type Value } from './value.js';
-import { quickValid } from './quick-check.js';
+import { quickValidFor } from './quick-check.js';
 
 /** `map` found the row filtered out by the mapping's filters. */
 export const FILTERED = Symbol('filtered');
@@ -21,6 +21,8 @@ interface CompiledField {
   field: string;
   /** Header name blamed in row errors (the field name when several columns feed it). */
   column: string;
+  /** The cell's position when the field is one column (read inline, the common case), else -1 and `get`. */
+  index: number;
   get: (cells: string[]) => Value;
   transform: Transform | null;
 }
@@ -31,8 +33,10 @@ export function truncateValue(v: string): string {
   return v.length > MAX_VALUE_CHARS ? `${v.slice(0, MAX_VALUE_CHARS - 1)}…` : v;
 }
 
-function compileSource(spec: Exclude<FieldSpec, string>, field: string, header: HeaderIndex): { get: CompiledField['get']; column: string } {
-  const one = (c: Column) => ({ get: (cells: string[]) => cells[c.index] ?? '', column: c.name });
+type Source = Pick<CompiledField, 'get' | 'column'> & { index?: number };
+
+function compileSource(spec: Exclude<FieldSpec, string>, field: string, header: HeaderIndex): Source {
+  const one = (c: Column) => ({ index: c.index, get: (cells: string[]) => cells[c.index] ?? '', column: c.name });
   if (spec.column !== undefined) return one(header.resolve(spec.column, field));
   if (spec.column_index !== undefined) return one(header.resolve({ column_index: spec.column_index }, field));
   if (spec.column_pattern !== undefined) return one(header.resolve({ column_pattern: spec.column_pattern }, field));
@@ -94,10 +98,13 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const header = new HeaderIndex(names, file, headerLine);
   const fields: CompiledField[] = Object.entries(mapping.fields).map(([field, spec]) => {
     const s = typeof spec === 'string' ? { column: spec, separator: '-', transforms: [] } : spec;
-    return { field, ...compileSource(s, field, header), transform: compileTransforms(s.transforms) };
+    const { get, column, index = -1 } = compileSource(s, field, header);
+    return { field, column, index, get, transform: compileTransforms(s.transforms) };
   });
   const byName = new Map(fields.map((f) => [f.field, f]));
-  const attrs = fields.filter((f) => f.field.startsWith('attributes.')).map((f) => ({ key: f.field.slice(11), f }));
+  const attrFields = fields.filter((f) => f.field.startsWith('attributes.'));
+  const attrKeys = attrFields.map((f) => f.field.slice(11));
+  const quickValid = quickValidFor(attrKeys);
   const skipEmpty = mapping.filters.skip_when_empty.map((ref) => header.resolve(ref, 'filters.skip_when_empty').index);
   const keep = mapping.filters.keep_when_match.map((k) => ({
     index: header.resolve(k.column, 'filters.keep_when_match').index,
@@ -110,7 +117,7 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const fail = (errors: RowError[], line: number, column: string, value: string, reason: string, code: RowError['code']) =>
     errors.push({ file, line, column, value: truncateValue(value), reason, code });
   const value = (cf: CompiledField, cells: string[], line: number, errors: RowError[]): Value => {
-    const raw = cf.get(cells);
+    const raw = cf.index >= 0 ? (cells[cf.index] ?? '') : cf.get(cells);
     if (cf.transform === null) return raw;
     try {
       return cf.transform(raw);
@@ -124,14 +131,14 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   return {
     header: names,
     map(cells, line, errors) {
-      for (const i of skipEmpty) if ((cells[i] ?? '').trim() === '') return FILTERED;
-      for (const k of keep) if (!k.re.test(cells[k.index] ?? '')) return FILTERED;
+      for (let i = 0; i < skipEmpty.length; i++) if ((cells[skipEmpty[i]!] ?? '').trim() === '') return FILTERED;
+      for (let i = 0; i < keep.length; i++) if (!keep[i]!.re.test(cells[keep[i]!.index] ?? '')) return FILTERED;
       const before = errors.length;
       for (let i = width; i < cells.length; i++) {
         if (cells[i] !== '') fail(errors, line, `#${i + 1}`, cells[i]!, `a value in column ${i + 1}, beyond the ${width} columns of the header`, 'EXTRA_CELLS');
       }
       const attributes: Record<string, AttributeValue> = {};
-      for (const { key, f: af } of attrs) attributes[key] = toAttribute(value(af, cells, line, errors));
+      for (let i = 0; i < attrFields.length; i++) attributes[attrKeys[i]!] = toAttribute(value(attrFields[i]!, cells, line, errors));
       const record = {
         record_id: toText(value(fId, cells, line, errors)),
         display_name: toText(value(fName, cells, line, errors)),

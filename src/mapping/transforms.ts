@@ -33,7 +33,7 @@ function numberParser(opts: { decimal_separator: '.' | ','; thousands_separator:
     const s = asText(v).trim();
     if (s === '') return null;
     // Most cells are plain ("-12", "3.50"): no regex, split or join for them; the rest take the general path.
-    let n = plainDot && isPlainDecimal(s) ? Number(s) : NaN;
+    let n = plainDot ? plainDecimal(s) : NaN;
     if (Number.isNaN(n)) {
       if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not ${what}`, s);
       let plain = opts.thousands_separator === '' ? s : s.split(opts.thousands_separator).join('');
@@ -46,28 +46,41 @@ function numberParser(opts: { decimal_separator: '.' | ','; thousands_separator:
   };
 }
 
+const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
+
 /**
- * True for `[+-]?(\d+(\.\d*)?|\.\d+)`: text every number pattern accepts and
- * Number() reads as it is (nothing to remove, "." as the decimal mark).
+ * The value of plain decimal text, `[+-]?(\d+(\.\d*)?|\.\d+)` (which every number
+ * pattern accepts and nothing needs removing from), exactly as Number() reads
+ * it; NaN for any other text.
  */
-export function isPlainDecimal(s: string): boolean {
-  let i = 0;
+export function plainDecimal(s: string): number {
   const len = s.length;
+  let i = 0;
   let c = s.charCodeAt(0);
+  const negative = c === 45;
   if (c === 43 || c === 45) c = s.charCodeAt(++i); // + -
   let digits = 0;
+  let scale = 0;
+  let m = 0;
   while (c >= 48 && c <= 57) {
+    m = m * 10 + (c - 48);
     digits++;
     c = s.charCodeAt(++i);
   }
   if (c === 46) {
     c = s.charCodeAt(++i);
     while (c >= 48 && c <= 57) {
+      m = m * 10 + (c - 48);
       digits++;
+      scale++;
       c = s.charCodeAt(++i);
     }
   }
-  return i === len && digits > 0;
+  if (i !== len || digits === 0) return NaN;
+  if (digits > 15) return Number(s);
+  // Up to 15 digits, m and 10^scale are exact doubles, so one division is the correctly rounded value Number() gives.
+  const n = scale === 0 ? m : m / POW10[scale]!;
+  return negative ? -n : n;
 }
 
 /** Boolean by configured words (case-insensitive); empty stays empty. */
@@ -171,6 +184,10 @@ export function compileTransforms(specs: TransformSpec[]): Transform | null {
   const fns = specs.map(compileTransform);
   if (fns.length === 0) return null;
   if (fns.length === 1) return fns[0]!;
+  if (fns.length === 2) {
+    const [a, b] = fns as [Transform, Transform];
+    return (v) => b(a(v));
+  }
   return (v) => {
     for (const fn of fns) v = fn(v);
     return v;

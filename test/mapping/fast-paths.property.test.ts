@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { compileTransform } from '../../src/mapping/transforms.js';
+import { compileTransform, plainDecimal } from '../../src/mapping/transforms.js';
 import { transformSchema } from '../../src/mapping/config.js';
 import { ValueError, type Value } from '../../src/mapping/value.js';
 
@@ -43,6 +43,7 @@ const numberish = fc.oneof(
   fc.stringMatching(/^[ +\-0-9.,'eE]{0,12}$/),
   fc.double({ noNaN: true }).map(String),
   fc.integer().map(String),
+  fc.stringMatching(/^[+-]?\d{0,12}\.?\d{0,12}$/),
   fc.string({ maxLength: 6 }),
 );
 const separators = fc.record({
@@ -61,6 +62,18 @@ describe('fast paths agree with the plain definitions', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('plain decimal text reads exactly as Number() reads it', () => {
+    const plain = fc.stringMatching(/^[+-]?(\d{1,20}(\.\d{0,20})?|\.\d{1,20})$/);
+    fc.assert(
+      fc.property(fc.oneof(plain, fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e15, max: 1e15 }).map((d) => d.toFixed(Math.abs(d) < 1 ? 15 : 4))), (s) => {
+        expect(Object.is(plainDecimal(s), Number(s))).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
+    for (const s of ['-0', '+0.0', '5.', '.5', '007', '0.1', '999999999999999', '9999999999999999', '123456789.123456']) expect(Object.is(plainDecimal(s), Number(s))).toBe(true);
+    for (const s of ['', '-', '.', '+.', '1e5', '1,000', ' 1', '1 ', '١']) expect(plainDecimal(s)).toBeNaN();
   });
 
   it('split', () => {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { compileTransform } from '../../src/mapping/transforms.js';
 import { fixScientific } from '../../src/mapping/scientific.js';
 import { mappingConfigSchema, transformSchema } from '../../src/mapping/config.js';
-import { quickValid } from '../../src/mapping/quick-check.js';
+import { quickValid, quickValidFor } from '../../src/mapping/quick-check.js';
 import { validateRecord } from '../../src/model/record.js';
 import { ValueError, type Value } from '../../src/mapping/value.js';
 
@@ -90,5 +90,26 @@ describe('quickValid', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+
+  it('compiled for a mapping\'s attribute keys, never lets through a record that validateRecord refuses', () => {
+    const text = fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom('A-1', 'x'.repeat(129), 'ok', 'a b', 'x'.repeat(201), 'x'.repeat(501)));
+    const attr = fc.oneof(fc.string({ maxLength: 3 }), fc.double(), fc.boolean(), fc.constant(null), fc.constant({}), fc.constant([1]));
+    const key = fc.oneof(fc.constantFrom('ok', 'price', 'bad-key', 'k'.repeat(65), 'constructor'), fc.string({ maxLength: 3 }));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(key, { maxLength: 52 }),
+        fc.record({ record_id: text, display_name: text, api_value: text, aliases: fc.array(fc.oneof(text, fc.constant(3 as unknown as string)), { maxLength: 22 }), active: fc.oneof(fc.boolean(), fc.constant('true' as unknown as boolean)) }),
+        fc.array(attr, { minLength: 52, maxLength: 52 }),
+        (keys, base, values) => {
+          const attributes: Record<string, unknown> = {};
+          keys.forEach((k, i) => (attributes[k] = values[i]));
+          const r = { ...base, attributes };
+          if (quickValidFor(keys)(r)) expect(validateRecord(r).ok).toBe(true);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+    expect(quickValidFor(['price', 'stock'])({ record_id: 'A-1', display_name: 'x', api_value: 'y', aliases: ['a'], attributes: { price: 1, stock: null }, active: true })).toBe(true);
   });
 });
