@@ -22,12 +22,13 @@ export async function loadConfigFor(cmd: Command): Promise<Config> {
   return loadConfig(globalOptions(cmd).config);
 }
 
-/** A logger honouring --log-format/--log-level, else the config's log section, else json/info. */
-export function loggerFor(cmd: Command, config?: Pick<Config, 'log'>): Logger {
+/** A logger honouring --log-format/--log-level, else the config's log section, else json/info; to stdout unless `destination` says otherwise. */
+export function loggerFor(cmd: Command, config?: Pick<Config, 'log'>, destination?: NodeJS.WritableStream): Logger {
   const g = globalOptions(cmd);
   return createLogger({
     format: g.logFormat ?? config?.log.format ?? 'json',
     level: g.logLevel ?? config?.log.level ?? 'info',
+    ...(destination ? { destination } : {}),
   });
 }
 

@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
 import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
@@ -10,6 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { openStateDb } from '../../src/snapshot/db.js';
 import { cliEngine } from '../../src/sync/cli-engine.js';
+import { runCli } from '../sync/cli-child.js';
 
 /**
  * SIGKILL the built CLI right after each journal step of each path (per-record,
@@ -22,7 +21,6 @@ import { cliEngine } from '../../src/sync/cli-engine.js';
  * - cases run concurrently, each with its own emulator, state dir and files.
  */
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'tbd_live_crash_test_key_0000000000';
 const DATASET = 'shop';
 /** Cases in flight at once: children are CPU-bound at start, the emulators answer meanwhile. */
@@ -77,27 +75,10 @@ async function syncInProcess(configFile: string, file: string) {
   }
 }
 
-interface Run {
-  status: number | null;
-  signal: string | null;
-  output: string;
-}
-
-/** Run the built CLI's sync as a child process (async: the emulator answers from this process meanwhile). */
-function runCli(configFile: string, file: string, crashAt?: string): Promise<Run> {
-  const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), '--config', configFile, 'sync', DATASET, '--file', file], {
-    env: { PATH: process.env.PATH, CRASH_KEY: KEY, ...(crashAt ? { DATASET_CONNECTOR_CRASH_AT: crashAt } : {}) },
-  });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGTERM'), 60_000);
-  return new Promise((resolve) =>
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      resolve({ status, signal, output });
-    }),
-  );
+/** The built CLI's sync as a child process; stdout and stderr together for assertion messages. */
+async function runSync(configFile: string, file: string, crashAt?: string) {
+  const r = await runCli(['--config', configFile, 'sync', DATASET, '--file', file], { CRASH_KEY: KEY, ...(crashAt ? { DATASET_CONNECTOR_CRASH_AT: crashAt } : {}) });
+  return { ...r, output: r.stdout + r.stderr };
 }
 
 /** A counting semaphore: at most `n` cases hold a slot. */
@@ -151,9 +132,9 @@ describe('crash at each journal step (SIGKILL), then restart', () => {
             await writeFile(config, configYaml(em.url, stateDir, POLICY[pathName]));
             const file = await writeExport(dir, target);
 
-            const crashed = await runCli(config, file, step);
+            const crashed = await runSync(config, file, step);
             expect(crashed.signal, crashed.output).toBe('SIGKILL');
-            const again = await runCli(config, file);
+            const again = await runSync(config, file);
             expect(again.status, again.output).toBe(0);
 
             expect(em.emulator.records(DATASET)).toEqual([...target].sort((a, b) => (a.record_id < b.record_id ? -1 : 1)));

@@ -11,7 +11,7 @@ export function register(program: Command): void {
       runAction(async (opts: { json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const { cliEngine } = await import('../../sync/cli-engine.js');
-        const cli = await cliEngine(config, loggerFor(cmd, config), []);
+        const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), []);
         try {
           const all = Object.values(config.datasets).map((ds) => cli.engine.status(ds));
           if (opts.json) process.stdout.write(`${JSON.stringify({ datasets: all })}\n`);
