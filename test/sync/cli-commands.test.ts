@@ -74,7 +74,7 @@ describe('CLI: plan, status, discard, approve (child processes)', () => {
     expect(em.emulator.counters).toEqual(before);
   });
 
-  it('status --json shows the held draft with its age; discard drops it; approve publishes it', async () => {
+  it('status --json shows the held draft with its age and the next scheduled run; discard drops it; approve publishes it', async () => {
     expect((await syncHere(held)).result).toBe('held');
     const v1 = em.emulator.describe('shop-1').draft_version!;
     const st = await cli('status', '--json');
@@ -83,6 +83,8 @@ describe('CLI: plan, status, discard, approve (child processes)', () => {
     expect(ds).toMatchObject({ dataset: 'shop-1', records: 10, owned: 10, lastSync: { result: 'held' }, held: { kind: 'guard', version: v1 } });
     expect(ds!.held.ageMs).toBeGreaterThanOrEqual(0);
     expect(ds!.held.reason).toMatch(/max_delete_ratio/);
+    expect(ds!.nextRun).toMatchObject({ schedule: 'reconcile-1', type: 'reconcile' });
+    expect(Date.parse(ds!.nextRun.at)).toBeGreaterThan(Date.now() - 1000);
 
     const d = await cli('discard', 'shop-1');
     expect(d.status, d.stderr).toBe(0);

@@ -1,25 +1,32 @@
 import type { Command } from 'commander';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
 
-/** `status [--json]`: per dataset the last sync, its result, snapshot size, held/staged drafts with age (no network). */
+/** `status [--json]`: per dataset the last sync, its result, snapshot size, held/staged drafts with age, next scheduled run (no network). */
 export function register(program: Command): void {
   program
     .command('status')
-    .description('per dataset: last sync and result, snapshot size, held or staged drafts and their age (no network)')
+    .description('per dataset: last sync and result, snapshot size, held or staged drafts and their age, next scheduled run (no network)')
     .option('--json', 'print one JSON object')
     .action(
       runAction(async (opts: { json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const { cliEngine } = await import('../../sync/cli-engine.js');
+        const { nextScheduledRuns } = await import('../../sync/next-runs.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), []);
         try {
-          const all = Object.values(config.datasets).map((ds) => cli.engine.status(ds));
+          const all = [];
+          for (const ds of Object.values(config.datasets)) {
+            const schedules = await nextScheduledRuns(ds.schedules ?? [], config.timezone);
+            const first = schedules[0]?.next ? schedules[0] : null;
+            all.push({ ...cli.engine.status(ds), nextRun: first ? { schedule: first.name, type: first.type, at: first.next } : null, schedules });
+          }
           if (opts.json) process.stdout.write(`${JSON.stringify({ datasets: all })}\n`);
           else {
             for (const s of all) {
               const last = s.lastSync ? `${s.lastSync.result} at ${s.lastSync.at}` : 'never synced';
               const held = s.held ? `; ${s.held.kind} draft v${s.held.version} for ${Math.round(s.held.ageMs / 60_000)} min: ${s.held.reason}` : '';
-              process.stdout.write(`${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}\n`);
+              const next = s.nextRun ? `; next run ${s.nextRun.at} (${s.nextRun.schedule})` : '; no schedule';
+              process.stdout.write(`${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}${next}\n`);
             }
           }
           return all.some((s) => s.held) ? 3 : 0;
