@@ -107,7 +107,7 @@ export function removePlan(dir: string, planId: string): void {
   rmSync(uploadCopyPath(dir, planId), { force: true });
 }
 
-/** Ids of the plan files in `dir` (none when it does not exist). */
+/** Ids of the plans that have a file (plan or upload copy) in `dir`; none when it does not exist. */
 export function listPlanIds(dir: string): string[] {
   let names: string[];
   try {
@@ -115,5 +115,10 @@ export function listPlanIds(dir: string): string[] {
   } catch {
     return [];
   }
-  return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length));
+  const ids = new Set<string>();
+  for (const n of names) {
+    const m = /^(.+)\.(json|upload)$/.exec(n);
+    if (m) ids.add(m[1]!);
+  }
+  return [...ids];
 }
