@@ -12,6 +12,7 @@ import { runFileJob, type FileJobDeps } from './file-job.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
+import { systemTimers, type Timers } from './timers.js';
 
 /** Back-off of a file whose sync must be tried again. */
 export interface RetryDelays {
@@ -33,7 +34,14 @@ export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 
   tmpDir: string;
   cronStarter?: CronStarter;
   retry?: RetryDelays;
+  /** The runtime's own waits (retry back-off); tests fire them by hand. */
+  timers?: Timers;
 }
+
+type FileJob = Extract<DatasetJob, { kind: 'file' }>;
+
+/** Files from the watched folder: the ones archived and ordered by modification time. */
+const fromFolder = (job: FileJob) => job.origin === 'watch' || job.origin === 'startup';
 
 /**
  * One dataset served by the daemon: its watcher and schedules feed its queue,
@@ -47,13 +55,18 @@ export class DatasetRuntime {
   readonly #queue: DatasetQueue;
   #watcher: FolderWatcher | undefined;
   #scheduler: DatasetScheduler | undefined;
-  #retryTimer: NodeJS.Timeout | undefined;
+  readonly #timers: Timers;
+  /** The file waiting for its retry, with the cancel of its timer. */
+  #pendingRetry: { job: FileJob; cancel: () => void } | undefined;
   #retryDelay = 0;
+  /** Modification time of the newest folder file synced (or found equal): an older one is stale. */
+  #newestDoneMtimeMs: number | undefined;
 
   constructor(ds: DatasetConfig, deps: RuntimeDeps) {
     this.#ds = ds;
     this.#deps = deps;
     this.#log = deps.logger.child({ dataset: ds.name });
+    this.#timers = deps.timers ?? systemTimers;
     this.#queue = new DatasetQueue({
       run: (job) => this.#run(job),
       superseded: (job, by) => void this.#supersede(job, by),
@@ -112,7 +125,8 @@ export class DatasetRuntime {
 
   /** Stop triggers and let the running job finish; waiting jobs are dropped (they come back at the next start). */
   async stop(): Promise<void> {
-    clearTimeout(this.#retryTimer);
+    this.#pendingRetry?.cancel();
+    this.#pendingRetry = undefined;
     await this.#stopTriggers();
     const left = await this.#queue.stop();
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
@@ -199,6 +213,7 @@ export class DatasetRuntime {
       }
       return;
     }
+    if (await this.#stale(job)) return;
     const next = await runFileJob(ds, job, {
       ...this.#deps,
       logger: this.#log,
@@ -208,8 +223,40 @@ export class DatasetRuntime {
         health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.now());
       },
     });
+    if (next.accepted && fromFolder(job)) this.#newestDoneMtimeMs = Math.max(this.#newestDoneMtimeMs ?? -Infinity, job.file.mtimeMs);
     if (next.next === 'retry') this.#scheduleRetry(job, next.slow);
     else this.#retryDelay = 0;
+  }
+
+  /**
+   * Newer exports win (review item 1): a file about to run replaces a pending
+   * retry of an older one, and a folder file older than one already synced, or
+   * than one waiting for its retry, is archived unsynced. True when `job` must not run.
+   */
+  async #stale(job: FileJob): Promise<boolean> {
+    const pending = this.#pendingRetry;
+    if (pending?.job === job) this.#pendingRetry = undefined;
+    else if (pending) {
+      if (job.file.path !== pending.job.file.path && job.file.mtimeMs < pending.job.file.mtimeMs) {
+        return this.#refuse(job, pending.job.file, 'older_than_retry');
+      }
+      pending.cancel();
+      this.#pendingRetry = undefined;
+      if (job.file.path !== pending.job.file.path) await this.#supersede(pending.job, job.file);
+    }
+    if (fromFolder(job) && this.#newestDoneMtimeMs !== undefined && job.file.mtimeMs < this.#newestDoneMtimeMs) {
+      return this.#refuse(job, undefined, 'older_than_last');
+    }
+    return false;
+  }
+
+  async #refuse(job: FileJob, by: ReadyFile | undefined, reason: string): Promise<true> {
+    this.#log.warn(
+      event('file.skipped', { file: job.file.path, origin: job.origin, reason, mtime: new Date(job.file.mtimeMs).toISOString() }),
+      'file skipped: a newer export was already taken',
+    );
+    await this.#supersede(job, by);
+    return true;
   }
 
   #onSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
@@ -221,24 +268,33 @@ export class DatasetRuntime {
     } else health.set(this.name, 'sync', s.code ?? s.result.toUpperCase(), s.message ?? `the last sync ${s.result}`, now());
   }
 
-  #scheduleRetry(job: DatasetJob, slow: boolean): void {
+  #scheduleRetry(job: FileJob, slow: boolean): void {
     const r = this.#deps.retry ?? DEFAULT_RETRY;
     this.#retryDelay = slow ? r.slowMs : Math.min(r.maxMs, this.#retryDelay === 0 ? r.firstMs : this.#retryDelay * 2);
-    clearTimeout(this.#retryTimer);
-    this.#log.info(event('sync.retry_scheduled', { retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
-    this.#retryTimer = setTimeout(() => void this.#retry(job), this.#retryDelay);
-    this.#retryTimer.unref();
+    this.#pendingRetry?.cancel();
+    this.#log.info(event('sync.retry_scheduled', { file: job.file.path, retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
+    const cancel = this.#timers.after(this.#retryDelay, () => void this.#retry(job), 'retry');
+    this.#pendingRetry = { job, cancel };
   }
 
-  async #retry(job: DatasetJob): Promise<void> {
+  async #retry(job: FileJob): Promise<void> {
+    if (this.#pendingRetry?.job !== job) return;
     // A file moved away meanwhile is not retried.
-    if (job.kind === 'file' && !(await stat(job.file.path).catch(() => undefined))) return;
+    if (!(await stat(job.file.path).catch(() => undefined))) {
+      this.#pendingRetry = undefined;
+      return;
+    }
+    // It stays pending until it runs, so a newer file running first supersedes it.
     this.#queue.push(job);
   }
 
-  async #supersede(job: Extract<DatasetJob, { kind: 'file' }>, by: ReadyFile): Promise<void> {
+  async #supersede(job: FileJob, by?: ReadyFile): Promise<void> {
+    if (this.#pendingRetry?.job === job) {
+      this.#pendingRetry.cancel();
+      this.#pendingRetry = undefined;
+    }
     await job.cleanup?.().catch(() => undefined);
-    if (job.origin === 'watch' || job.origin === 'startup') await this.#archive(job.file, by);
+    if (fromFolder(job)) await this.#archive(job.file, by);
   }
 
   async #archive(file: ReadyFile, by?: ReadyFile): Promise<void> {

@@ -16,6 +16,9 @@ export type FileNext =
   /** Keep the file and try it again later (server trouble, foreign draft). */
   | { next: 'retry'; slow: boolean };
 
+/** What a file job tells its runtime: the file's fate, and whether its content is now what the server holds (or was found equal). */
+export type FileJobResult = FileNext & { accepted: boolean };
+
 /** Pure: from a sync result to the file's fate. */
 export function nextForResult(result: SyncResult | 'skipped'): FileNext {
   switch (result) {
@@ -72,25 +75,28 @@ export async function runFileJob(
   ds: DatasetConfig,
   job: Extract<DatasetJob, { kind: 'file' }>,
   deps: FileJobDeps,
-): Promise<FileNext> {
+): Promise<FileJobResult> {
   const { file, origin } = job;
   const log = deps.logger;
   log.info(event('file.ready', { file: file.path, origin, bytes: file.size }), 'file ready');
   let next: FileNext;
+  let accepted = false;
   const hash = await hashFile(file.path).catch(() => null);
   if (hash === null) {
     // Gone between ready and now (moved by someone else): nothing to do.
     log.warn(event('file.skipped', { file: file.path, origin, reason: 'gone' }), 'file skipped');
-    return { next: 'dispose', fate: 'processed' };
+    return { next: 'dispose', fate: 'processed', accepted: false };
   }
   if (hash === deps.state.lastFileHash(ds.name)) {
     log.info(event('file.skipped', { file: file.path, origin, reason: 'same_content', file_hash: hash }), 'file skipped');
     next = nextForResult('skipped');
+    accepted = true;
   } else {
     try {
       const summary = await deps.engine.sync(ds, { file: file.path });
       deps.onSummary?.(summary);
       next = nextForResult(summary.result);
+      accepted = next.next === 'dispose' && next.fate === 'processed';
     } catch (err) {
       deps.onError?.(err);
       const code = err instanceof ConnectorError ? err.code : 'INTERNAL';
@@ -108,5 +114,5 @@ export async function runFileJob(
     if (next.fate === 'failed') log.warn(event('file.rejected', fields), 'file rejected');
     else log.info(event('file.processed', fields), 'file processed');
   }
-  return next;
+  return { ...next, accepted };
 }

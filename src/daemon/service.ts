@@ -20,6 +20,7 @@ import { HealthState } from './health-state.js';
 import { resolveDatasetKeys } from './keys.js';
 import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine, DaemonState } from './ports.js';
+import type { Timers } from './timers.js';
 
 /** Options of the daemon. */
 export interface ServiceOptions {
@@ -34,6 +35,8 @@ export interface ServiceOptions {
   /** Tests fire schedules by hand. */
   cronStarter?: CronStarter;
   retry?: RetryDelays;
+  /** The daemon's own waits (retries, watcher restarts); tests fire them by hand. */
+  timers?: Timers;
   /** Time between call-alert checks (default one minute). */
   alertCheckIntervalMs?: number;
 }
@@ -118,6 +121,7 @@ export class Service {
       tmpDir: join(config.state_dir, 'tmp'),
       ...(this.opts.cronStarter ? { cronStarter: this.opts.cronStarter } : {}),
       ...(this.opts.retry ? { retry: this.opts.retry } : {}),
+      ...(this.opts.timers ? { timers: this.opts.timers } : {}),
     });
     this.#reportKeyFailures(failed);
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
