@@ -1,13 +1,13 @@
 import { stat } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { DatasetConfig } from '../config/schema.js';
 import { canonicalJson } from '../model/canonical.js';
 import { event } from '../log/events.js';
-import { disposeFile } from '../triggers/after.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
 import { FolderWatcher, type ReadyFile } from '../triggers/watcher.js';
+import { disposeReported } from './dispose.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -300,12 +300,9 @@ export class DatasetRuntime {
   async #archive(file: ReadyFile, by?: ReadyFile): Promise<void> {
     const ds = this.#ds;
     if (!ds.watch) return;
-    try {
-      const d = await disposeFile(file, 'superseded', ds.watch, { now: this.#deps.now(), timezone: this.#deps.timezone });
-      this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
-    } catch (err) {
-      this.#log.warn(event('file.archived', { file: resolve(file.path), code: 'ARCHIVE_FAILED', err }), 'cannot archive file');
-    }
+    const opts = { now: this.#deps.now(), timezone: this.#deps.timezone };
+    const d = await disposeReported({ ...ds, watch: ds.watch }, file, 'superseded', opts, { ...this.#deps, logger: this.#log });
+    if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
   }
 }
 

@@ -4,9 +4,11 @@ import { ConnectorError } from '../errors.js';
 import { event } from '../log/events.js';
 import type { SyncResult, SyncSummary } from '../sync/outcome.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import { disposeFile, type FileFate } from '../triggers/after.js';
+import type { FileFate } from '../triggers/after.js';
 import { hashFile } from '../triggers/file-hash.js';
 import type { DatasetJob } from '../triggers/queue.js';
+import { disposeReported } from './dispose.js';
+import type { HealthState } from './health-state.js';
 import type { DaemonEngine, DaemonState } from './ports.js';
 
 /** What happens next with a file after its sync. */
@@ -58,6 +60,7 @@ export interface FileJobDeps {
   engine: DaemonEngine;
   state: DaemonState;
   logger: Logger;
+  health: HealthState;
   timezone: string;
   now(): number;
   /** A summary of a finished sync (metrics, health). */
@@ -105,11 +108,11 @@ export async function runFileJob(
     }
   }
   if (next.next === 'dispose' && (origin === 'watch' || origin === 'startup') && ds.watch) {
-    const d = await disposeFile(file, next.fate, ds.watch, {
-      now: deps.now(),
-      timezone: deps.timezone,
-      rejectSource: rejectFilePath(file.path),
-    });
+    const watched = { ...ds, watch: ds.watch };
+    const opts = { now: deps.now(), timezone: deps.timezone, rejectSource: rejectFilePath(file.path) };
+    const d = await disposeReported(watched, file, next.fate, opts, deps);
+    // Try the move again later: the content is then known, so the retry only moves it.
+    if (d === null) return { next: 'retry', slow: false, accepted };
     const fields = { file: file.path, fate: next.fate, ...d };
     if (next.fate === 'failed') log.warn(event('file.rejected', fields), 'file rejected');
     else log.info(event('file.processed', fields), 'file processed');

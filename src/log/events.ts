@@ -28,6 +28,7 @@ export const LOG_EVENTS = [
   'file.rejected',
   'file.processed',
   'file.archived',
+  'file.dispose_failed',
   'schedule.fired',
   'sync.retry_scheduled',
   'watch.failed',

@@ -57,7 +57,8 @@ export function fateDir(cfg: WatchConfig, fate: FileFate): string {
  * processed/ or failed/ (its reject file moved beside it), delete it (the
  * reject file still goes to that folder), or leave both. A file
  * that changed since it was read is a newer export and is never touched. A
- * per-file or folder marker is consumed with the file, unless `after` is leave.
+ * per-file or folder marker is consumed once the file is moved or deleted,
+ * unless `after` is leave. Throws (errno in `code`) when the folder cannot be written.
  */
 export async function disposeFile(
   file: ReadyFile,
@@ -82,15 +83,18 @@ export async function disposeFile(
   }
   const withReject = rejectFile ? { rejectFile } : {};
 
-  if (file.markerPath) await rm(file.markerPath, { force: true });
-  if (!st) return { action: 'deleted', ...withReject };
-  if (cfg.after === 'delete') {
-    await rm(file.path, { force: true });
-    return { action: 'deleted', ...withReject };
+  let done: Disposal;
+  if (!st || cfg.after === 'delete') {
+    if (st) await rm(file.path, { force: true });
+    done = { action: 'deleted', ...withReject };
+  } else {
+    await mkdir(dir, { recursive: true, mode: 0o750 });
+    await moveFile(file.path, target);
+    done = { action: 'moved', to: target, ...withReject };
   }
-  await mkdir(dir, { recursive: true, mode: 0o750 });
-  await moveFile(file.path, target);
-  return { action: 'moved', to: target, ...withReject };
+  // Only once the file is gone: a marker removed before a failed move would leave the file never picked up again.
+  if (file.markerPath) await rm(file.markerPath, { force: true });
+  return done;
 }
 
 /** `name` in `dir`, or `name` with -1, -2… before the extension when taken. */

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { mkdir, mkdtemp, rename, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -142,4 +143,18 @@ export async function serviceScenario(emu: RunningEmulator, datasetId: string): 
       await rename(`${configPath}.tmp`, configPath);
     },
   };
+}
+
+/** A TCP port free on 127.0.0.1 now (health.listen refuses port 0). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** GET /healthz of a running service. */
+export async function healthz(port: number): Promise<Record<string, unknown>> {
+  return (await fetch(`http://127.0.0.1:${port}/healthz`)).json() as Promise<Record<string, unknown>>;
 }

@@ -73,6 +73,16 @@ describe('dispose', () => {
     expect(await readdir(other.dir)).toEqual(['stock.csv']);
   });
 
+  it('keeps the marker when the move fails, so the file is not lost to the watcher', async () => {
+    const { dir, file } = await exportFile();
+    await writeFile(join(dir, 'processed'), 'a file where the folder should be');
+    await writeFile(join(dir, 'stock.csv.done'), '');
+    const cfg = watchConfigSchema.parse({ path: dir });
+    const err = await disposeFile({ ...file, markerPath: join(dir, 'stock.csv.done') }, 'processed', cfg, opts).catch((e: unknown) => e);
+    expect((err as NodeJS.ErrnoException).code).toMatch(/^E[A-Z]+$/);
+    expect((await readdir(dir)).sort()).toEqual(['processed', 'stock.csv', 'stock.csv.done']);
+  });
+
   it('never touches a file that changed since it was read', async () => {
     const { dir, file } = await exportFile();
     await writeFile(file.path, 'sku\nA\nB\n');

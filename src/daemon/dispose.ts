@@ -1,0 +1,48 @@
+import type { Logger } from 'pino';
+import type { DatasetConfig } from '../config/schema.js';
+import { event } from '../log/events.js';
+import { disposeFile, fateDir, type Disposal, type DisposeOptions, type FileFate } from '../triggers/after.js';
+import type { WatchConfig } from '../triggers/config.js';
+import type { ReadyFile } from '../triggers/watcher.js';
+import type { HealthState } from './health-state.js';
+
+/** What disposeReported needs. */
+export interface DisposeDeps {
+  logger: Logger;
+  health: HealthState;
+  now(): number;
+}
+
+/**
+ * Apply the watch's `after` to a file and say when it fails (review item 2):
+ * a file.dispose_failed line with the folder, errno and what to check, and a
+ * `dispose` reason in /healthz until a later disposal of the dataset succeeds.
+ * Returns null when it failed; the file (and its marker) then stay in the folder.
+ */
+export async function disposeReported(
+  ds: DatasetConfig & { watch: WatchConfig },
+  file: ReadyFile,
+  fate: FileFate,
+  opts: DisposeOptions,
+  deps: DisposeDeps,
+): Promise<Disposal | null> {
+  try {
+    const d = await disposeFile(file, fate, ds.watch, opts);
+    deps.health.clear(ds.name, 'dispose');
+    return d;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'INTERNAL';
+    const dir = fateDir(ds.watch, fate);
+    const what = ds.watch.after === 'delete' ? `delete ${file.path}` : `move ${file.path} to ${dir}`;
+    const hint =
+      `check that the service user may write ${ds.watch.path}` +
+      (ds.watch.after === 'delete' ? '' : ` and ${dir}`) +
+      ' (under systemd, list the folders in ReadWritePaths=)';
+    deps.logger.error(
+      event('file.dispose_failed', { file: file.path, fate, after: ds.watch.after, dir, code, hint, err }),
+      'cannot move the file after its sync',
+    );
+    deps.health.set(ds.name, 'dispose', 'DISPOSE_FAILED', `cannot ${what}: ${code}; ${hint}`, deps.now());
+    return null;
+  }
+}
