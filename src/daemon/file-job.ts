@@ -84,11 +84,22 @@ export async function runFileJob(
   log.info(event('file.ready', { file: file.path, origin, bytes: file.size }), 'file ready');
   let next: FileNext;
   let accepted = false;
-  const hash = await hashFile(file.path).catch(() => null);
-  if (hash === null) {
-    // Gone between ready and now (moved by someone else): nothing to do.
-    log.warn(event('file.skipped', { file: file.path, origin, reason: 'gone' }), 'file skipped');
-    return { next: 'dispose', fate: 'processed', accepted: false };
+  let hash: string;
+  try {
+    hash = await hashFile(file.path);
+    deps.health.clear(ds.name, 'file');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'INTERNAL';
+    if (code === 'ENOENT') {
+      // Gone between ready and now (moved by someone else): nothing to do.
+      log.warn(event('file.skipped', { file: file.path, origin, reason: 'gone' }), 'file skipped');
+      return { next: 'dispose', fate: 'processed', accepted: false };
+    }
+    // Review item 8: there but not readable (permissions, I/O): keep it and try again once fixed.
+    const hint = 'grant the service user read access to the file (and search access to its folder)';
+    log.error(event('file.unreadable', { file: file.path, origin, code, hint, err }), 'cannot read the export');
+    deps.health.set(ds.name, 'file', 'FILE_UNREADABLE', `cannot read ${file.path}: ${code}; ${hint}`, deps.now());
+    return { next: 'retry', slow: false, accepted: false };
   }
   if (hash === deps.state.lastFileHash(ds.name)) {
     log.info(event('file.skipped', { file: file.path, origin, reason: 'same_content', file_hash: hash }), 'file skipped');

@@ -29,6 +29,7 @@ export const LOG_EVENTS = [
   'file.processed',
   'file.archived',
   'file.dispose_failed',
+  'file.unreadable',
   'schedule.fired',
   'sync.retry_scheduled',
   'watch.failed',

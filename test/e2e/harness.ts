@@ -20,8 +20,8 @@ export class DaemonProcess {
   #waiters: Array<() => void> = [];
   #stderr = '';
 
-  constructor(args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(args: string[], env: NodeJS.ProcessEnv, as: { uid?: number; gid?: number } = {}) {
+    this.child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
     let buf = '';
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       buf += chunk;
@@ -90,7 +90,8 @@ export interface Scenario {
   writeConfig(datasets: Record<string, unknown>, extra?: Record<string, unknown>): Promise<void>;
   /** A dataset config for this scenario's emulator, inbox and key. */
   dataset(overrides?: Record<string, unknown>): Record<string, unknown>;
-  start(): DaemonProcess;
+  /** Start `run` on this scenario's config, as another user when `as` says so (the scenario's folder must be theirs). */
+  start(as?: { uid?: number; gid?: number }): DaemonProcess;
 }
 
 /** Columns of the test exports. */
@@ -142,7 +143,7 @@ export async function scenario(emu: RunningEmulator, datasetId: string): Promise
       const { rename } = await import('node:fs/promises');
       await rename(`${configPath}.tmp`, configPath);
     },
-    start: () => new DaemonProcess(['run', '--config', configPath], s.env),
+    start: (as) => new DaemonProcess(['run', '--config', configPath], s.env, as),
   };
   return s;
 }
