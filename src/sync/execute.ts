@@ -2,7 +2,7 @@ import { applyPerRecord, type RefusedOp } from './apply-per-record.js';
 import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { removePlan, type ExecPlan } from './exec-plan.js';
+import { removePlan, savePlan, type ExecPlan } from './exec-plan.js';
 import { verifyAndPublish, type PublishEnd } from './publish.js';
 import type { RunJournal } from './run-journal.js';
 
@@ -22,7 +22,8 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
       : plan.path === 'import'
         ? await applyImport(ctx, plan, rj)
         : await applyReplace(ctx, plan, rj);
-  dropRefused(plan, rj);
+  // The plan file is what approve and a later held-gate publish from: it must not list a refused record.
+  if (dropRefused(plan, rj)) savePlan(ctx.planDir, plan);
   if (refused.length) reportRefused(ctx, plan, refused);
   ctx.summary.rowErrors += refused.length;
 
@@ -52,15 +53,17 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
   return verifyAndPublish(ctx, plan, rj, stage.version, plan.expected, stage.publishDenied);
 }
 
-/** Take writes the server refused for sure (422) out of the plan, so counts and confirm match what was sent. */
-function dropRefused(plan: ExecPlan, rj: RunJournal): void {
+/** Take writes the server refused for sure (422) out of the plan, so counts and confirm match what was sent; true when it changed. */
+function dropRefused(plan: ExecPlan, rj: RunJournal): boolean {
   const failed = new Set(rj.all().filter((e) => e.status === 'failed').map((e) => (e.intent as { name?: string } | null)?.name ?? ''));
-  if (failed.size === 0) return;
+  if (failed.size === 0) return false;
+  const before = plan.expected;
   const c = plan.changeset;
   c.adds = c.adds.filter((r) => !failed.has(`post:${r.record_id}`));
   c.changes = c.changes.filter((r) => !failed.has(`patch:${r.record_id}`));
   c.deletes = c.deletes.filter((r) => !failed.has(`delete:${r.record_id}`));
   plan.expected = { added: c.adds.length, changed: c.changes.length, deleted: c.deletes.length };
+  return before.added !== plan.expected.added || before.changed !== plan.expected.changed || before.deleted !== plan.expected.deleted;
 }
 
 /** A3: server row errors mapped back to source file lines, in the log and (ctx.refused) the reject file. */
