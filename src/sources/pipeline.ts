@@ -5,12 +5,12 @@ import type { SourceConfig } from './config.js';
 import { SourceError } from './errors.js';
 import { cleanHeader, headerCleaner, isBlankRow } from './header.js';
 import { KeyIndex } from './key-index.js';
-import type { ExportCounts, RecordBatch, RowBatch, RowError } from './types.js';
+import type { ExportCounts, RecordBatch, RowError } from './types.js';
 
 /**
  * The pure core of a read: raw rows in file order → header → mapped,
  * validated, de-duplicated records, with row errors and counts. Knows nothing
- * of bytes or formats; readers feed it batches.
+ * of bytes or formats; readers feed it rows.
  */
 export class RowPipeline {
   readonly counts: ExportCounts = { rows: 0, filtered: 0, records: 0, bad_rows: 0, row_errors: 0 };
@@ -33,12 +33,6 @@ export class RowPipeline {
   }
 
   private out: RecordBatch = { records: [], lines: [] };
-
-  /** Map one batch of rows; returns the records that may be used so far. */
-  push(batch: RowBatch): RecordBatch {
-    for (let i = 0; i < batch.cells.length; i++) this.row(batch.cells[i]!, batch.lines[i]!);
-    return this.take();
-  }
 
   /** The records mapped since the last call. */
   take(): RecordBatch {

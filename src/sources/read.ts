@@ -71,7 +71,7 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     for await (const batch of this.batches()) yield* batch.records;
   }
 
-  /** Records mapped so far, after each chunk (CSV) or batch of rows (XLSX). */
+  /** Records mapped so far, after each chunk (CSV) or every few hundred rows (XLSX). */
   private async *rows(meter: ByteMeter, pipeline: RowPipeline): AsyncIterable<RecordBatch> {
     if (this.source.type === 'csv') {
       const sink = (cells: string[], line: number) => pipeline.row(cells, line);
@@ -80,7 +80,8 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     }
     // exceljs is large; load it only for XLSX sources.
     const { readXlsxRows } = await import('./xlsx.js');
-    for await (const rows of readXlsxRows(this.file, this.source, meter)) yield pipeline.push(rows);
+    const sink = (cells: string[], line: number) => pipeline.row(cells, line);
+    for await (const _ of readXlsxRows(this.file, this.source, meter, sink)) yield pipeline.take();
   }
 
   /** Stat the file; returns its size. */

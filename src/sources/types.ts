@@ -22,12 +22,6 @@ export interface RowError {
   code: RowErrorCode;
 }
 
-/** Raw rows as a reader produces them: cells as text, with their 1-based line. */
-export interface RowBatch {
-  cells: string[][];
-  lines: number[];
-}
-
 /** Mapped, validated records, in file order, with the line each came from. */
 export interface RecordBatch {
   records: DatasetRecord[];

@@ -3,13 +3,13 @@ import { Transform } from 'node:stream';
 import ExcelJS from 'exceljs';
 import type { SourceConfig } from './config.js';
 import type { ByteMeter } from './meter.js';
-import type { RowBatch } from './types.js';
 import { SourceError } from './errors.js';
 import { cellText } from './cell.js';
 import { checkXlsxHead } from './sniff.js';
 import { checkXlsxArchive } from './zip-guard.js';
 
-const BATCH_ROWS = 1000;
+// Records mapped from these rows stay alive until the consumer takes them; few enough to die young.
+const YIELD_ROWS = 256;
 
 interface SheetReader extends AsyncIterable<ExcelJS.Row> {
   id: number | string;
@@ -37,12 +37,13 @@ function metered(file: string, meter: ByteMeter): Transform {
 }
 
 /**
- * Streams one sheet of an XLSX workbook as batches of rows (line = sheet row
- * number) with exceljs's streaming reader: shared strings are cached, rows
- * are not, so memory stays bounded by the strings table. The zip central
- * directory is checked for bombs before anything is inflated.
+ * Streams one sheet of an XLSX workbook into `sink`, row by row (line = sheet
+ * row number), with exceljs's streaming reader, yielding every `YIELD_ROWS`
+ * rows: shared strings are cached, rows are not, so memory stays bounded by
+ * the strings table. The zip central directory is checked for bombs before
+ * anything is inflated.
  */
-export async function* readXlsxRows(file: string, source: SourceConfig, meter: ByteMeter): AsyncGenerator<RowBatch> {
+export async function* readXlsxRows(file: string, source: SourceConfig, meter: ByteMeter, sink: (cells: string[], line: number) => void): AsyncGenerator<void> {
   const head = Buffer.alloc(8);
   const fh = await import('node:fs/promises').then((fs) => fs.open(file, 'r'));
   try {
@@ -68,7 +69,7 @@ export async function* readXlsxRows(file: string, source: SourceConfig, meter: B
     for await (const sheet of reader as unknown as AsyncIterable<SheetReader>) {
       seen.push(sheet.name);
       if (!isWanted(sheet, source.sheet, reader, seen.length)) continue;
-      let batch: RowBatch = { cells: [], lines: [] };
+      let pending = 0;
       for await (const row of sheet) {
         if (row.number <= skip) continue;
         const values = row.values as unknown[];
@@ -86,14 +87,13 @@ export async function* readXlsxRows(file: string, source: SourceConfig, meter: B
             setting: 'limits.max_record_bytes',
           });
         }
-        batch.cells.push(cells);
-        batch.lines.push(row.number);
-        if (batch.cells.length >= BATCH_ROWS) {
-          yield batch;
-          batch = { cells: [], lines: [] };
+        sink(cells, row.number);
+        if (++pending >= YIELD_ROWS) {
+          pending = 0;
+          yield;
         }
       }
-      if (batch.cells.length > 0) yield batch;
+      yield;
       return;
     }
   } catch (err) {
