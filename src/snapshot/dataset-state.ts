@@ -20,6 +20,7 @@ interface StateRow {
   held_summary: string | null;
   held_since: number | null;
   rebuilt_at: number | null;
+  key_publishes_at: number | null;
 }
 
 /** The per-dataset row of the state database: confirmed version, last source, outcome, held draft. */
@@ -48,6 +49,20 @@ export class DatasetState {
       detail === undefined ? null : JSON.stringify(detail),
       this.now(),
     );
+  }
+
+  /**
+   * A12: the key published a write that asked to stage (a legacy key). Remembered,
+   * so that later plans a guard holds are left unsent; `null` forgets it (the
+   * key staged a write again: it was reissued).
+   */
+  noteKeyPublishes(at: number | null): void {
+    this.update('key_publishes_at = ?', at);
+  }
+
+  /** True when the key is known to publish every write at once (A12). */
+  keyPublishesImmediately(): boolean {
+    return this.row()?.key_publishes_at != null;
   }
 
   /** Record a held or staged change (replaces any earlier one). `since` defaults to now. */
@@ -105,6 +120,7 @@ export class DatasetState {
           : null,
       held: toHeld(r),
       rebuiltAt: r?.rebuilt_at ?? null,
+      keyPublishesSince: r?.key_publishes_at ?? null,
     };
   }
 

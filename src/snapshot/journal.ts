@@ -165,6 +165,21 @@ export class Journal {
     this.conn.prepare("UPDATE plans SET status = 'finished', outcome = ?, updated_at = ? WHERE plan_id = ?").run(outcome, now, planId);
   }
 
+  /** Open a finished plan again (a held change a person approved is sent under its own journal); JOURNAL_BUSY if another plan of the dataset is open. */
+  reopenPlan(planId: string): JournalPlan {
+    const p = this.plan(planId);
+    if (!p) throw new ConnectorError('JOURNAL_PLAN_MISSING', `Plan ${planId} is not journaled.`, { action: 'stop', context: { planId } });
+    const open = this.openPlan(p.dataset);
+    if (open && open.planId !== planId) {
+      throw new ConnectorError('JOURNAL_BUSY', `Dataset ${p.dataset} has an unfinished plan ${open.planId}; resume or finish it first.`, {
+        action: 'retry',
+        context: { dataset: p.dataset, planId: open.planId },
+      });
+    }
+    this.conn.prepare("UPDATE plans SET status = 'open', outcome = NULL, updated_at = ? WHERE plan_id = ?").run(this.now(), planId);
+    return this.plan(planId)!;
+  }
+
   /** Delete finished plans (and their steps) last updated before `before` (ms). */
   prune(before: number): number {
     return this.conn.transaction(() => {

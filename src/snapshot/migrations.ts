@@ -92,6 +92,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 2,
+    description: 'remember that the dataset key publishes writes at once (a legacy key, A12)',
+    sql: `
+      -- When a write asked to stage came back published; NULL while the key is not known to do that.
+      ALTER TABLE datasets ADD COLUMN key_publishes_at INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -39,6 +39,8 @@ export interface SnapshotInfo {
   lastOutcome: { outcome: string; detail: unknown; at: number } | null;
   held: HeldDraft | null;
   rebuiltAt: number | null;
+  /** Since when the key is known to publish writes at once although staging was asked (legacy key, A12); null: not known to. */
+  keyPublishesSince: number | null;
 }
 
 /** A set of changes the server confirmed (write result published, job PUBLISHED, publish 200). */

@@ -5,7 +5,7 @@ import { ApiError } from '../api/errors.js';
 import { ConnectorError } from '../errors.js';
 import { canonicalHash } from '../model/canonical.js';
 import { hashFile } from '../sources/meter.js';
-import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob } from './apply-replace.js';
+import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob, stageOptions } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
 import type { RunJournal } from './run-journal.js';
@@ -52,8 +52,8 @@ export async function stageUpload(
 }
 
 /** A14/A16: everything the upload's Idempotency-Key stands for. */
-function uploadHash(u: PlanUpload): string {
-  return canonicalHash({ file: u.sha256, mapping: u.mapping, encoding: u.encoding, options: { publish: false } });
+function uploadHash(u: PlanUpload, options: object): string {
+  return canonicalHash({ file: u.sha256, mapping: u.mapping, encoding: u.encoding, options });
 }
 
 /** Upload refusals that mean "the server reads this file differently", not "the dataset cannot take it now". */
@@ -73,7 +73,8 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
   if (known) return importStage(known);
   let step = rj.get('import');
   if (!step?.jobId) {
-    const hash = uploadHash(u);
+    const options = stageOptions(plan);
+    const hash = uploadHash(u, options);
     const copyOk = (await hashFile(u.path).catch(() => null)) === u.sha256;
     if (!copyOk || (step && step.bodyHash !== hash)) {
       throw new ConnectorError('REPLAY_MISMATCH', 'The upload cannot be sent again as journaled (its copy is gone or changed).', {
@@ -86,7 +87,7 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
     try {
       res = await ctx.client.importFile(
         { path: u.path, filename: u.filename, contentType: u.contentType },
-        { mapping: u.mapping, encoding: u.encoding, options: { publish: false } },
+        { mapping: u.mapping, encoding: u.encoding, options },
         { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
       );
     } catch (err) {

@@ -5,7 +5,8 @@ import { ConnectorError, hasCode } from '../errors.js';
 import { canonicalHash, canonicalJson } from '../model/canonical.js';
 import type { DatasetRecord, RecordPatch } from '../model/record.js';
 import type { ExecContext } from './context.js';
-import type { DraftCounts, ExecPlan } from './exec-plan.js';
+import { savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
+import { warnLegacyKey } from './legacy-key.js';
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
 
@@ -51,61 +52,70 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
           etag: res.etag,
           ...(op.kind === 'delete' ? { deletes: [op.id] } : { upserts: [op.record] }),
         });
+        // A12: remembered in the same transaction as the write it learned from.
+        if (!plan.direct) ctx.store.noteKeyPublishes(ctx.clock.now());
+      } else if (ctx.store.keyPublishesImmediately()) {
+        ctx.store.noteKeyPublishes(null); // it staged: the key was reissued with roles
       }
       rj.done(name, { version: res.version, status: res.status, publish_denied: res.publish_denied ?? false });
     });
     rj.committed(op.kind);
-    track(op, res);
   };
-  const track = (op: RecordOp, res: { version: number; status: string; publish_denied?: boolean }): void => {
-    if (res.status === 'published') {
-      published = res.version;
-      if (!plan.direct) legacy = true;
-    } else {
+  /** Count a write's result; 'stop' when the key published a write of a change that must not go out unapproved. */
+  const track = (op: RecordOp, res: { version: number; status: string; publish_denied?: boolean }): 'go' | 'stop' => {
+    if (res.publish_denied) publishDenied = true;
+    if (res.status !== 'published') {
       draft = res.version;
       bump(done, op);
+      return 'go';
     }
-    if (res.publish_denied) publishDenied = true;
+    published = res.version;
+    if (plan.direct) return 'go';
+    // A12: a legacy key published although staging was asked.
+    legacy = true;
+    warnLegacyKey(ctx, { version: res.version, planId: plan.planId });
+    if (!plan.approved && (plan.heldBy || plan.stageOnly)) return 'stop';
+    // Within the guards: every write publishes anyway, so the rest goes as direct writes
+    // (If-Match on the version the last one confirmed, not on the plan's stale base).
+    plan.direct = true;
+    savePlan(ctx.planDir, plan);
+    return 'go';
   };
 
   for (const op of recordOps(plan)) {
     const name = `${op.kind}:${op.id}`;
     let e = rj.get(name);
     if (e?.status === 'done') {
-      track(op, e.result as { version: number; status: string; publish_denied?: boolean });
+      if (track(op, e.result as { version: number; status: string; publish_denied?: boolean }) === 'stop') return { kind: 'unsent', version: published! };
       continue;
     }
     if (e?.status === 'failed') continue;
-    if (e?.status === 'intent') {
-      const seen = await wasApplied(ctx, plan, op, done);
-      if (seen) {
-        commit(op, name, seen);
-        continue;
-      }
-    } else {
-      e = rj.intent(name, { kind: op.kind, idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.id } });
-    }
-    let res;
-    try {
-      res = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
-    } catch (err) {
-      if (hasCode(err, 'OUTCOME_UNKNOWN')) {
-        // Issue 4: re-read before re-sending a write whose answer was lost.
-        const seen = await wasApplied(ctx, plan, op, done);
-        if (seen) {
-          commit(op, name, seen);
+    let res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean } | null = null;
+    if (e?.status === 'intent') res = await wasApplied(ctx, plan, op, done);
+    else e = rj.intent(name, { kind: op.kind, idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.id } });
+    if (!res) {
+      try {
+        const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
+        res = { ...sent.value, etag: sent.etag };
+      } catch (err) {
+        if (hasCode(err, 'OUTCOME_UNKNOWN')) {
+          // Issue 4: re-read before re-sending a write whose answer was lost.
+          res = await wasApplied(ctx, plan, op, done);
+          if (!res) {
+            const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
+            res = { ...sent.value, etag: sent.etag };
+          }
+        } else if (err instanceof ApiError && err.status === 422 && err.code === 'VALIDATION_FAILED') {
+          rj.failed(name, { code: err.code, rowErrors: err.rowErrors });
+          refused.push({ op, error: err });
           continue;
+        } else {
+          throw err;
         }
-        res = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
-      } else if (err instanceof ApiError && err.status === 422 && err.code === 'VALIDATION_FAILED') {
-        rj.failed(name, { code: err.code, rowErrors: err.rowErrors });
-        refused.push({ op, error: err });
-        continue;
-      } else {
-        throw err;
       }
     }
-    commit(op, name, { ...res.value, etag: res.etag });
+    commit(op, name, res);
+    if (track(op, res) === 'stop') return { kind: 'unsent', version: published! };
   }
   if (published !== null && (plan.direct || legacy) && draft === null) return { kind: 'published', version: published, legacy };
   if (draft !== null) return { kind: 'staged', version: draft, publishDenied };

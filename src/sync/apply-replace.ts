@@ -21,11 +21,16 @@ export class JobEndedError extends ConnectorError {
   }
 }
 
+/** A13 options of a replace or upload: always a draft; an approved held change also carries the flags it needs (A5: a legacy key publishes it at once). */
+export function stageOptions(plan: ExecPlan): { publish: false; allow_mass_delete?: true; allow_empty?: true } {
+  const f = plan.approved ? plan.requiredFlags : undefined;
+  return { publish: false, ...(f?.allow_mass_delete ? { allow_mass_delete: true } : {}), ...(f?.allow_empty ? { allow_empty: true } : {}) } as const;
+}
+
 /** The whole record set of the replace: source records plus not-owned records carried over (issue 7). */
 export function replaceBody(ctx: ExecContext, plan: ExecPlan): { records: DatasetRecord[]; hash: string } {
   const records = [...replaceRecords(plan.changeset, ctx.store.reader())];
-  const options = { publish: false };
-  return { records, hash: canonicalHash({ records, options }) };
+  return { records, hash: canonicalHash({ records, options: stageOptions(plan) }) };
 }
 
 /**
@@ -55,7 +60,7 @@ export async function applyReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJour
     });
     const res = await ctx.client.replaceRecords(
       body.records,
-      { publish: false },
+      stageOptions(plan),
       { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
     );
     step = jobAccepted(ctx, rj, 'replace', res);
@@ -89,8 +94,11 @@ export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal,
     rj.done('job', job);
     if (job.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, plan.resultCount);
     if (job.status === 'PUBLISHED' && job.version !== null) {
-      // A12: a legacy key publishes although a draft was asked.
+      // A12: a legacy key publishes although a draft was asked; remembered, so later held changes stay unsent.
       ctx.store.confirm({ activeVersion: job.version, ...confirmParts(plan) });
+      ctx.store.noteKeyPublishes(ctx.clock.now());
+    } else if (job.status === 'STAGED' && ctx.store.keyPublishesImmediately()) {
+      ctx.store.noteKeyPublishes(null);
     }
   });
   rj.committed('job');

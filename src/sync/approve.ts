@@ -1,35 +1,40 @@
 import { ConnectorError, hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
-import { loadPlan, removePlan } from './exec-plan.js';
+import { execute } from './execute.js';
+import { loadPlan, removePlan, savePlan } from './exec-plan.js';
 import { draftGuards, finishPublished, publishDraft } from './publish.js';
+import { abandonPlan, needsReplan } from './resume.js';
 import { RunJournal } from './run-journal.js';
 
 /** What approve or discard did. */
 export interface HeldActionResult {
   dataset: string;
   action: 'published' | 'discarded' | 'expired' | 'staged';
-  version: number;
+  /** The draft version acted on; null for a change that was kept unsent (A12). */
+  version: number | null;
   flags?: { allow_mass_delete?: boolean; allow_empty?: boolean };
   message: string;
 }
 
 function heldOrThrow(ctx: ExecContext) {
   const held = ctx.store.held();
-  if (!held || held.version === null || held.kind === 'foreign_draft') {
+  if (!held || held.kind === 'foreign_draft' || (held.version === null && held.planId === null)) {
     throw new ConnectorError('NOTHING_HELD', `dataset ${ctx.dataset} has no held change of the connector's`, { action: 'reject', context: { dataset: ctx.dataset } });
   }
-  return { ...held, version: held.version };
+  return held;
 }
 
 /**
  * A person approves the held change: publish its draft with the flags its
  * guards need (A5: allow_mass_delete when over half would go, allow_empty
  * when nothing is left) and nothing else; the snapshot advances on 200.
+ * A change kept unsent (A12) is sent now, then published the same way.
  */
 export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
   const held = heldOrThrow(ctx);
   const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;
   if (!plan) throw new ConnectorError('PLAN_FILE_MISSING', `the plan of held draft ${held.version} is gone; run discard, then sync`, { action: 'stop' });
+  if (held.version === null) return approveUnsent(ctx, plan);
   const detail = (await ctx.client.getVersion(held.version)).value;
   if (detail.status === 'active' || detail.status === 'superseded') {
     finishPublished(ctx, plan, null, held.version);
@@ -58,13 +63,46 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
   return { dataset: ctx.dataset, action: 'published', version: held.version, flags, message: `published version ${held.version}` };
 }
 
+/**
+ * Send a change that was kept unsent (the key publishes at once, A12), as
+ * approved: under its own journal (reopened, so a crash resumes it), with the
+ * flags it needs. If the dataset moved since, it is dropped: sync plans anew.
+ */
+async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<typeof loadPlan>>): Promise<HeldActionResult> {
+  plan.approved = true;
+  if (plan.path === 'per_record' && ctx.store.keyPublishesImmediately()) plan.direct = true;
+  savePlan(ctx.planDir, plan);
+  ctx.db.transaction(() => {
+    ctx.db.journal.reopenPlan(plan.planId);
+    ctx.store.clearHeld();
+  });
+  const flags = plan.requiredFlags ?? {};
+  let end;
+  try {
+    end = await execute(ctx, plan, new RunJournal(ctx.db.journal, plan.planId));
+  } catch (err) {
+    // Anything else leaves the plan open: the next sync or resume finishes it, approved.
+    if (!needsReplan(err)) throw err;
+    await abandonPlan(ctx, plan.planId, (err as Error).message);
+    return { dataset: ctx.dataset, action: 'expired', version: null, message: `${(err as ConnectorError).code}: the dataset changed since the change was held; run sync again to plan it anew` };
+  }
+  if (end.kind === 'nothing') {
+    throw new ConnectorError('ALL_REFUSED', `the server refused all ${end.refused} records of the held change`, { action: 'reject', context: { dataset: ctx.dataset } });
+  }
+  if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: end.version, message: end.reason };
+  ctx.logger.info({ event: 'draft.approved', version: end.version, flags, unsent: true }, 'held change approved, sent and published');
+  return { dataset: ctx.dataset, action: 'published', version: end.version, flags, message: `sent and published version ${end.version}` };
+}
+
 /** A person drops the held change: discard its draft (the outcome records the export's hash). */
 export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
   const held = heldOrThrow(ctx);
-  try {
-    await ctx.client.discardVersion(held.version);
-  } catch (err) {
-    if (!hasCode(err, 'DRAFT_EXPIRED', 'VERSION_NOT_FOUND', 'CONFLICT')) throw err;
+  if (held.version !== null) {
+    try {
+      await ctx.client.discardVersion(held.version);
+    } catch (err) {
+      if (!hasCode(err, 'DRAFT_EXPIRED', 'VERSION_NOT_FOUND', 'CONFLICT')) throw err;
+    }
   }
   const fileHash = (held.summary as { fileHash?: string | null } | null)?.fileHash ?? null;
   ctx.db.transaction(() => {
@@ -73,5 +111,6 @@ export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
   });
   if (held.planId) removePlan(ctx.planDir, held.planId);
   ctx.logger.info({ event: 'draft.discarded', version: held.version }, 'held change discarded');
-  return { dataset: ctx.dataset, action: 'discarded', version: held.version, message: `discarded draft ${held.version}` };
+  const what = held.version === null ? 'the change kept unsent' : `draft ${held.version}`;
+  return { dataset: ctx.dataset, action: 'discarded', version: held.version, message: `discarded ${what}` };
 }

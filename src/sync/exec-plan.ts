@@ -38,6 +38,12 @@ export interface ExecPlan {
   expected: DraftCounts;
   /** Flags the dataset config sets explicitly; never added on the connector's own (issue 4). */
   configFlags: PublishOptions;
+  /** Why the plan-time guards hold this change, or null when none does. */
+  heldBy?: string | null;
+  /** A5: the flags the change needs to be published (what a person's approve sends). */
+  requiredFlags?: PublishOptions;
+  /** A person approved this held change: it is sent and published with `requiredFlags`, the guards are not asked again. */
+  approved?: boolean;
   source: SourceIdentity | null;
   file: string | null;
   /** record_id → 1-based source file line, to map server row errors back (A3). */

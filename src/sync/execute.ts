@@ -3,7 +3,8 @@ import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { removePlan, savePlan, type ExecPlan } from './exec-plan.js';
-import { verifyAndPublish, type PublishEnd } from './publish.js';
+import { hold, verifyAndPublish, type PublishEnd } from './publish.js';
+import { warnLegacyKey } from './legacy-key.js';
 import type { RunJournal } from './run-journal.js';
 
 /** How execute left a plan. */
@@ -35,11 +36,16 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
     removePlan(ctx.planDir, plan.planId);
     return { kind: 'nothing', refused: refused.length };
   }
+  if (stage.kind === 'unsent') return holdUnsent(ctx, plan, stage.version);
   if (stage.kind === 'published') {
     if (stage.legacy) {
-      const msg = 'the key published although staging was asked (legacy key, A12): reissue the key in the portal to get roles';
-      ctx.summary.warnings.push(msg);
-      ctx.logger.warn({ event: 'key.warning', kind: 'legacy_key', version: stage.version }, msg);
+      warnLegacyKey(ctx, { version: stage.version, planId: plan.planId });
+      if (plan.heldBy && !plan.approved) {
+        // A replace job cannot be stopped half-way: say what went out unheld; later ones stay unsent (run-sync.ts).
+        const msg = `published although a guard would have held it (${plan.heldBy}): the key ignores staging`;
+        ctx.summary.warnings.push(msg);
+        ctx.logger.warn({ event: 'guard.held', kind: 'legacy_published', version: stage.version, reason: plan.heldBy }, msg);
+      }
     }
     ctx.db.transaction(() => {
       if (plan.source) ctx.store.recordSource(plan.source);
@@ -51,6 +57,20 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
     return { kind: 'published', version: stage.version };
   }
   return verifyAndPublish(ctx, plan, rj, stage.version, plan.expected, stage.publishDenied);
+}
+
+/**
+ * A12: keep a change unsent (nothing of it, or the rest after the key published
+ * one write of it) for a person: approve sends it, discard drops it.
+ * `published`: the version a legacy write already published, if any.
+ */
+export function holdUnsent(ctx: ExecContext, plan: ExecPlan, published: number | null): PublishEnd {
+  const kind = plan.heldBy ? 'guard' : 'staged';
+  const why = plan.heldBy ?? 'staged only (publish=false)';
+  const reason = `${why}; the key publishes every write at once (legacy key, A12), so ${published === null ? 'the change is' : 'the rest of the change is'} kept unsent: approve sends it, discard drops it`;
+  hold(ctx, plan, kind, null, reason, null);
+  ctx.logger.warn({ event: 'guard.held', kind: 'unsent', planId: plan.planId, published, reason: why, requiredFlags: plan.requiredFlags ?? null }, 'change kept unsent for a person');
+  return { kind: 'held', held: kind, version: null, reason, evaluation: null };
 }
 
 /** Take writes the server refused for sure (422) out of the plan, so counts and confirm match what was sent; true when it changed. */

@@ -27,7 +27,13 @@ interface HeldSummary {
 export async function heldGate(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
   let ds: Dataset = (await ctx.client.getDataset()).value;
   const held = ctx.store.held();
-  if (held && held.kind !== 'foreign_draft' && held.version !== null) {
+  if (held && held.kind !== 'foreign_draft' && held.version === null) {
+    // Kept unsent (A12): nothing of it is on the server.
+    const same = fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
+    if (same) return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
+    dropHeld(ctx, held.planId);
+    ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: null, planId: held.planId }, 'a newer export replaces the held change');
+  } else if (held && held.kind !== 'foreign_draft' && held.version !== null) {
     const status = (await ctx.client.getVersion(held.version).catch(() => null))?.value.status ?? null;
     if (status === 'active' || status === 'superseded') {
       const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;

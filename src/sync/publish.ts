@@ -16,7 +16,8 @@ import type { RunJournal } from './run-journal.js';
 /** How the publish step ended. */
 export type PublishEnd =
   | { kind: 'published'; version: number }
-  | { kind: 'held'; held: HeldDraft['kind']; version: number; reason: string; evaluation: GuardEvaluation | null };
+  /** `version` null: nothing of it is pending on the server (kept unsent, A12). */
+  | { kind: 'held'; held: HeldDraft['kind']; version: number | null; reason: string; evaluation: GuardEvaluation | null };
 
 /** The guards against a draft's counts (issue 4: checked again before publishing). */
 export function draftGuards(ctx: ExecContext, plan: ExecPlan, counts: DraftCounts): GuardEvaluation {
@@ -64,6 +65,11 @@ export async function verifyAndPublish(
     rj.committed('verify');
   }
   const evaluation = draftGuards(ctx, plan, detail.counts);
+  if (plan.approved) {
+    // A person approved this held change: exactly the flags it needs, nothing else (issue 4).
+    if (publishDenied) return portalPublish(ctx, plan, version);
+    return publishDraft(ctx, plan, rj, version, evaluation.requiredFlags);
+  }
   ctx.summary.guards = { held: evaluation.holds, reasons: evaluation.results.filter((r) => r.holds).map((r) => r.message) };
   if (evaluation.holds) {
     const reason = evaluation.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ');
@@ -122,7 +128,7 @@ function portalPublish(ctx: ExecContext, plan: ExecPlan, version: number): Publi
 }
 
 /** Record a change kept as a pending draft; the plan file stays for approve. */
-export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], version: number, reason: string, evaluation: GuardEvaluation | null): void {
+export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], version: number | null, reason: string, evaluation: GuardEvaluation | null): void {
   ctx.db.transaction(() => {
     ctx.store.hold({
       kind,
@@ -131,7 +137,7 @@ export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], 
       planId: plan.planId,
       summary: {
         expected: plan.expected,
-        requiredFlags: evaluation?.requiredFlags ?? null,
+        requiredFlags: evaluation?.requiredFlags ?? plan.requiredFlags ?? null,
         guards: evaluation?.results ?? [],
         file: plan.file,
         fileHash: plan.source?.fileHash ?? null,

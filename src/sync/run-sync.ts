@@ -5,7 +5,8 @@ import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { crashPoint } from './crash-hook.js';
 import { diffRecords } from './diff.js';
-import { execute, type ExecEnd } from './execute.js';
+import { execute, holdUnsent, type ExecEnd } from './execute.js';
+import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import { savePlan, type ExecPlan } from './exec-plan.js';
 import { heldGate } from './held-gate.js';
 import { planSync, type KeyRole, type SyncPlan } from './plan.js';
@@ -76,14 +77,23 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
           ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.planId }, 'the export changed after it was read; sending the records instead of uploading it');
         }
       }
+      const keyPublishes = ctx.store.keyPublishesImmediately();
+      if (keyPublishes && plan.path === 'per_record') plan.direct = true; // A12: every write publishes anyway
       savePlan(ctx.planDir, plan);
-      ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: src.fileHash, counts: plan.expected } });
+      const begin = () => ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: plan.source?.fileHash ?? null, counts: plan.expected } });
+      if (keyPublishes && (plan.heldBy || plan.stageOnly)) {
+        // A12: the key would publish what a guard holds (or what was to be staged only): send nothing until approved.
+        warnLegacyKey(ctx, { planId: plan.planId });
+        return ended(ctx, ctx.db.transaction(() => (begin(), holdUnsent(ctx, plan, null))));
+      }
+      begin();
       crashPoint('plan.begun');
       try {
         const done = await execute(ctx, plan, new RunJournal(ctx.db.journal, plan.planId));
         return ended(ctx, done);
       } catch (err) {
-        if (!needsReplan(err) || attempt === MAX_PLANS) throw err;
+        // A12: after the key published a write unasked, do not plan anew and send more within this sync.
+        if (!needsReplan(err) || attempt === MAX_PLANS || ctx.summary.warnings.includes(LEGACY_KEY_WARNING)) throw err;
         if (err instanceof ImportNotEquivalentError) {
           importable = { importable: false, reason: err.message };
           ctx.summary.warnings.push(err.message);
@@ -118,6 +128,8 @@ function execPlan(ctx: ExecContext, splan: SyncPlan, changeset: ExecPlan['change
     changeset,
     expected: { added: c.adds, changed: c.changes, deleted: c.deletes },
     configFlags: splan.publish.options,
+    heldBy: splan.held ? splan.guards.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ') : null,
+    requiredFlags: splan.guards.requiredFlags,
     source: { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() },
     file: src.file,
     lines: src.lines,

@@ -14,7 +14,7 @@ export function register(program: Command): void {
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name]);
         try {
           const r = await cli.engine.approve(cli.dataset(name));
-          process.stdout.write(`${name}: ${r.action} (version ${r.version}): ${r.message}\n`);
+          process.stdout.write(`${name}: ${r.action}${r.version === null ? '' : ` (version ${r.version})`}: ${r.message}\n`);
           return r.action === 'published' || r.action === 'discarded' ? 0 : 1;
         } finally {
           await cli.close();
