@@ -30,7 +30,7 @@ export function configDelta(before: Record<string, DatasetConfig>, after: Record
  * The datasets the daemon serves. `apply` brings the set in line with a
  * configuration: new datasets start (journal resume first), changed ones are
  * reconfigured in place (their queue and in-flight sync carry on), removed
- * ones stop after their running job.
+ * ones stop after their running job; a watch that failed is tried again.
  */
 export class DatasetSet {
   readonly #runtimes = new Map<string, DatasetRuntime>();
@@ -63,7 +63,8 @@ export class DatasetSet {
       this.#runtimes.delete(name);
       await r.stop();
     }
-    for (const name of delta.changed) await this.#runtimes.get(name)!.reconfigure(datasets[name]!);
+    // Unchanged datasets too: a reload retries a watch that is not running (review item 4).
+    for (const name of [...delta.changed, ...delta.unchanged]) await this.#runtimes.get(name)!.reconfigure(datasets[name]!);
     for (const name of delta.added) {
       const r = new DatasetRuntime(datasets[name]!, this.#deps);
       this.#runtimes.set(name, r);

@@ -6,13 +6,14 @@ import { canonicalJson } from '../model/canonical.js';
 import { event } from '../log/events.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
-import { FolderWatcher, type ReadyFile } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/watcher.js';
 import { disposeReported } from './dispose.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
 import { systemTimers, type Timers } from './timers.js';
+import { WatchSupervisor } from './watch-supervisor.js';
 
 /** Back-off of a file whose sync must be tried again. */
 export interface RetryDelays {
@@ -34,7 +35,7 @@ export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 
   tmpDir: string;
   cronStarter?: CronStarter;
   retry?: RetryDelays;
-  /** The runtime's own waits (retry back-off); tests fire them by hand. */
+  /** The runtime's own waits (retry back-off, watcher restarts); tests fire them by hand. */
   timers?: Timers;
 }
 
@@ -53,7 +54,7 @@ export class DatasetRuntime {
   readonly #deps: RuntimeDeps;
   readonly #log: Logger;
   readonly #queue: DatasetQueue;
-  #watcher: FolderWatcher | undefined;
+  #watch: WatchSupervisor | undefined;
   #scheduler: DatasetScheduler | undefined;
   readonly #timers: Timers;
   /** The file waiting for its retry, with the cancel of its timer. */
@@ -93,15 +94,16 @@ export class DatasetRuntime {
     this.#queue.push({ kind: 'resume' });
     await this.#startTriggers();
     this.#log.info(
-      event('dataset.started', { watch: this.#watcher?.dir ?? null, schedules: this.#scheduler?.schedules.length ?? 0 }),
+      event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.schedules.length ?? 0 }),
       'dataset started',
     );
   }
 
   /**
-   * Take a changed configuration. Triggers restart only when watch or
-   * schedules changed; the running job finishes with the config it began
-   * with, waiting jobs run with the new one.
+   * Take a (re)loaded configuration. Triggers restart only when watch or
+   * schedules changed, else a watch that is not running is tried again; the
+   * running job finishes with the config it began with, waiting jobs run
+   * with the new one.
    */
   async reconfigure(ds: DatasetConfig): Promise<void> {
     const triggersChanged =
@@ -110,7 +112,7 @@ export class DatasetRuntime {
     if (triggersChanged) {
       await this.#stopTriggers();
       await this.#startTriggers();
-    }
+    } else await this.#watch?.restartIfFailed();
   }
 
   /** Enqueue a job by hand (tests, the CLI). */
@@ -138,23 +140,15 @@ export class DatasetRuntime {
   async #startTriggers(): Promise<void> {
     const ds = this.#ds;
     if (ds.watch) {
-      const w = new FolderWatcher(
+      this.#watch = new WatchSupervisor(
         ds.watch,
         {
           onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch' }),
           onSuperseded: (file) => void this.#archive(file),
         },
-        { logger: this.#log },
+        { dataset: this.name, logger: this.#log, health: this.#deps.health, timers: this.#timers, now: this.#deps.now },
       );
-      try {
-        await w.start();
-        this.#watcher = w;
-        this.#deps.health.clear(this.name, 'watch');
-      } catch (err) {
-        await w.close();
-        this.#deps.health.set(this.name, 'watch', 'WATCH_FAILED', `cannot watch ${ds.watch.path}`, this.#deps.now());
-        this.#log.error(event('watch.failed', { watch: ds.watch.path, code: 'WATCH_FAILED', err }), 'cannot watch folder');
-      }
+      await this.#watch.start();
     }
     if (ds.schedules.length > 0) {
       const s = new DatasetScheduler(
@@ -171,8 +165,9 @@ export class DatasetRuntime {
   async #stopTriggers(): Promise<void> {
     this.#scheduler?.stop();
     this.#scheduler = undefined;
-    await this.#watcher?.close();
-    this.#watcher = undefined;
+    await this.#watch?.close();
+    this.#watch = undefined;
+    this.#deps.health.clear(this.name, 'watch');
   }
 
   #fire(s: NamedSchedule): Promise<void> {

@@ -33,6 +33,7 @@ export const LOG_EVENTS = [
   'schedule.fired',
   'sync.retry_scheduled',
   'watch.failed',
+  'watch.started',
   'demo.sample_copied',
   'command.failed',
   // api

@@ -24,6 +24,12 @@ export interface FolderWatcherEvents {
   onReady(file: ReadyFile): void;
   /** A file found at start-up that a newer one supersedes. */
   onSuperseded(file: ReadyFile): void;
+  /**
+   * The watched folder itself went away (removed, renamed, unmounted): no
+   * more events will come. The owner closes this watcher and starts a new one
+   * once the folder is back.
+   */
+  onLost?(reason: string): void;
 }
 
 /**
@@ -45,6 +51,9 @@ export class FolderWatcher {
   readonly #again = new Set<string>();
   #fsw: FSWatcher | undefined;
   #closed = false;
+  /** Device and inode of the folder when watching began: a folder recreated or remounted under the same path is another. */
+  #root: { dev: number; ino: number } | undefined;
+  #lost = false;
 
   constructor(cfg: WatchConfig, events: FolderWatcherEvents, opts: { clock?: Clock; logger?: Logger } = {}) {
     this.#cfg = cfg;
@@ -75,8 +84,20 @@ export class FolderWatcher {
     fsw.on('add', (p) => this.#onEvent(p));
     fsw.on('change', (p) => this.#onEvent(p));
     fsw.on('unlink', (p) => this.forget(p));
-    fsw.on('error', (err) => this.#log?.warn({ event: 'watch.error', dir: this.dir, err }, 'watch error'));
+    fsw.on('unlinkDir', (p) => {
+      if (resolve(p) === this.dir) this.#markLost('the watched folder was removed');
+    });
+    // Chokidar does not always report the folder itself going (a race with rm -r, a rename): look at it on any raw event.
+    fsw.on('raw', () => this.#checkRoot());
+    fsw.on('error', (err) => {
+      this.#log?.warn({ event: 'watch.error', dir: this.dir, err }, 'watch error');
+      // An error about one file (e.g. EACCES) is not the end of the watch; a folder that went away is.
+      this.#checkRoot();
+    });
     await new Promise<void>((res) => fsw.once('ready', () => res()));
+    const st = await stat(this.dir);
+    if (!st.isDirectory()) throw Object.assign(new Error(`${this.dir} is not a folder`), { code: 'ENOTDIR' });
+    this.#root = { dev: st.dev, ino: st.ino };
 
     // Scan after the watcher is up, so nothing written in between is missed.
     const existing = await this.#scan();
@@ -84,6 +105,43 @@ export class FolderWatcher {
     const [newest, ...older] = existing;
     for (const f of older) this.#events.onSuperseded(f);
     if (newest) void this.#check(newest.path);
+  }
+
+  /**
+   * Why the watched folder is no longer the one watched (gone, not a folder,
+   * another device or inode), or null while it is. Chokidar may say nothing
+   * when a folder is renamed away or a share remounted: the owner calls this
+   * now and then.
+   */
+  async rootChanged(): Promise<string | null> {
+    if (!this.#root) return null;
+    const st = await stat(this.dir).catch((err: NodeJS.ErrnoException) => err);
+    if (st instanceof Error) return `the watched folder cannot be read: ${st.code ?? st.message}`;
+    if (!st.isDirectory()) return 'the watched path is no longer a folder';
+    if (st.dev !== this.#root.dev || st.ino !== this.#root.ino) return 'the watched folder was replaced or remounted';
+    return null;
+  }
+
+  /** True once the folder went away (onLost was called). */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  #rootCheck: Promise<void> | undefined;
+
+  #checkRoot(): void {
+    if (this.#lost || this.#closed || this.#rootCheck) return;
+    this.#rootCheck = this.rootChanged()
+      .then((why) => {
+        if (why) this.#markLost(why);
+      })
+      .finally(() => (this.#rootCheck = undefined));
+  }
+
+  #markLost(reason: string): void {
+    if (this.#lost || this.#closed) return;
+    this.#lost = true;
+    this.#events.onLost?.(reason);
   }
 
   /** Forget a path (moved, deleted), so a new file of the same name is seen afresh. */
