@@ -7,6 +7,9 @@ import type { DatasetRecord, RecordPatch } from '../model/record.js';
 import type { ExecContext } from './context.js';
 import { savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
 import { warnLegacyKey } from './legacy-key.js';
+import { ForeignDraftError, MixedDraftError, foreignDraft } from './drafts.js';
+
+const RECORD_KINDS = new Set(['post', 'patch', 'delete']);
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
 
@@ -82,6 +85,11 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
     return 'go';
   };
 
+  // Whether a staged write of this plan may already be in a draft (then the draft is ours, A10).
+  let staged = rj.all().some(
+    (e) => RECORD_KINDS.has(e.kind) && (e.status === 'intent' || (e.status === 'done' && (e.result as { status?: string } | null)?.status === 'draft')),
+  );
+
   for (const op of recordOps(plan)) {
     const name = `${op.kind}:${op.id}`;
     let e = rj.get(name);
@@ -91,8 +99,14 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
     }
     if (e?.status === 'failed') continue;
     let res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean } | null = null;
+    const first = !plan.direct && !staged;
     if (e?.status === 'intent') res = await wasApplied(ctx, plan, op, done);
-    else e = rj.intent(name, { kind: op.kind, idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.id } });
+    else {
+      // A11: a staged write joins any pending draft; the first one must start our own.
+      if (first) await noPendingDraft(ctx);
+      e = rj.intent(name, { kind: op.kind, idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.id } });
+    }
+    if (!plan.direct) staged = true;
     if (!res) {
       try {
         const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
@@ -115,6 +129,7 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
       }
     }
     commit(op, name, res);
+    if (first && res.status === 'draft') await checkNewDraft(ctx, plan, res.version, op);
     if (track(op, res) === 'stop') return { kind: 'unsent', version: published! };
   }
   if (published !== null && (plan.direct || legacy) && draft === null) return { kind: 'published', version: published, legacy };
@@ -177,10 +192,37 @@ async function wasApplied(
   bump(after, op);
   if (sameCounts(counts, done)) return null;
   if (sameCounts(counts, after)) return { version: ds.draft_version, status: 'draft', etag: null };
-  throw new ConnectorError('DRAFT_MISMATCH', `Draft ${ds.draft_version} does not hold what the journal says was sent.`, {
-    action: 'retry',
-    context: { dataset: ctx.dataset, version: ds.draft_version, counts, expected: done },
-  });
+  // Neither what was sent before nor with this write: someone else's change is in the draft.
+  throw new MixedDraftError(ds.draft_version, plan.planId, counts, [done, after]);
+}
+
+/** Before the first staged write: no draft may be pending, or the write would join it (A11). */
+async function noPendingDraft(ctx: ExecContext): Promise<void> {
+  const pending = (await ctx.client.getDataset()).value.draft_version;
+  if (pending === null) return;
+  const stop = await foreignDraft(ctx, pending);
+  if (stop) throw new ForeignDraftError(pending, stop.message);
+}
+
+/**
+ * After the first staged write: it must have made a new draft on the plan's
+ * base holding just that write. Otherwise it joined someone else's draft (one
+ * made between the check and the write): on_foreign_draft discard drops that
+ * draft and plans anew; wait holds it for a person.
+ */
+async function checkNewDraft(ctx: ExecContext, plan: ExecPlan, version: number, op: RecordOp): Promise<void> {
+  const d = (await ctx.client.getVersion(version)).value;
+  const one: DraftCounts = { added: 0, changed: 0, deleted: 0 };
+  bump(one, op);
+  if (d.status === 'draft' && d.base_version === plan.baseVersion && sameCounts(d.counts, one)) return;
+  if (ctx.policy.on_foreign_draft === 'discard' && d.status === 'draft') {
+    await foreignDraft(ctx, version);
+    throw new ConnectorError('FOREIGN_DRAFT_DISCARDED', `The first write went into draft ${version}, which someone else had made; it was discarded (on_foreign_draft: discard).`, {
+      action: 'retry',
+      context: { dataset: ctx.dataset, version },
+    });
+  }
+  throw new MixedDraftError(version, plan.planId, d.counts, [one]);
 }
 
 function bump(c: DraftCounts, op: RecordOp): void {

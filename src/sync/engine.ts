@@ -76,7 +76,13 @@ export class SyncEngine {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null));
       const r = await resumeOpenPlan(ctx);
       await writeServerRejects(ctx.refused, null);
-      ctx.summary.result = r?.end === undefined || r.end === 'superseded' || r.end.kind === 'nothing' ? 'unchanged' : r.end.kind === 'published' ? 'published' : 'held';
+      const e = r?.end;
+      ctx.summary.result =
+        e === undefined || e === 'superseded' || e.kind === 'nothing' ? 'unchanged'
+        : e.kind === 'published' ? 'published'
+        : e.held === 'foreign_draft' ? 'waiting'
+        : e.held === 'guard' ? 'held'
+        : 'staged';
       return ctx.summary;
     });
   }

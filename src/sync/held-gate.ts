@@ -1,9 +1,11 @@
 import type { Dataset } from '../api/wire.js';
 import { hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
+import { foreignDraft, isMixed } from './drafts.js';
 import { loadPlan, removePlan } from './exec-plan.js';
 import type { SyncResult } from './outcome.js';
 import { finishPublished } from './publish.js';
+import { reconcile } from './reconcile.js';
 
 /** Why a sync stops before planning: a held change or a foreign draft. */
 export interface GateStop {
@@ -22,6 +24,7 @@ interface HeldSummary {
  * - our held draft was published meanwhile (approve, or a person in the portal): confirm it;
  * - it is still pending: same export → stay held; newer export → discard it and go on;
  * - it is gone (expired, discarded): forget it and stage again from the current source;
+ * - a draft holding our writes and someone else's: wait for a person, whatever on_foreign_draft says;
  * - a draft we did not make: on_foreign_draft wait (report, stop here) or discard.
  */
 export async function heldGate(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
@@ -60,22 +63,23 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
       dropHeld(ctx, held.planId);
       ctx.logger.warn({ event: 'draft.expired', kind: 'held_gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
     }
+  } else if (held && held.version !== null && isMixed(held.summary)) {
+    // Our writes and someone else's in one draft: only a person decides (never discarded here).
+    if (ds.draft_version === held.version) return { result: 'waiting', code: 'DRAFT_MIXED', message: held.reason };
+    const status = (await ctx.client.getVersion(held.version).catch(() => null))?.value.status ?? null;
+    dropHeld(ctx, held.planId);
+    if (status === 'active' || status === 'superseded') {
+      ctx.logger.info({ event: 'sync.published', kind: 'mixed_published', version: held.version }, 'a person published the draft holding the connector\'s writes');
+      await reconcile(ctx, true);
+    }
+    ds = (await ctx.client.getDataset()).value;
   }
   if (ds.draft_version === null) {
     if (ctx.store.held()?.kind === 'foreign_draft') ctx.store.clearHeld();
     return null;
   }
   // A draft we did not make (ours were settled above or by resume).
-  if (ctx.policy.on_foreign_draft === 'discard') {
-    await ctx.client.discardVersion(ds.draft_version);
-    ctx.summary.warnings.push(`discarded a foreign draft ${ds.draft_version} (on_foreign_draft: discard)`);
-    ctx.logger.warn({ event: 'draft.discarded', kind: 'foreign_draft', version: ds.draft_version }, 'discarded a draft the connector did not make');
-    return null;
-  }
-  const message = `draft ${ds.draft_version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
-  ctx.store.hold({ kind: 'foreign_draft', version: ds.draft_version, reason: message, planId: null, summary: null });
-  ctx.logger.warn({ event: 'sync.skipped', kind: 'foreign_draft', version: ds.draft_version }, 'a foreign draft blocks the dataset');
-  return { result: 'waiting', code: 'DRAFT_PENDING', message };
+  return foreignDraft(ctx, ds.draft_version);
 }
 
 function dropHeld(ctx: ExecContext, planId: string | null): void {

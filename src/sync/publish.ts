@@ -12,6 +12,7 @@ import { canonicalJson } from '../model/canonical.js';
 import type { VersionDetail } from '../api/wire.js';
 import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from './guards.js';
 import type { RunJournal } from './run-journal.js';
+import { MixedDraftError, onlyOurs, sentCounts } from './drafts.js';
 
 /** How the publish step ended. */
 export type PublishEnd =
@@ -53,6 +54,8 @@ export async function verifyAndPublish(
   }
   if (plan.path === 'import') checkImportedDraft(plan, version, detail);
   if (!sameCounts(detail.counts, expected)) {
+    // Someone else's change is in the draft: a person decides, it is never discarded here.
+    if (!onlyOurs(detail.counts, rj)) throw new MixedDraftError(version, plan.planId, detail.counts, sentCounts(rj));
     // Issue 7: the carried-over records or the base changed under us; re-read and plan again.
     throw new ConnectorError('DRAFT_MISMATCH', `Draft ${version} counts differ from the plan.`, {
       action: 'retry',

@@ -4,6 +4,7 @@ import type { ExecContext } from './context.js';
 import { execute, type ExecEnd } from './execute.js';
 import { listPlanIds, loadPlan, removePlan } from './exec-plan.js';
 import { RunJournal } from './run-journal.js';
+import { ForeignDraftError, MixedDraftError, holdMixed, onlyOurs, sentCounts } from './drafts.js';
 
 /** Codes after which a plan is dropped and made again from a fresh read of the server. */
 export const REPLAN_CODES = [
@@ -16,6 +17,7 @@ export const REPLAN_CODES = [
   'REPLAY_MISMATCH',
   'VERSION_NOT_FOUND',
   'IMPORT_NOT_EQUIVALENT',
+  'FOREIGN_DRAFT_DISCARDED',
 ] as const;
 
 /** True for a failure that means "the server moved on: re-read, re-diff, re-plan". */
@@ -49,6 +51,9 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
     if (!(err instanceof ApiError)) throw err;
   }
   if (draft !== null && pending === draft) {
+    // Discard only a draft holding exactly what this plan sent; anyone else's change in it is left for a person.
+    const counts = (await ctx.client.getVersion(draft)).value.counts;
+    if (!onlyOurs(counts, rj)) throw new MixedDraftError(draft, planId, counts, sentCounts(rj));
     const step = `discard:${draft}`;
     if (!rj.get(step)) rj.intent(step, { kind: 'discard', draftVersion: draft });
     try {
@@ -82,12 +87,31 @@ export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string
   }
   const rj = new RunJournal(ctx.db.journal, plan.planId);
   try {
-    return { planId: plan.planId, end: await execute(ctx, plan, rj) };
+    try {
+      return { planId: plan.planId, end: await execute(ctx, plan, rj) };
+    } catch (err) {
+      if (!needsReplan(err)) throw err;
+      await abandonPlan(ctx, plan.planId, (err as Error).message);
+      return { planId: plan.planId, end: 'superseded' };
+    }
   } catch (err) {
-    if (!needsReplan(err)) throw err;
-    await abandonPlan(ctx, plan.planId, (err as Error).message);
-    return { planId: plan.planId, end: 'superseded' };
+    // A draft not (only) ours: recorded for a person; the held gate reports it.
+    if (err instanceof MixedDraftError) {
+      const stop = holdMixed(ctx, err, plan.source?.fileHash ?? null);
+      return { planId: plan.planId, end: { kind: 'held', held: 'foreign_draft', version: err.version, reason: stop.message, evaluation: null } };
+    }
+    if (err instanceof ForeignDraftError) {
+      closeBlocked(ctx, plan.planId);
+      return { planId: plan.planId, end: 'superseded' };
+    }
+    throw err;
   }
+}
+
+/** Close a plan that sent nothing because a foreign draft blocks the dataset (held as such by foreignDraft). */
+export function closeBlocked(ctx: ExecContext, planId: string): void {
+  ctx.db.journal.finishPlan(planId, 'foreign_draft');
+  removePlan(ctx.planDir, planId);
 }
 
 /**

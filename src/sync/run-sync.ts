@@ -12,7 +12,8 @@ import { heldGate } from './held-gate.js';
 import { planSync, type KeyRole, type SyncPlan } from './plan.js';
 import { ImportNotEquivalentError, stageUpload } from './apply-import.js';
 import { reconcile } from './reconcile.js';
-import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
+import { abandonPlan, closeBlocked, needsReplan, resumeOpenPlan } from './resume.js';
+import { ForeignDraftError, MixedDraftError, holdMixed } from './drafts.js';
 import { RunJournal } from './run-journal.js';
 import { planSource, readSource, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
@@ -170,6 +171,17 @@ function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: s
 /** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
 function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): void {
   if (!(err instanceof ConnectorError)) throw err;
+  if (err instanceof MixedDraftError) {
+    const stop = holdMixed(ctx, err, src?.fileHash ?? null);
+    return end(ctx, stop.result, stop.code, stop.message);
+  }
+  if (err instanceof ForeignDraftError) {
+    // Nothing was sent: the plan is over; the draft is held as foreign (foreignDraft) and reported.
+    const open = ctx.db.journal.openPlan(ctx.dataset);
+    if (open) closeBlocked(ctx, open.planId);
+    ctx.store.recordOutcome('waiting', { code: err.code, version: err.version });
+    return end(ctx, 'waiting', err.code, err.message);
+  }
   if (err instanceof JobEndedError) {
     const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors) : [];
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');

@@ -73,18 +73,18 @@ describe('replace as an upload of the export (POST /imports, A14)', () => {
     expect(s.em.emulator.counters.jobsCreated).toBe(1);
   });
 
-  it("an upload whose draft differs from the plan is discarded and the records are sent instead", async () => {
+  it('an upload whose draft differs from the plan (a value read otherwise, same counts) is discarded and the records are sent instead', async () => {
     let meddled = false;
     const holder: { s?: Scenario } = {};
     s = await scenario({
       records: recs(30),
       policy: REPLACE,
       onRequest: (e) => {
-        // Once the upload's job has staged its draft, something else lands in it: the draft no longer matches the plan.
+        // Once the upload's job has staged its draft, one record in it reads differently: the draft no longer matches the plan.
         const em = holder.s?.em.emulator;
         if (!meddled && em && e.path.includes('/sync-jobs/') && em.describe('shop-1').draft_version !== null) {
           meddled = true;
-          em.portalDraft('shop-1', { upsert: [rec('x-odd')] });
+          em.portalDraft('shop-1', { upsert: [{ ...renamed(30)[0]!, display_name: 'Read otherwise' }] });
         }
       },
     });
@@ -97,5 +97,28 @@ describe('replace as an upload of the export (POST /imports, A14)', () => {
     expect(s.published()).toEqual(renamed(30));
     expect(s.em.emulator.counters.discards).toBe(1);
     expect(s.em.emulator.counters.publishes).toBe(1);
+  });
+
+  it('a record someone stages into the upload\'s draft: the draft is held for a person, never discarded', async () => {
+    let meddled = false;
+    const holder: { s?: Scenario } = {};
+    s = await scenario({
+      records: recs(30),
+      policy: REPLACE,
+      onRequest: (e) => {
+        const em = holder.s?.em.emulator;
+        if (!meddled && em && e.path.includes('/sync-jobs/') && em.describe('shop-1').draft_version !== null) {
+          meddled = true;
+          em.portalDraft('shop-1', { upsert: [rec('x-odd')] });
+        }
+      },
+    });
+    holder.s = s;
+    await s.engine.sync(s.ds, { file: await s.writeExport(recs(30)) });
+    const sum = await s.engine.sync(s.ds, { file: await s.writeExport(renamed(30)) });
+    expect(meddled).toBe(true);
+    expect(sum).toMatchObject({ result: 'waiting', code: 'DRAFT_MIXED' });
+    expect(s.em.emulator.counters.discards).toBe(0);
+    expect(s.em.emulator.records('shop-1', 'draft').map((r) => r.record_id)).toContain('x-odd');
   });
 });
