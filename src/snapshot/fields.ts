@@ -24,3 +24,12 @@ export function parseFields(text: string | null): RecordField[] {
   const list = JSON.parse(text) as unknown;
   return Array.isArray(list) ? (list.filter((f) => (RECORD_FIELDS as readonly unknown[]).includes(f)) as RecordField[]) : [];
 }
+
+/** The foreign-edited fields whose server value the new record keeps, as stored text (null when none). */
+export function keptForeignFields(oldJson: string, fieldsText: string | null, rec: DatasetRecord): string | null {
+  const fields = parseFields(fieldsText);
+  if (fields.length === 0) return null;
+  const changed = new Set<RecordField>(changedFields(JSON.parse(oldJson) as DatasetRecord, rec));
+  const kept = fields.filter((f) => !changed.has(f));
+  return kept.length ? JSON.stringify(kept) : null;
+}

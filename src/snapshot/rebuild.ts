@@ -1,8 +1,16 @@
 import type Database from 'better-sqlite3';
 import type { DatasetRecord } from '../model/record.js';
-import { changedFields, parseFields } from './fields.js';
+import { changedFields, keptForeignFields, parseFields } from './fields.js';
 import { recordJson, textHash } from './record-json.js';
 import type { RebuildReport } from './types.js';
+
+/** What the connector itself published, for a rebuild to recognise (SnapshotRebuild.commit). */
+export interface OurRecords {
+  /** Records as the connector wrote them. */
+  records: Iterable<DatasetRecord>;
+  /** record_ids adopted as owned without a write. */
+  own?: Iterable<string>;
+}
 
 /**
  * Rebuild of a dataset's snapshot from the server (first run, 412, a foreign
@@ -37,10 +45,17 @@ export class SnapshotRebuild {
     })();
   }
 
-  /** Replace the snapshot with what was read, at the server's active version. */
-  commit(activeVersion: number, etag: string | null = `"v${activeVersion}"`): RebuildReport {
+  /**
+   * Replace the snapshot with what was read, at the server's active version.
+   * `ours`: records the connector itself published (a held change a person
+   * published in the portal): where the server holds exactly them they are
+   * owned and not foreign edits (issue 7).
+   */
+  commit(activeVersion: number, etag: string | null = `"v${activeVersion}"`, ours?: OurRecords): RebuildReport {
     this.assertOpen();
     const ds = this.dataset;
+    const ourRecords = new Map<string, { rec: DatasetRecord; hash: string }>();
+    for (const r of ours?.records ?? []) ourRecords.set(r.record_id, { rec: r, hash: textHash(recordJson(r)) });
     const report = this.conn.transaction((): RebuildReport => {
       const count = (sql: string): number => this.conn.prepare(sql).pluck().get(ds, ds) as number;
       const records = this.conn.prepare('SELECT count(*) FROM rebuild_records WHERE dataset = ?').pluck().get(ds) as number;
@@ -55,12 +70,21 @@ export class SnapshotRebuild {
       );
       const differing = this.conn
         .prepare(
-          `SELECT n.record_id, n.json AS new_json, o.json AS old_json, o.owned, o.foreign_fields
+          `SELECT n.record_id, n.json AS new_json, n.hash AS new_hash, o.json AS old_json, o.owned, o.foreign_fields
            FROM rebuild_records n JOIN records o ON o.dataset = n.dataset AND o.record_id = n.record_id
            WHERE n.dataset = ? AND n.hash <> o.hash`,
         )
-        .all(ds) as Array<{ record_id: string; new_json: string; old_json: string; owned: number; foreign_fields: string | null }>;
+        .all(ds) as Array<{ record_id: string; new_json: string; new_hash: string; old_json: string; owned: number; foreign_fields: string | null }>;
 
+      // Ours, where the server holds exactly them: owned; a field kept as a server edit stays marked (as in confirm).
+      const oldRow = this.conn.prepare('SELECT json, foreign_fields FROM records WHERE dataset = ? AND record_id = ?');
+      const newHash = this.conn.prepare('SELECT hash FROM rebuild_records WHERE dataset = ? AND record_id = ?').pluck();
+      const ourMarks = new Map<string, string | null>();
+      for (const [id, o] of ourRecords) {
+        if (newHash.get(ds, id) !== o.hash) continue;
+        const old = oldRow.get(ds, id) as { json: string; foreign_fields: string | null } | undefined;
+        ourMarks.set(id, old ? keptForeignFields(old.json, old.foreign_fields, o.rec) : null);
+      }
       this.conn
         .prepare(
           'DELETE FROM records WHERE dataset = ? AND record_id NOT IN (SELECT record_id FROM rebuild_records WHERE dataset = ?)',
@@ -76,8 +100,13 @@ export class SnapshotRebuild {
 
       const foreignEdits: RebuildReport['foreignEdits'] = [];
       const mark = this.conn.prepare('UPDATE records SET foreign_fields = ?, foreign_at = ? WHERE dataset = ? AND record_id = ?');
+      const own = this.conn.prepare('UPDATE records SET owned = 1, foreign_fields = ?, foreign_at = CASE WHEN ? IS NULL THEN NULL ELSE foreign_at END WHERE dataset = ? AND record_id = ?');
+      const adopt = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
+      for (const [id, marks] of ourMarks) own.run(marks, marks, ds, id);
+      for (const id of ours?.own ?? []) adopt.run(ds, id);
       for (const d of differing) {
         if (d.owned !== 1) continue;
+        if (ourMarks.has(d.record_id)) continue; // our own change, published by a person
         const fields = changedFields(JSON.parse(d.old_json) as DatasetRecord, JSON.parse(d.new_json) as DatasetRecord);
         foreignEdits.push({ record_id: d.record_id, fields });
         const all = [...new Set([...parseFields(d.foreign_fields), ...fields])];

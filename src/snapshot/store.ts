@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { DatasetRecord, RecordField } from '../model/record.js';
-import { changedFields, parseFields } from './fields.js';
+import { keptForeignFields, parseFields } from './fields.js';
 import { recordJson, textHash } from './record-json.js';
 import { DatasetState } from './dataset-state.js';
 import type { SnapshotEntry, SnapshotReader } from './reader.js';
@@ -105,7 +105,7 @@ export class SnapshotStore extends DatasetState {
           record_id: rec.record_id,
           json,
           hash: textHash(json),
-          foreign_fields: old ? stillForeign(old.json, old.foreign_fields, rec) : null,
+          foreign_fields: old ? keptForeignFields(old.json, old.foreign_fields, rec) : null,
           foreign_at: null,
         });
       }
@@ -143,12 +143,4 @@ class LazyEntry implements SnapshotEntry {
   get json(): string {
     return (this.text ??= this.load());
   }
-}
-
-/** The foreign-edited fields whose server value the new record keeps, as stored text (null when none). */
-function stillForeign(oldJson: string, fieldsText: string, rec: DatasetRecord): string | null {
-  const fields = parseFields(fieldsText);
-  const changed = new Set<RecordField>(changedFields(JSON.parse(oldJson) as DatasetRecord, rec));
-  const kept = fields.filter((f) => !changed.has(f));
-  return kept.length ? JSON.stringify(kept) : null;
 }

@@ -11,7 +11,8 @@ import { emptySummary, finalResult, logSummary, type SyncSummary } from './outco
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
 import { previewPlan, type PlanPreview } from './preview.js';
-import { reconcile, type ServerView } from './reconcile.js';
+import { periodicReconcile } from './periodic-reconcile.js';
+import type { ServerView } from './reconcile.js';
 import { resumeOpenPlan } from './resume.js';
 import { runSync, type SyncOptions } from './run-sync.js';
 import { writeServerRejects } from './source-read.js';
@@ -87,9 +88,16 @@ export class SyncEngine {
     });
   }
 
-  /** Read every published record from the server and rebuild the snapshot from it (the daemon's periodic reconcile). */
+  /** Finish an interrupted sync and settle a held change, then rebuild the snapshot from every published record (the daemon's periodic reconcile). */
   async reconcile(ds: DatasetConfig): Promise<ServerView> {
-    return this.#locks.run(ds.name, () => reconcile(this.#ctx(ds, emptySummary(ds.name, null)), true));
+    return this.#locks.run(ds.name, async () => {
+      const ctx = this.#ctx(ds, emptySummary(ds.name, null));
+      try {
+        return await periodicReconcile(ctx);
+      } finally {
+        await writeServerRejects(ctx.refused, null);
+      }
+    });
   }
 
   /** What a sync would do, sending nothing but reads. */

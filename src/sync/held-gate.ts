@@ -1,5 +1,7 @@
 import type { Dataset } from '../api/wire.js';
 import { hasCode } from '../errors.js';
+import type { HeldDraft } from '../snapshot/types.js';
+import { confirmParts } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { foreignDraft, isMixed } from './drafts.js';
 import { loadPlan, removePlan } from './exec-plan.js';
@@ -19,60 +21,73 @@ interface HeldSummary {
 }
 
 /**
+ * Settle a held change with the server, before a sync plans and before a
+ * reconcile rebuilds (so a change of ours is never read back as a foreign edit):
+ * - its draft was published (approve, or a person in the portal): confirmed as ours;
+ * - its draft is gone (expired, discarded): forgotten, staged again from the next export;
+ * - still pending, or kept unsent (A12): left as it is (returned).
+ * Also settles a mixed draft (ours and someone else's) the same way.
+ */
+export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDraft | null> {
+  const held = ctx.store.held();
+  if (!held || held.version === null) return held;
+  const mixed = held.kind === 'foreign_draft' && isMixed(held.summary);
+  if (held.kind === 'foreign_draft' && !mixed) return held;
+  if (ds.draft_version === held.version) return held;
+  const status = (await ctx.client.getVersion(held.version).catch(() => null))?.value.status ?? null;
+  const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;
+  if (status === 'active' || status === 'superseded') {
+    if (plan && !mixed && ctx.store.info().activeVersion === plan.baseVersion) finishPublished(ctx, plan, null, held.version);
+    else {
+      // The snapshot cannot just advance (someone else's change is in it too, or it moved): read the server,
+      // knowing which records are the plan's own.
+      const parts = plan ? confirmParts(plan) : null;
+      await reconcile(ctx, true, parts ? { records: parts.upserts, own: parts.own } : undefined);
+      dropHeld(ctx, held.planId);
+    }
+    ctx.logger.info({ event: 'sync.published', kind: mixed ? 'mixed_published' : 'held_published', version: held.version }, 'the held change was published');
+    return null;
+  }
+  if (status === 'draft') return held; // pending, though not the dataset's draft: leave it to the gate
+  dropHeld(ctx, held.planId);
+  ctx.logger.warn({ event: 'draft.expired', kind: 'held_gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
+  return null;
+}
+
+/**
  * Before planning: settle a held change and any pending draft (A11: a pending
  * draft blocks publishing writes and replaces, and staged writes would join it).
- * - our held draft was published meanwhile (approve, or a person in the portal): confirm it;
- * - it is still pending: same export → stay held; newer export → discard it and go on;
- * - it is gone (expired, discarded): forget it and stage again from the current source;
+ * - settled with the server first (settleHeld);
+ * - still pending: same export → stay held; newer export → discard it and go on;
  * - a draft holding our writes and someone else's: wait for a person, whatever on_foreign_draft says;
  * - a draft we did not make: on_foreign_draft wait (report, stop here) or discard.
  */
 export async function heldGate(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
   let ds: Dataset = (await ctx.client.getDataset()).value;
-  const held = ctx.store.held();
+  const held = await settleHeld(ctx, ds);
+  const same = held !== null && fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
   if (held && held.kind !== 'foreign_draft' && held.version === null) {
     // Kept unsent (A12): nothing of it is on the server.
-    const same = fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
     if (same) return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
     dropHeld(ctx, held.planId);
     ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: null, planId: held.planId }, 'a newer export replaces the held change');
   } else if (held && held.kind !== 'foreign_draft' && held.version !== null) {
-    const status = (await ctx.client.getVersion(held.version).catch(() => null))?.value.status ?? null;
-    if (status === 'active' || status === 'superseded') {
-      const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;
-      if (plan && ctx.store.info().activeVersion === plan.baseVersion) finishPublished(ctx, plan, null, held.version);
-      else ctx.store.clearHeld(); // reconcile rebuilds from the server
-      ctx.logger.info({ event: 'sync.published', kind: 'held_published', version: held.version }, 'the held change was published');
-    } else if (ds.draft_version === held.version) {
-      const same = fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
-      if (same) {
-        return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
+    // Still pending.
+    if (same) return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
+    try {
+      await ctx.client.discardVersion(held.version);
+    } catch (err) {
+      if (hasCode(err, 'PUBLISH_REQUIRED', 'FORBIDDEN')) {
+        return { result: 'staged', code: 'HELD_PUBLISH_REQUIRED', message: `draft ${held.version} waits for a person to publish it in the portal` };
       }
-      try {
-        await ctx.client.discardVersion(held.version);
-      } catch (err) {
-        if (hasCode(err, 'PUBLISH_REQUIRED', 'FORBIDDEN')) {
-          return { result: 'staged', code: 'HELD_PUBLISH_REQUIRED', message: `draft ${held.version} waits for a person to publish it in the portal` };
-        }
-        throw err;
-      }
-      dropHeld(ctx, held.planId);
-      ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: held.version }, 'a newer export replaces the held change');
-      ds = (await ctx.client.getDataset()).value;
-    } else {
-      dropHeld(ctx, held.planId);
-      ctx.logger.warn({ event: 'draft.expired', kind: 'held_gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
+      throw err;
     }
-  } else if (held && held.version !== null && isMixed(held.summary)) {
-    // Our writes and someone else's in one draft: only a person decides (never discarded here).
-    if (ds.draft_version === held.version) return { result: 'waiting', code: 'DRAFT_MIXED', message: held.reason };
-    const status = (await ctx.client.getVersion(held.version).catch(() => null))?.value.status ?? null;
     dropHeld(ctx, held.planId);
-    if (status === 'active' || status === 'superseded') {
-      ctx.logger.info({ event: 'sync.published', kind: 'mixed_published', version: held.version }, 'a person published the draft holding the connector\'s writes');
-      await reconcile(ctx, true);
-    }
+    ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: held.version }, 'a newer export replaces the held change');
     ds = (await ctx.client.getDataset()).value;
+  } else if (held && held.version !== null && isMixed(held.summary)) {
+    // Our writes and someone else's in one draft, still pending: only a person decides (never discarded here).
+    return { result: 'waiting', code: 'DRAFT_MIXED', message: held.reason };
   }
   if (ds.draft_version === null) {
     if (ctx.store.held()?.kind === 'foreign_draft') ctx.store.clearHeld();

@@ -1,5 +1,6 @@
 import type { Dataset } from '../api/wire.js';
 import { ConnectorError } from '../errors.js';
+import type { OurRecords } from '../snapshot/rebuild.js';
 import type { RebuildReport } from '../snapshot/types.js';
 import type { ExecContext } from './context.js';
 
@@ -14,8 +15,9 @@ export interface ServerView {
  * Compare the snapshot with the server's active version (A25) and rebuild it
  * from `GET /records` (A7) when they differ: first run, a foreign publish, a
  * 412. A publish during the read (the page ETag moves, A8) restarts it.
+ * `ours`: records of a change of ours that a person published (not foreign edits).
  */
-export async function reconcile(ctx: ExecContext, force = false): Promise<ServerView> {
+export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecords): Promise<ServerView> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const { value: ds } = await ctx.client.getDataset();
     const info = ctx.store.info();
@@ -40,7 +42,7 @@ export async function reconcile(ctx: ExecContext, force = false): Promise<Server
       force = true;
       continue;
     }
-    const report = rebuild.commit(ds.active_version, etag);
+    const report = rebuild.commit(ds.active_version, etag, ours);
     ctx.logger.info(
       { event: 'reconcile.done', firstRun: info.activeVersion === null, version: ds.active_version, ...report, foreignEdits: report.foreignEdits.length },
       'snapshot rebuilt from the server',

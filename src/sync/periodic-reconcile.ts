@@ -1,0 +1,18 @@
+import type { ExecContext } from './context.js';
+import { settleHeld } from './held-gate.js';
+import { reconcile, type ServerView } from './reconcile.js';
+import { resumeOpenPlan } from './resume.js';
+
+/**
+ * The daemon's periodic reconcile: first finish what is in flight (an open
+ * plan is resumed; a held change a person published is confirmed as ours),
+ * then rebuild the snapshot from the server. Rebuilding first would read the
+ * connector's own unconfirmed change back as someone else's edit (issue 7).
+ * A resume that fails throws: the rebuild waits for the next run.
+ */
+export async function periodicReconcile(ctx: ExecContext): Promise<ServerView> {
+  const resumed = await resumeOpenPlan(ctx);
+  if (resumed) ctx.logger.info({ event: 'reconcile.started', kind: 'after_resume', planId: resumed.planId }, 'finished an interrupted sync before reconciling');
+  await settleHeld(ctx, (await ctx.client.getDataset()).value);
+  return reconcile(ctx, true);
+}
