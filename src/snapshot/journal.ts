@@ -180,6 +180,23 @@ export class Journal {
     return this.plan(planId)!;
   }
 
+  /**
+   * The plan of `dataset` whose journal says it staged into draft `version`
+   * (a per-record write answered `draft`, or a job that left that draft), if any.
+   */
+  planOfDraft(dataset: string, version: number): string | null {
+    const r = this.conn
+      .prepare(
+        `SELECT j.plan_id FROM journal j JOIN plans p ON p.plan_id = j.plan_id
+         WHERE p.dataset = ? AND j.kind IN ('post', 'patch', 'delete', 'job')
+           AND (j.draft_version = ? OR (json_extract(j.result, '$.status') = 'draft' AND json_extract(j.result, '$.version') = ?))
+         ORDER BY j.id DESC LIMIT 1`,
+      )
+      .pluck()
+      .get(dataset, version, version);
+    return (r as string | undefined) ?? null;
+  }
+
   /** Delete finished plans (and their steps) last updated before `before` (ms). */
   prune(before: number): number {
     return this.conn.transaction(() => {

@@ -5,7 +5,7 @@ import { ApiError } from '../api/errors.js';
 import { ConnectorError } from '../errors.js';
 import { canonicalHash } from '../model/canonical.js';
 import { hashFile } from '../sources/meter.js';
-import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob, stageOptions } from './apply-replace.js';
+import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob, refusedForSure, stageOptions } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
 import type { RunJournal } from './run-journal.js';
@@ -91,7 +91,10 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
         { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
       );
     } catch (err) {
-      if (!refusedUpload(err)) throw err;
+      if (!refusedUpload(err)) {
+        if (refusedForSure(err)) rj.failed('import', { code: err.code, status: err.status });
+        throw err;
+      }
       rj.failed('import', { code: err.code, status: err.status });
       throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code }, err);
     }

@@ -7,7 +7,7 @@ import type { DatasetRecord, RecordPatch } from '../model/record.js';
 import type { ExecContext } from './context.js';
 import { savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
 import { warnLegacyKey } from './legacy-key.js';
-import { ForeignDraftError, MixedDraftError, foreignDraft } from './drafts.js';
+import { ForeignDraftError, MixedDraftError, foreignDraft, otherDraft } from './drafts.js';
 
 const RECORD_KINDS = new Set(['post', 'patch', 'delete']);
 import type { RunJournal } from './run-journal.js';
@@ -200,7 +200,7 @@ async function wasApplied(
 async function noPendingDraft(ctx: ExecContext): Promise<void> {
   const pending = (await ctx.client.getDataset()).value.draft_version;
   if (pending === null) return;
-  const stop = await foreignDraft(ctx, pending);
+  const stop = await otherDraft(ctx, pending);
   if (stop) throw new ForeignDraftError(pending, stop.message);
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ApiError } from '../api/errors.js';
 import type { Job } from '../api/wire.js';
 import { ConnectorError } from '../errors.js';
 import { canonicalHash } from '../model/canonical.js';
@@ -58,14 +59,26 @@ export async function applyReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJour
       bodyHash: body.hash,
       intent: { records: body.records.length, baseEtag: plan.baseEtag },
     });
-    const res = await ctx.client.replaceRecords(
-      body.records,
-      stageOptions(plan),
-      { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
-    );
+    let res;
+    try {
+      res = await ctx.client.replaceRecords(
+        body.records,
+        stageOptions(plan),
+        { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
+      );
+    } catch (err) {
+      // A 4xx answer applied nothing: no draft can be this replace's (abandonPlan must not claim one).
+      if (refusedForSure(err)) rj.failed('replace', { code: err.code, status: err.status });
+      throw err;
+    }
     step = jobAccepted(ctx, rj, 'replace', res);
   }
   return jobStage(await awaitJob(ctx, plan, rj, step.jobId!));
+}
+
+/** An answer that says the request was not applied (4xx). */
+export function refusedForSure(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status !== null && err.status >= 400 && err.status < 500;
 }
 
 /** The job a plan's journal says ended, if any (resume: poll nothing). */

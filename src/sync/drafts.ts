@@ -1,7 +1,7 @@
-import { ConnectorError } from '../errors.js';
+import { ConnectorError, hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
 import type { DraftCounts } from './exec-plan.js';
-import type { RunJournal } from './run-journal.js';
+import { RunJournal } from './run-journal.js';
 
 /**
  * Whose draft is it? A pending draft blocks publishing writes and replaces,
@@ -122,4 +122,33 @@ export function holdMixed(ctx: ExecContext, err: MixedDraftError, fileHash: stri
 /** A held foreign draft that also holds the connector's writes (see holdMixed). */
 export function isMixed(summary: unknown): boolean {
   return (summary as { mixed?: unknown } | null)?.mixed === true;
+}
+
+/**
+ * A pending draft that is not the current plan's: one a closed plan of ours
+ * made (the journal says so) is settled as ours (settleOrphan); any other
+ * follows on_foreign_draft. Null: it is gone, go on.
+ */
+export async function otherDraft(ctx: ExecContext, version: number): Promise<DraftStop | null> {
+  const planId = ctx.db.journal.planOfDraft(ctx.dataset, version);
+  if (planId === null || ctx.db.journal.plan(planId)?.status === 'open') return foreignDraft(ctx, version);
+  await settleOrphan(ctx, planId, version);
+  return null;
+}
+
+/**
+ * A pending draft one of our closed plans made (a sync that stopped after
+ * staging): discarded when it holds exactly what that plan sent, else
+ * MixedDraftError (held for a person). Never treated as someone else's draft.
+ */
+export async function settleOrphan(ctx: ExecContext, planId: string, version: number): Promise<void> {
+  const rj = new RunJournal(ctx.db.journal, planId);
+  const counts = (await ctx.client.getVersion(version)).value.counts;
+  if (!onlyOurs(counts, rj)) throw new MixedDraftError(version, planId, counts, sentCounts(rj));
+  try {
+    await ctx.client.discardVersion(version);
+  } catch (err) {
+    if (!hasCode(err, 'DRAFT_EXPIRED', 'VERSION_NOT_FOUND', 'CONFLICT')) throw err;
+  }
+  ctx.logger.warn({ event: 'draft.discarded', kind: 'own_orphan', version, planId }, 'discarded a draft a stopped sync of the connector had left');
 }

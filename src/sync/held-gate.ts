@@ -3,7 +3,7 @@ import { hasCode } from '../errors.js';
 import type { HeldDraft } from '../snapshot/types.js';
 import { confirmParts } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { foreignDraft, isMixed } from './drafts.js';
+import { isMixed, otherDraft } from './drafts.js';
 import { loadPlan, removePlan } from './exec-plan.js';
 import type { SyncResult } from './outcome.js';
 import { finishPublished } from './publish.js';
@@ -93,8 +93,8 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
     if (ctx.store.held()?.kind === 'foreign_draft') ctx.store.clearHeld();
     return null;
   }
-  // A draft we did not make (ours were settled above or by resume).
-  return foreignDraft(ctx, ds.draft_version);
+  // Not the held change's draft: an orphan of a closed plan of ours, or someone else's.
+  return otherDraft(ctx, ds.draft_version);
 }
 
 function dropHeld(ctx: ExecContext, planId: string | null): void {

@@ -1,8 +1,8 @@
-import { ApiError } from '../api/errors.js';
 import { hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
 import { execute, type ExecEnd } from './execute.js';
-import { listPlanIds, loadPlan, removePlan } from './exec-plan.js';
+import { listPlanIds, loadPlan, removePlan, type DraftCounts } from './exec-plan.js';
+import { sameCounts } from './apply-per-record.js';
 import { RunJournal } from './run-journal.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, onlyOurs, sentCounts } from './drafts.js';
 
@@ -43,17 +43,18 @@ export function journaledDraft(rj: RunJournal): number | null {
  */
 export async function abandonPlan(ctx: ExecContext, planId: string, why: string): Promise<void> {
   const rj = new RunJournal(ctx.db.journal, planId);
-  const draft = journaledDraft(rj);
-  let pending: number | null = null;
-  try {
-    pending = (await ctx.client.getDataset()).value.draft_version;
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+  // Not readable now: the plan stays open (its draft still known as ours) for the next run.
+  const pending = (await ctx.client.getDataset()).value.draft_version;
+  let draft = journaledDraft(rj);
+  let unanswered = false;
+  if (draft === null && pending !== null && (await isUnansweredJobDraft(ctx, rj, planId, pending))) {
+    draft = pending;
+    unanswered = true;
   }
   if (draft !== null && pending === draft) {
     // Discard only a draft holding exactly what this plan sent; anyone else's change in it is left for a person.
     const counts = (await ctx.client.getVersion(draft)).value.counts;
-    if (!onlyOurs(counts, rj)) throw new MixedDraftError(draft, planId, counts, sentCounts(rj));
+    if (!unanswered && !onlyOurs(counts, rj)) throw new MixedDraftError(draft, planId, counts, sentCounts(rj));
     const step = `discard:${draft}`;
     if (!rj.get(step)) rj.intent(step, { kind: 'discard', draftVersion: draft });
     try {
@@ -67,6 +68,21 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
   ctx.db.journal.finishPlan(planId, 'superseded');
   removePlan(ctx.planDir, planId);
   ctx.logger.warn({ event: 'reconcile.drift', kind: 'plan_superseded', planId, draft: pending === draft ? draft : null, reason: why }, 'plan dropped; planning again');
+}
+
+/**
+ * A replace or upload whose answer never came (no job id journaled) may have
+ * made the pending draft: it is this plan's when it is based on the plan's
+ * base version and holds exactly the plan's counts.
+ */
+async function isUnansweredJobDraft(ctx: ExecContext, rj: RunJournal, planId: string, pending: number): Promise<boolean> {
+  const step = rj.get('replace') ?? rj.get('import');
+  if (!step || step.jobId !== null || step.status === 'failed') return false;
+  const expected = (ctx.db.journal.plan(planId)?.summary as { counts?: DraftCounts } | null)?.counts;
+  const baseEtag = (step.intent as { baseEtag?: string | null } | null)?.baseEtag ?? null;
+  if (!expected || baseEtag === null) return false;
+  const d = (await ctx.client.getVersion(pending)).value;
+  return d.status === 'draft' && `"v${d.base_version}"` === baseEtag && sameCounts(d.counts, expected);
 }
 
 /**

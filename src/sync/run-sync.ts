@@ -13,7 +13,7 @@ import { planSync, type KeyRole, type SyncPlan } from './plan.js';
 import { ImportNotEquivalentError, stageUpload } from './apply-import.js';
 import { reconcile } from './reconcile.js';
 import { abandonPlan, closeBlocked, needsReplan, resumeOpenPlan } from './resume.js';
-import { ForeignDraftError, MixedDraftError, holdMixed } from './drafts.js';
+import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './drafts.js';
 import { RunJournal } from './run-journal.js';
 import { planSource, readSource, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
@@ -93,6 +93,15 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         const done = await execute(ctx, plan, new RunJournal(ctx.db.journal, plan.planId));
         return ended(ctx, done);
       } catch (err) {
+        if (err instanceof ApiError && err.code === 'DRAFT_PENDING' && attempt < MAX_PLANS) {
+          // A11: a draft appeared under a replace or a publishing write; ours are settled, so it is foreign.
+          await abandonPlan(ctx, plan.planId, err.message);
+          const pending = (await ctx.client.getDataset()).value.draft_version;
+          const stop = pending === null ? null : await otherDraft(ctx, pending);
+          if (stop) return end(ctx, stop.result, stop.code, stop.message);
+          force = true;
+          continue;
+        }
         // A12: after the key published a write unasked, do not plan anew and send more within this sync.
         if (!needsReplan(err) || attempt === MAX_PLANS || ctx.summary.warnings.includes(LEGACY_KEY_WARNING)) throw err;
         if (err instanceof ImportNotEquivalentError) {
@@ -107,7 +116,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       }
     }
   } catch (err) {
-    failed(ctx, err, src);
+    await failed(ctx, err, src);
   } finally {
     // A3: rows the server refused go to the reject file beside the export, after the reader's own.
     await writeServerRejects(ctx.refused, src);
@@ -169,7 +178,7 @@ function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: s
 }
 
 /** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
-function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): void {
+async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): Promise<void> {
   if (!(err instanceof ConnectorError)) throw err;
   if (err instanceof MixedDraftError) {
     const stop = holdMixed(ctx, err, src?.fileHash ?? null);
@@ -202,13 +211,25 @@ function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): void {
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     return end(ctx, 'rejected', err.code, err.message);
   }
-  // A refused request applied nothing: the plan is over (others stay open for resume).
-  if (err.action === 'reject') closeOpenPlan(ctx, 'rejected');
+  // A refused or blocked request: the plan is over, and a draft it staged is discarded when only ours
+  // (left for the next run when the server cannot be read now). A retry-class failure stays open for resume.
+  if (err.action === 'reject' || err.action === 'hold') await abandonOpenPlan(ctx, err.message);
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   const message = stopMessage(err);
   ctx.store.recordOutcome(result, { code: err.code, message });
   ctx.logger.error({ event: result === 'stopped' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, message);
   return end(ctx, result, err.code, message);
+}
+
+async function abandonOpenPlan(ctx: ExecContext, why: string): Promise<void> {
+  const open = ctx.db.journal.openPlan(ctx.dataset);
+  if (!open) return;
+  try {
+    await abandonPlan(ctx, open.planId, why);
+  } catch (err) {
+    if (err instanceof MixedDraftError) holdMixed(ctx, err, null);
+    // Otherwise the plan stays open: the next run resumes or abandons it, its draft still known.
+  }
 }
 
 function closeOpenPlan(ctx: ExecContext, outcome: string): void {
