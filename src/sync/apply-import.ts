@@ -10,6 +10,7 @@ import type { ExecContext } from './context.js';
 import { uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
+import { serverRowErrors, uploadRowLine } from './source-read.js';
 
 /**
  * The upload path (POST /imports, A14): the export file itself goes to the
@@ -70,7 +71,7 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
   const u = plan.upload;
   if (!u) throw new ConnectorError('REPLAY_MISMATCH', 'The import plan has no file to upload.', { action: 'retry', context: { planId: plan.planId } });
   const known = journaledJob(rj);
-  if (known) return importStage(known);
+  if (known) return importStage(plan, known);
   let step = rj.get('import');
   if (!step?.jobId) {
     const options = stageOptions(plan);
@@ -96,23 +97,36 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
         throw err;
       }
       rj.failed('import', { code: err.code, status: err.status });
-      throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code }, err);
+      throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code, rows: uploadRows(plan, err.rowErrors) }, err);
     }
     step = jobAccepted(ctx, rj, 'import', res);
     // The job id is journaled: a resume polls it and never sends the file again.
     await rm(u.path, { force: true });
   }
-  return importStage(await awaitJob(ctx, plan, rj, step.jobId!));
+  return importStage(plan, await awaitJob(ctx, plan, rj, step.jobId!));
 }
 
-function importStage(job: Parameters<typeof jobStage>[0]): StageResult {
+function importStage(plan: ExecPlan, job: Parameters<typeof jobStage>[0]): StageResult {
   try {
     return jobStage(job);
   } catch (err) {
     // The records the connector made are valid (A6), so row errors here are the server reading the file otherwise.
     if (err instanceof JobEndedError && job.status === 'FAILED') {
-      throw new ImportNotEquivalentError(`The upload's job failed (${job.errors.length} row errors): sending the records instead.`, { job_id: job.job_id }, err);
+      throw new ImportNotEquivalentError(
+        `The upload's job failed (${job.errors.length} row errors): sending the records instead.`,
+        { job_id: job.job_id, rows: uploadRows(plan, job.errors) },
+        err,
+      );
     }
     throw err;
   }
+}
+
+/** A3: the first row errors of an upload at their file lines (data lines counted after the header), for the log. */
+function uploadRows(plan: ExecPlan, errors: ReadonlyArray<{ row?: number | null; record_id?: string | null; field?: string | null; message: string }>) {
+  return serverRowErrors(plan.file ?? '', plan.lines, errors.slice(0, 10), uploadRowLine(plan.headerLine ?? 1)).map((r) => ({
+    line: r.line,
+    column: r.column,
+    reason: r.reason,
+  }));
 }

@@ -10,6 +10,7 @@ import { replaceRecords } from './ownership.js';
 import type { RunJournal } from './run-journal.js';
 import type { JournalEntry } from '../snapshot/journal.js';
 import type { StageResult } from './stage-result.js';
+import { bodyRowLine, withRowLine } from './source-read.js';
 
 /** A job ended FAILED (A15) or STAGED with a reason when a draft was not asked for (A5). */
 export class JobEndedError extends ConnectorError {
@@ -41,6 +42,17 @@ export function replaceBody(ctx: ExecContext, plan: ExecPlan): { records: Datase
  * server answers with the same job instead of starting a second one.
  */
 export async function applyReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
+  // A3: a row error without a record_id is found by its index into the body sent (rebuilt: the snapshot is unchanged until publish).
+  const rowLine = bodyRowLine(() => replaceBody(ctx, plan).records.map((r) => r.record_id), plan.lines);
+  try {
+    return await sendReplace(ctx, plan, rj);
+  } catch (err) {
+    if (err instanceof JobEndedError || (err instanceof ApiError && err.rowErrors.length)) withRowLine(err, rowLine);
+    throw err;
+  }
+}
+
+async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
   const known = journaledJob(rj);
   if (known) return jobStage(known);
   let step = rj.get('replace');

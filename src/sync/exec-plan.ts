@@ -48,6 +48,8 @@ export interface ExecPlan {
   file: string | null;
   /** record_id → 1-based source file line, to map server row errors back (A3). */
   lines: Record<string, number>;
+  /** 1-based file line of the header (preamble lines + 1): an upload's row errors count data lines after it (A3). */
+  headerLine?: number;
   /** path import: the copy of the file to upload (kept beside the plan, so a resumed upload sends the same bytes) and its fields (A14). */
   upload?: PlanUpload | null;
   createdAt: number;

@@ -15,7 +15,7 @@ import { reconcile } from './reconcile.js';
 import { abandonPlan, closeBlocked, needsReplan, resumeOpenPlan } from './resume.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './drafts.js';
 import { RunJournal } from './run-journal.js';
-import { planSource, readSource, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
+import { planSource, readSource, rowLineOf, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
 
 /** Options of one sync. */
@@ -68,7 +68,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         const wasPublished = resumed && resumed.end !== 'superseded' && resumed.end.kind === 'published';
         return end(ctx, wasPublished ? 'published' : 'unchanged', null, null);
       }
-      const plan = execPlan(ctx, splan, changeset, src, view.dataset.active_version, opts);
+      const plan = execPlan(ctx, ds, splan, changeset, src, view.dataset.active_version, opts);
       if (plan.path === 'import' && importable.importable) {
         plan.upload = await stageUpload(ctx.planDir, plan.planId, src, importable.fields);
         if (!plan.upload) {
@@ -123,7 +123,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
   }
 }
 
-function execPlan(ctx: ExecContext, splan: SyncPlan, changeset: ExecPlan['changeset'], src: SourceRead, active: number, opts: SyncOptions): ExecPlan {
+function execPlan(ctx: ExecContext, ds: DatasetConfig, splan: SyncPlan, changeset: ExecPlan['changeset'], src: SourceRead, active: number, opts: SyncOptions): ExecPlan {
   const c = changeset.counts;
   return {
     planId: `${splan.id}-${ctx.clock.now().toString(36)}`,
@@ -143,8 +143,14 @@ function execPlan(ctx: ExecContext, splan: SyncPlan, changeset: ExecPlan['change
     source: { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() },
     file: src.file,
     lines: src.lines,
+    headerLine: headerLineOf(ds),
     createdAt: ctx.clock.now(),
   };
+}
+
+/** Where the header is in an upload (importable.ts allows only a fixed line: no header.match). */
+function headerLineOf(ds: DatasetConfig): number {
+  return ((ds.source as { header?: { skip_lines?: number } } | undefined)?.header?.skip_lines ?? 0) + 1;
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
@@ -192,7 +198,7 @@ async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): P
     return end(ctx, 'waiting', err.code, err.message);
   }
   if (err instanceof JobEndedError) {
-    const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors) : [];
+    const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors, rowLineOf(err)) : [];
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
@@ -203,7 +209,7 @@ async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): P
     return end(ctx, result, err.code, err.message);
   }
   if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
-    const rows = serverRowErrors(src.file, src.lines, err.rowErrors);
+    const rows = serverRowErrors(src.file, src.lines, err.rowErrors, rowLineOf(err));
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, 'rejected');

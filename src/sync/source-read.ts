@@ -100,20 +100,57 @@ async function readHead(file: string, source: SourceConfig): Promise<{ encoding:
   }
 }
 
-/** A3: server row errors (by record_id) as source row errors, for the log and the reject file. */
+/**
+ * A3: server row errors as source row errors, for the log and the reject file.
+ * An error naming a record_id goes to that record's line; one without goes by
+ * its `row` through `rowLine` (the path's numbering: records of a JSON body,
+ * or data lines of an uploaded file), else line 0 (unknown).
+ */
 export function serverRowErrors(
   file: string,
   lines: Record<string, number>,
-  errors: ReadonlyArray<{ record_id?: string | null | undefined; field?: string | null | undefined; message: string }>,
+  errors: ReadonlyArray<{ row?: number | null | undefined; record_id?: string | null | undefined; field?: string | null | undefined; message: string }>,
+  rowLine?: RowLine,
 ): RowError[] {
   return errors.map((e) => ({
     file,
-    line: (e.record_id ? lines[e.record_id] : undefined) ?? 0,
+    line: (e.record_id ? lines[e.record_id] : undefined) ?? (typeof e.row === 'number' && rowLine ? rowLine(e.row) : undefined) ?? 0,
     column: e.field ?? 'record',
     value: e.record_id ?? '',
     reason: `server: ${e.message}`,
     code: 'INVALID_RECORD' as const,
   }));
+}
+
+/** A server row number (A3, 1-based) to a 1-based source file line, when known. */
+export type RowLine = (row: number) => number | undefined;
+
+const ROW_LINES = new WeakMap<object, RowLine>();
+
+/** Remember how the rows of an error a path raised map to file lines (read back by rowLineOf). */
+export function withRowLine<E extends object>(err: E, rowLine: RowLine): E {
+  ROW_LINES.set(err, rowLine);
+  return err;
+}
+
+/** The row numbering of an error, when the path that raised it said (withRowLine). */
+export function rowLineOf(err: unknown): RowLine | undefined {
+  return err !== null && typeof err === 'object' ? ROW_LINES.get(err) : undefined;
+}
+
+/** A3 for an uploaded file: `row` counts data lines after the header, so the file line is the header's line plus `row`. */
+export function uploadRowLine(headerLine: number): RowLine {
+  return (row) => (row >= 1 ? headerLine + row : undefined);
+}
+
+/** A3 for a JSON body: `row` is the 1-based index into the records sent; their ids give the source lines. */
+export function bodyRowLine(bodyIds: () => readonly string[], lines: Record<string, number>): RowLine {
+  let ids: readonly string[] | null = null;
+  return (row) => {
+    ids ??= bodyIds();
+    const id = ids[row - 1];
+    return id === undefined ? undefined : lines[id];
+  };
 }
 
 /**

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { bodyRowLine, serverRowErrors, uploadRowLine } from '../../src/sync/source-read.js';
+
+// A3: `row` is 1-based over the records array (JSON) or over the data lines of a file (header excluded).
+describe('server row errors go to the source file line they came from (A3)', () => {
+  const lines = { 'A-1': 2, 'A-2': 3, 'A-3': 5 }; // A-3 follows a blank line
+
+  it('an error naming a record_id goes to that record\'s line', () => {
+    expect(serverRowErrors('f.csv', lines, [{ row: 9, record_id: 'A-2', field: 'api_value', message: 'bad' }], uploadRowLine(1))).toEqual([
+      { file: 'f.csv', line: 3, column: 'api_value', value: 'A-2', reason: 'server: bad', code: 'INVALID_RECORD' },
+    ]);
+  });
+
+  it('an upload\'s error without a record_id: data lines counted after the header, plus the preamble', () => {
+    const errs = [{ row: 1, record_id: null, field: 'record_id', message: 'missing' }, { row: 4, message: 'bad' }];
+    expect(serverRowErrors('f.csv', lines, errs, uploadRowLine(1)).map((r) => r.line)).toEqual([2, 5]);
+    // Two preamble lines: the header is line 3, so data row 1 is line 4.
+    expect(serverRowErrors('f.csv', lines, errs, uploadRowLine(3)).map((r) => r.line)).toEqual([4, 7]);
+  });
+
+  it('a JSON body\'s error without a record_id: the row-th record sent, at its source line', () => {
+    let built = 0;
+    const rowLine = bodyRowLine(() => (built++, ['A-1', 'hand-1', 'A-3']), lines);
+    const errs = [{ row: 3, record_id: null, message: 'bad' }, { row: 2, message: 'carried over, not from the file' }, { row: 7, message: 'beyond' }];
+    expect(serverRowErrors('f.csv', lines, errs, rowLine).map((r) => r.line)).toEqual([5, 0, 0]);
+    expect(built).toBe(1);
+  });
+
+  it('without a numbering the line is unknown (0)', () => {
+    expect(serverRowErrors('f.csv', lines, [{ row: 2, message: 'bad' }]).map((r) => r.line)).toEqual([0]);
+  });
+});
