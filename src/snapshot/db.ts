@@ -5,6 +5,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { ConnectorError } from '../errors.js';
 import { stateBusy, stateCorrupt, stateTooNew } from './errors.js';
 import { Journal } from './journal.js';
+import { LockTable } from './locks.js';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import { SnapshotStore } from './store.js';
 
@@ -18,6 +19,8 @@ export interface StateDbOptions {
 /** The connector's one state database: snapshots, dataset state and the journal. */
 export class StateDb {
   readonly journal: Journal;
+  /** Per-dataset locks shared by every process using this file. */
+  readonly locks: LockTable;
   private readonly stores = new Map<string, SnapshotStore>();
 
   constructor(
@@ -27,6 +30,7 @@ export class StateDb {
     readonly clock: Clock,
   ) {
     this.journal = new Journal(conn, () => clock.now());
+    this.locks = new LockTable(conn);
   }
 
   /** The snapshot and state of one dataset (created empty on first use). */

@@ -100,6 +100,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE datasets ADD COLUMN key_publishes_at INTEGER;
     `,
   },
+  {
+    version: 3,
+    description: 'per-dataset locks shared by every process using the state database',
+    sql: `
+      -- Who works on a dataset now (sync, resume, reconcile, approve, discard, plan): one row while held.
+      -- A lease that is not refreshed runs out, so a process that died is taken over.
+      CREATE TABLE locks (
+        dataset     TEXT PRIMARY KEY,
+        owner_id    TEXT NOT NULL,
+        pid         INTEGER NOT NULL,
+        host        TEXT NOT NULL,
+        label       TEXT NOT NULL,
+        purpose     TEXT NOT NULL,
+        acquired_at INTEGER NOT NULL,
+        expires_at  INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -16,8 +16,17 @@ export interface CliEngine {
   close(): Promise<void>;
 }
 
-/** Open the state db and build an engine whose clients use each dataset's configured key. */
-export async function cliEngine(config: Config, logger: Logger, needKeys: string[]): Promise<CliEngine> {
+/**
+ * How long a command waits for a dataset another process (the daemon) works
+ * on before it says so and exits 75; `DATASET_CONNECTOR_LOCK_WAIT_MS` changes it.
+ */
+export function cliLockWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.DATASET_CONNECTOR_LOCK_WAIT_MS);
+  return Number.isFinite(v) && v >= 0 ? v : 10_000;
+}
+
+/** Open the state db and build an engine whose clients use each dataset's configured key; `command` names it in the dataset lock. */
+export async function cliEngine(config: Config, logger: Logger, needKeys: string[], command = 'command'): Promise<CliEngine> {
   const db = openStateDb(join(config.state_dir, 'state.db'));
   const clients = new Map<string, DatasetClient>();
   const keys = new Map<string, Awaited<ReturnType<typeof resolveKey>>>();
@@ -28,6 +37,7 @@ export async function cliEngine(config: Config, logger: Logger, needKeys: string
   const engine = new SyncEngine({
     db,
     logger,
+    lock: { label: `a dataset-connector ${command}`, waitMs: cliLockWaitMs() },
     clientFor: (ds) => {
       let c = clients.get(ds.name);
       if (!c) {

@@ -7,6 +7,8 @@ import type { StateDb } from '../snapshot/db.js';
 import type { ExecContext } from './context.js';
 import { planDir } from './exec-plan.js';
 import { DatasetLocks } from './lock.js';
+import { DEFAULT_LOCK_SETTINGS, SharedLocks, type LockSettings } from './process-lock.js';
+import { asConnectorError } from './unexpected.js';
 import { emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
@@ -24,6 +26,8 @@ export interface SyncEngineDeps {
   clientFor(ds: DatasetConfig): DatasetClient;
   logger: Logger;
   clock?: Clock;
+  /** The per-dataset lock shared with other processes on the same state db (label: who this process is). */
+  lock?: Partial<LockSettings>;
 }
 
 /** The input of one sync: an export file. */
@@ -32,48 +36,65 @@ export interface SyncInput {
 }
 
 export type { SyncOptions } from './run-sync.js';
+export { DatasetBusyError } from './process-lock.js';
 
 /**
  * The sync engine: read → reconcile → diff → plan → guards → execute →
- * confirm, one sync at a time per dataset, every step journaled so a crash
- * resumes where it stopped.
+ * confirm, one sync at a time per dataset (in this process and across every
+ * process using the state db), every step journaled so a crash resumes where
+ * it stopped.
  */
 export class SyncEngine {
   readonly #locks = new DatasetLocks();
+  readonly #shared: SharedLocks;
   readonly #clock: Clock;
 
   constructor(private readonly deps: SyncEngineDeps) {
     this.#clock = deps.clock ?? systemClock;
+    this.#shared = new SharedLocks(deps.db.locks, { ...DEFAULT_LOCK_SETTINGS, ...deps.lock }, deps.logger);
   }
 
-  /** True while a sync (or approve/discard) of the dataset runs or waits. */
+  /** True while a sync (or approve/discard) of the dataset runs or waits in this process. */
   busy(dataset: string): boolean {
     return this.#locks.busy(dataset);
   }
 
-  /** Make the published dataset equal to the export; returns (and logs) its summary. Never throws for API or file failures. */
+  /**
+   * Make the published dataset equal to the export; returns (and logs) its
+   * summary. Never throws: every failure (another process holding the
+   * dataset, DATASET_BUSY, included) is in the summary with a code.
+   */
   async sync(ds: DatasetConfig, input: SyncInput, opts: SyncOptions = {}): Promise<SyncSummary> {
     return this.#locks.run(ds.name, async () => {
-      const ctx = this.#ctx(ds, emptySummary(ds.name, input.file));
-      const before = ctx.client.stats;
+      const summary = emptySummary(ds.name, input.file);
+      const logger = this.deps.logger.child({ dataset: ds.name });
       const started = this.#clock.now();
+      let client: DatasetClient | null = null;
+      let before = { requests: 0, retries: 0 };
       try {
-        await runSync(ctx, ds, input.file, opts);
+        await this.#shared.run(ds.name, 'sync', async () => {
+          const ctx = this.#ctx(ds, summary);
+          client = ctx.client;
+          before = ctx.client.stats;
+          await runSync(ctx, ds, input.file, opts);
+        });
+      } catch (err) {
+        failedOutside(summary, logger, asConnectorError(err, ds.name));
       } finally {
-        const after = ctx.client.stats;
-        ctx.summary.requests = after.requests - before.requests;
-        ctx.summary.retries = after.retries - before.retries;
-        ctx.summary.durationMs = this.#clock.now() - started;
-        ctx.summary.result = finalResult(ctx.summary);
+        const after = (client as DatasetClient | null)?.stats ?? before;
+        summary.requests = after.requests - before.requests;
+        summary.retries = after.retries - before.retries;
+        summary.durationMs = this.#clock.now() - started;
+        summary.result = finalResult(summary);
       }
-      logSummary(ctx.logger, ctx.summary);
-      return ctx.summary;
+      logSummary(logger, summary);
+      return summary;
     });
   }
 
   /** Continue an interrupted sync from the journal (also done at the start of every sync). */
   async resume(ds: DatasetConfig): Promise<SyncSummary> {
-    return this.#locks.run(ds.name, async () => {
+    return this.#run(ds, 'resume', async () => {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null));
       const r = await resumeOpenPlan(ctx);
       await writeServerRejects(ctx.refused, null);
@@ -90,7 +111,7 @@ export class SyncEngine {
 
   /** Finish an interrupted sync and settle a held change, then rebuild the snapshot from every published record (the daemon's periodic reconcile). */
   async reconcile(ds: DatasetConfig): Promise<ServerView> {
-    return this.#locks.run(ds.name, async () => {
+    return this.#run(ds, 'reconcile', async () => {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null));
       try {
         return await periodicReconcile(ctx);
@@ -102,22 +123,28 @@ export class SyncEngine {
 
   /** What a sync would do, sending nothing but reads. */
   async plan(ds: DatasetConfig, file: string): Promise<PlanPreview> {
-    return this.#locks.run(ds.name, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file));
+    // It may rebuild the snapshot from the server: a write, so under the lock too.
+    return this.#run(ds, 'plan', () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file));
   }
 
   /** Publish the held change with exactly the flags its guards need. */
   async approve(ds: DatasetConfig): Promise<HeldActionResult> {
-    return this.#locks.run(ds.name, () => approveHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+    return this.#run(ds, 'approve', () => approveHeld(this.#ctx(ds, emptySummary(ds.name, null))));
   }
 
   /** Drop the held change (discard its draft). */
   async discard(ds: DatasetConfig): Promise<HeldActionResult> {
-    return this.#locks.run(ds.name, () => discardHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+    return this.#run(ds, 'discard', () => discardHeld(this.#ctx(ds, emptySummary(ds.name, null))));
   }
 
   /** Last sync, snapshot size, held or staged drafts, open plan. No network. */
   status(ds: DatasetConfig): DatasetStatus {
     return datasetStatus(this.deps.db, ds.name, this.#clock.now());
+  }
+
+  /** Run `fn` holding the dataset's lock in this process, then across processes. */
+  #run<T>(ds: DatasetConfig, purpose: string, fn: () => Promise<T>): Promise<T> {
+    return this.#locks.run(ds.name, () => this.#shared.run(ds.name, purpose, fn));
   }
 
   #ctx(ds: DatasetConfig, summary: SyncSummary): ExecContext {
@@ -134,6 +161,14 @@ export class SyncEngine {
       refused: [],
     };
   }
+}
+
+/** A failure outside runSync (the lock, building the context): in the summary, never thrown. */
+function failedOutside(summary: SyncSummary, logger: Logger, err: ConnectorError): void {
+  summary.result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
+  summary.code = err.code;
+  summary.message = err.message;
+  logger.error({ event: err.action === 'stop' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, err.message);
 }
 
 /** The dataset's policy with defaults (config may hold it parsed already). */

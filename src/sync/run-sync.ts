@@ -14,6 +14,7 @@ import { ImportNotEquivalentError, stageUpload } from './apply-import.js';
 import { reconcile } from './reconcile.js';
 import { abandonPlan, closeBlocked, needsReplan, resumeOpenPlan } from './resume.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './drafts.js';
+import { asConnectorError } from './unexpected.js';
 import { RunJournal } from './run-journal.js';
 import { planSource, readSource, rowLineOf, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
@@ -184,8 +185,9 @@ function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: s
 }
 
 /** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
-async function failed(ctx: ExecContext, err: unknown, src: SourceRead | null): Promise<void> {
-  if (!(err instanceof ConnectorError)) throw err;
+async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null): Promise<void> {
+  // Never thrown on (engine.sync reports every failure): anything unexpected gets a code and an action too.
+  const err = asConnectorError(thrown, ctx.dataset);
   if (err instanceof MixedDraftError) {
     const stop = holdMixed(ctx, err, src?.fileHash ?? null);
     return end(ctx, stop.result, stop.code, stop.message);

@@ -1,11 +1,13 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
+import { openStateDb } from '../../src/snapshot/db.js';
 import { cliEngine } from '../../src/sync/cli-engine.js';
 import { runCli } from './cli-child.js';
 import { recs } from './harness.js';
@@ -102,5 +104,25 @@ describe('CLI: plan, status, discard, approve (child processes)', () => {
     const after = await cli('status', '--json');
     expect(after.status, after.stderr).toBe(0);
     expect(JSON.parse(after.stdout).datasets[0]).toMatchObject({ activeVersion: v2, records: 7, held: null, lastSync: { result: 'published' } });
+  });
+
+  it('a command meeting a dataset the daemon works on waits a bounded time, then says so and exits 75', async () => {
+    const db = openStateDb(join(dirname(config), 'state', 'state.db'));
+    try {
+      const daemon = { id: 'daemon-under-test', pid: process.pid, host: hostname(), label: 'the daemon' };
+      expect(db.locks.tryAcquire('shop-1', daemon, 'sync', Date.now(), 60_000)).toBeNull();
+      const busyEnv = { ...env, DATASET_CONNECTOR_LOCK_WAIT_MS: '200' };
+      const before = em.emulator.requests.length;
+      const sync = await runCli(['--config', config, 'sync', 'shop-1', '--file', held], busyEnv);
+      expect(sync.status, sync.stderr).toBe(75);
+      expect(sync.stderr).toContain(`the daemon (pid ${process.pid}) is working on shop-1; try again`);
+      const approve = await runCli(['--config', config, 'approve', 'shop-1'], busyEnv);
+      expect(approve.status, approve.stderr).toBe(75);
+      expect(approve.stderr).toContain(`the daemon (pid ${process.pid}) is working on shop-1; try again`);
+      expect(em.emulator.requests.length).toBe(before); // nothing was sent
+      db.locks.release('shop-1', daemon.id);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ export function register(program: Command): void {
       runAction(async (name: string, _opts: unknown, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const { cliEngine } = await import('../../sync/cli-engine.js');
-        const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name]);
+        const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name], 'discard');
         try {
           const r = await cli.engine.discard(cli.dataset(name));
           process.stdout.write(`${name}: ${r.action}${r.version === null ? '' : ` (version ${r.version})`}: ${r.message}\n`);

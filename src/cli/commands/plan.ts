@@ -13,7 +13,7 @@ export function register(program: Command): void {
       runAction(async (name: string, opts: { file: string; json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const { cliEngine } = await import('../../sync/cli-engine.js');
-        const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name]);
+        const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name], 'plan');
         try {
           const p = await cli.engine.plan(cli.dataset(name), opts.file);
           if (opts.json) {

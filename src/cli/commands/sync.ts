@@ -14,9 +14,14 @@ export function register(program: Command): void {
         const config = await loadConfigFor(cmd);
         const logger = loggerFor(cmd, config);
         const { cliEngine } = await import('../../sync/cli-engine.js');
-        const cli = await cliEngine(config, logger, [name]);
+        const cli = await cliEngine(config, logger, [name], 'sync');
         try {
           const summary = await cli.engine.sync(cli.dataset(name), { file: opts.file }, opts.publish === false ? { publish: false } : {});
+          if (summary.code === 'DATASET_BUSY') {
+            // Another process (the daemon) works on it: say so and exit EX_TEMPFAIL, nothing was done.
+            process.stderr.write(`${summary.message}\n`);
+            return 75;
+          }
           const { exitCodeFor } = await import('../../sync/outcome.js');
           return exitCodeFor(summary.result);
         } finally {

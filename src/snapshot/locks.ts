@@ -1,0 +1,93 @@
+import type Database from 'better-sqlite3';
+
+/** Who holds (or wants) a dataset's lock. */
+export interface LockOwner {
+  /** Unique per lock holder (one engine of one process). */
+  id: string;
+  pid: number;
+  host: string;
+  /** For people: "the daemon", "a dataset-connector sync command". */
+  label: string;
+}
+
+/** A held lock as stored. */
+export interface LockRow {
+  dataset: string;
+  ownerId: string;
+  pid: number;
+  host: string;
+  label: string;
+  purpose: string;
+  acquiredAt: number;
+  expiresAt: number;
+}
+
+interface Row {
+  dataset: string;
+  owner_id: string;
+  pid: number;
+  host: string;
+  label: string;
+  purpose: string;
+  acquired_at: number;
+  expires_at: number;
+}
+
+/**
+ * Per-dataset locks in the state database, so that every process using it
+ * (the daemon, a CLI command) works on a dataset one at a time. Taken in a
+ * BEGIN IMMEDIATE transaction; a lease refreshed while held. A lease that ran
+ * out, or a holder on this host whose process is gone, is taken over.
+ */
+export class LockTable {
+  constructor(
+    private readonly conn: Database.Database,
+    /** Whether a process of this host still runs. */
+    private readonly alive: (pid: number) => boolean = pidAlive,
+  ) {}
+
+  /** Take the lock for `owner` until `now + leaseMs`; returns null when taken, else the current holder. */
+  tryAcquire(dataset: string, owner: LockOwner, purpose: string, now: number, leaseMs: number): LockRow | null {
+    const take = this.conn.transaction((): LockRow | null => {
+      const cur = this.get(dataset);
+      if (cur && cur.ownerId !== owner.id && cur.expiresAt > now && !(cur.host === owner.host && !this.alive(cur.pid))) return cur;
+      this.conn
+        .prepare(
+          `INSERT INTO locks (dataset, owner_id, pid, host, label, purpose, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (dataset) DO UPDATE SET owner_id = excluded.owner_id, pid = excluded.pid, host = excluded.host, label = excluded.label,
+             purpose = excluded.purpose, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at`,
+        )
+        .run(dataset, owner.id, owner.pid, owner.host, owner.label, purpose, now, now + leaseMs);
+      return null;
+    });
+    return take.immediate();
+  }
+
+  /** Extend a lease we hold; false when it is no longer ours (it ran out and was taken over). */
+  refresh(dataset: string, ownerId: string, now: number, leaseMs: number): boolean {
+    return this.conn.prepare('UPDATE locks SET expires_at = ? WHERE dataset = ? AND owner_id = ?').run(now + leaseMs, dataset, ownerId).changes === 1;
+  }
+
+  /** Give the lock back (only if still ours). */
+  release(dataset: string, ownerId: string): void {
+    this.conn.prepare('DELETE FROM locks WHERE dataset = ? AND owner_id = ?').run(dataset, ownerId);
+  }
+
+  /** The lock of a dataset, if held (or left behind). */
+  get(dataset: string): LockRow | null {
+    const r = this.conn.prepare('SELECT * FROM locks WHERE dataset = ?').get(dataset) as Row | undefined;
+    return r
+      ? { dataset: r.dataset, ownerId: r.owner_id, pid: r.pid, host: r.host, label: r.label, purpose: r.purpose, acquiredAt: r.acquired_at, expiresAt: r.expires_at }
+      : null;
+  }
+}
+
+/** True while a process with this id runs on this host (signal 0 checks without signalling). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by another user
+  }
+}

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { ConnectorError } from '../errors.js';
+import type { LockOwner, LockRow, LockTable } from '../snapshot/locks.js';
+
+/** How the shared per-dataset lock is held and waited for. */
+export interface LockSettings {
+  /** Who this process is, for the message another one shows ("the daemon"). */
+  label: string;
+  /** How long to wait for a lock another process holds, in ms. */
+  waitMs: number;
+  /** Lease of a held lock, refreshed every third of it, in ms. */
+  leaseMs: number;
+  /** Between two tries while waiting, in ms. */
+  pollMs: number;
+}
+
+/** Defaults: a daemon waits half a minute for a CLI command; leases a minute. */
+export const DEFAULT_LOCK_SETTINGS: LockSettings = { label: 'the daemon', waitMs: 30_000, leaseMs: 60_000, pollMs: 250 };
+
+/** Another process works on the dataset (exit 75 for a CLI command: try again). */
+export class DatasetBusyError extends ConnectorError {
+  constructor(dataset: string, holder: LockRow | null) {
+    const who = holder ? `${holder.label} (pid ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`})` : 'another process';
+    super('DATASET_BUSY', `${who} is working on ${dataset}; try again`, {
+      action: 'retry',
+      context: { dataset, ...(holder ? { pid: holder.pid, host: holder.host, purpose: holder.purpose } : {}) },
+    });
+  }
+}
+
+/**
+ * The per-dataset lock shared by every process using one state database
+ * (snapshot/locks.ts): waited for up to `waitMs`, its lease refreshed while
+ * held. Leases are wall-clock time: processes compare them with each other.
+ */
+export class SharedLocks {
+  readonly #owner: LockOwner;
+
+  constructor(
+    private readonly table: LockTable,
+    private readonly settings: LockSettings,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {
+    this.#owner = { id: randomUUID(), pid: process.pid, host: hostname(), label: settings.label };
+  }
+
+  /** Run `fn` holding `dataset`'s lock; DatasetBusyError when another process keeps it past `waitMs`. */
+  async run<T>(dataset: string, purpose: string, fn: () => Promise<T>): Promise<T> {
+    const { waitMs, leaseMs, pollMs } = this.settings;
+    const deadline = this.now() + waitMs;
+    let waited = false;
+    for (;;) {
+      let holder: LockRow | null;
+      try {
+        holder = this.table.tryAcquire(dataset, this.#owner, purpose, this.now(), leaseMs);
+      } catch (err) {
+        if (!String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw err;
+        holder = this.table.get(dataset);
+      }
+      if (holder === null) break;
+      if (this.now() >= deadline) throw new DatasetBusyError(dataset, holder);
+      if (!waited) {
+        waited = true;
+        this.logger.info({ event: 'sync.skipped', kind: 'dataset_busy', dataset, purpose, holder: holder.label, pid: holder.pid, waitMs }, 'another process works on the dataset; waiting');
+      }
+      await this.sleep(Math.max(1, Math.min(pollMs, deadline - this.now())));
+    }
+    const timer = setInterval(() => {
+      try {
+        if (!this.table.refresh(dataset, this.#owner.id, this.now(), leaseMs)) {
+          this.logger.warn({ event: 'sync.failed', kind: 'lock_lost', dataset, purpose }, 'the dataset lock ran out and was taken over');
+        }
+      } catch {
+        // The next refresh tries again; the lease has two more thirds to run.
+      }
+    }, Math.max(1, Math.floor(leaseMs / 3)));
+    timer.unref();
+    try {
+      return await fn();
+    } finally {
+      clearInterval(timer);
+      try {
+        this.table.release(dataset, this.#owner.id);
+      } catch {
+        // A lease not released runs out.
+      }
+    }
+  }
+}
