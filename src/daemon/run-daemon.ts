@@ -8,14 +8,24 @@ import { Service, type ServiceOptions } from './service.js';
  * Resolves with the exit code.
  */
 export async function runDaemon(opts: ServiceOptions, proc: NodeJS.Process = process): Promise<number> {
-  const service = await Service.start(opts);
   const log = opts.logger;
-  let chain: Promise<unknown> = Promise.resolve();
+  // The handlers go in before the start: a signal that came between 'daemon.started' and
+  // their installation would take its default action and kill the process outright.
+  const starting = Service.start(opts);
+  let chain: Promise<unknown> = starting;
   let stopping = false;
-  return new Promise<number>((resolve) => {
+  return new Promise<number>((resolve, reject) => {
+    const off = () => {
+      proc.off('SIGHUP', onHup);
+      proc.off('SIGTERM', onStop);
+      proc.off('SIGINT', onStop);
+    };
     const onHup = () => {
       if (stopping) return;
-      chain = chain.then(() => service.reload()).catch((err: unknown) => log.error(event('config.rejected', { err }), 'reload failed'));
+      chain = chain
+        .then(() => starting)
+        .then((service) => service.reload())
+        .catch((err: unknown) => log.error(event('config.rejected', { err }), 'reload failed'));
     };
     const onStop = (signal: NodeJS.Signals) => {
       if (stopping) {
@@ -25,16 +35,27 @@ export async function runDaemon(opts: ServiceOptions, proc: NodeJS.Process = pro
       stopping = true;
       log.info(event('daemon.stopping', { signal }), 'stop signal received');
       chain = chain
-        .then(() => service.stop())
-        .then(() => {
-          proc.off('SIGHUP', onHup);
-          proc.off('SIGTERM', onStop);
-          proc.off('SIGINT', onStop);
-          resolve(0);
-        });
+        .catch(() => undefined)
+        .then(() => starting)
+        .then((service) => service.stop())
+        .then(
+          () => {
+            off();
+            resolve(0);
+          },
+          (err: unknown) => {
+            off();
+            reject(err);
+          },
+        );
     };
     proc.on('SIGHUP', onHup);
     proc.on('SIGTERM', onStop);
     proc.on('SIGINT', onStop);
+    // A start that fails (bad config, corrupt state) rejects; the CLI maps the error to its exit code.
+    starting.catch((err: unknown) => {
+      off();
+      reject(err);
+    });
   });
 }
