@@ -5,7 +5,7 @@ import type { DatasetConfig } from '../config/schema.js';
 import { canonicalJson } from '../model/canonical.js';
 import { event } from '../log/events.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
-import { DatasetScheduler, nameSchedules, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
+import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
 import type { ReadyFile } from '../triggers/watcher.js';
 import { disposeReported } from './dispose.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
@@ -55,7 +55,7 @@ export class DatasetRuntime {
   readonly #log: Logger;
   readonly #queue: DatasetQueue;
   #watch: WatchSupervisor | undefined;
-  #scheduler: DatasetScheduler | undefined;
+  #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
   readonly #timers: Timers;
   /** The file waiting for its retry, with the cancel of its timer. */
   #pendingRetry: { job: FileJob; cancel: () => void } | undefined;
@@ -94,7 +94,7 @@ export class DatasetRuntime {
     this.#queue.push({ kind: 'resume' });
     await this.#startTriggers();
     this.#log.info(
-      event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.schedules.length ?? 0 }),
+      event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0 }),
       'dataset started',
     );
   }
@@ -151,28 +151,33 @@ export class DatasetRuntime {
       await this.#watch.start();
     }
     if (ds.schedules.length > 0) {
+      const abort = new AbortController();
       const s = new DatasetScheduler(
         nameSchedules(ds.schedules),
         this.#deps.timezone,
-        (sched) => this.#fire(sched),
-        this.#deps.cronStarter,
+        (sched) => this.#fire(sched, abort.signal),
+        this.#deps.cronStarter ?? nodeCronStarterWith(this.#log),
+        (sched) => this.#log.warn(event('schedule.skipped', { schedule: sched.name, reason: 'still_running' }), 'schedule skipped: its last run has not ended'),
       );
       s.start();
-      this.#scheduler = s;
+      this.#scheduler = { s, abort };
     }
   }
 
   async #stopTriggers(): Promise<void> {
-    this.#scheduler?.stop();
+    // A running export command is killed (its process group), not left behind.
+    this.#scheduler?.abort.abort();
+    await this.#scheduler?.s.stop();
     this.#scheduler = undefined;
     await this.#watch?.close();
     this.#watch = undefined;
     this.#deps.health.clear(this.name, 'watch');
   }
 
-  #fire(s: NamedSchedule): Promise<void> {
+  #fire(s: NamedSchedule, signal: AbortSignal): Promise<void> {
     this.#log.info(event('schedule.fired', { schedule: s.name, type: s.config.type }), 'schedule fired');
     return runSchedule(this.#ds, s, {
+      signal,
       push: (job) => this.#queue.push(job),
       state: this.#deps.state,
       health: this.#deps.health,

@@ -19,6 +19,8 @@ export interface ScheduleDeps {
   logger: Logger;
   now(): number;
   tmpDir: string;
+  /** Aborted when the daemon stops or the schedules are replaced: a running export command is killed. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function runSchedule(ds: DatasetConfig, s: NamedSchedule, deps: Sch
     case 'command': {
       try {
         const extension = (ds.source as { type?: string }).type ?? 'csv';
-        const out = await runExportCommand(c, { tmpDir: deps.tmpDir, extension });
+        const out = await runExportCommand(c, { tmpDir: deps.tmpDir, extension, ...(deps.signal ? { signal: deps.signal } : {}) });
         const st = await stat(out.path);
         deps.health.clear(ds.name, topic);
         if (out.stderr) deps.logger.info(event('schedule.fired', { schedule: s.name, stderr: out.stderr }), 'export command stderr');
@@ -63,7 +65,12 @@ export async function runSchedule(ds: DatasetConfig, s: NamedSchedule, deps: Sch
       } catch (err) {
         const code = err instanceof ConnectorError ? err.code : 'COMMAND_FAILED';
         const context = err instanceof ConnectorError ? err.context : {};
-        deps.health.set(ds.name, topic, code, `export command ${s.name} failed`, deps.now());
+        if (code === 'COMMAND_CANCELLED') {
+          deps.logger.info(event('command.failed', { schedule: s.name, code, ...context }), 'export command killed at stop');
+          return;
+        }
+        const why = err instanceof ConnectorError ? `: ${err.message}` : '';
+        deps.health.set(ds.name, topic, code, `export command ${s.name} failed${why}`, deps.now());
         deps.logger.error(event('command.failed', { schedule: s.name, code, ...context, err }), 'export command failed');
       }
       return;

@@ -31,6 +31,8 @@ export const LOG_EVENTS = [
   'file.dispose_failed',
   'file.unreadable',
   'schedule.fired',
+  'schedule.skipped',
+  'schedule.warning',
   'sync.retry_scheduled',
   'watch.failed',
   'watch.started',

@@ -30,10 +30,11 @@ export interface RunCommandOptions {
 }
 
 /**
- * Run an export command: an argument list, never a shell; killed after
- * timeout_ms; a non-zero exit or a missing output is an error with the tail
- * of stderr in its context. Stdout goes straight to a temp file, so large
- * exports are never held in memory.
+ * Run an export command: an argument list, never a shell; killed with its
+ * whole process group after timeout_ms or when `signal` aborts; a non-zero
+ * exit or a missing output is an error with the tail of stderr in its
+ * context. Stdout goes straight to a temp file, so large exports are never
+ * held in memory.
  */
 export async function runExportCommand(s: CommandSchedule, opts: RunCommandOptions): Promise<CommandOutput> {
   const [program, ...args] = s.command as [string, ...string[]];
@@ -52,7 +53,7 @@ export async function runExportCommand(s: CommandSchedule, opts: RunCommandOptio
     if (outPath) await Promise.all([rm(outPath, { force: true }), rm(rejectFilePath(outPath), { force: true })]);
   };
   try {
-    const { code, signal, stderr, spawnError } = await run(program, args, s, stdout, opts.signal);
+    const { code, signal, stderr, spawnError, killed } = await run(program, args, s, stdout, opts.signal);
     const context = { command: program, exit_code: code, signal, stderr };
     if (spawnError) {
       throw new ConnectorError('COMMAND_FAILED', `cannot start export command ${program}`, {
@@ -61,13 +62,14 @@ export async function runExportCommand(s: CommandSchedule, opts: RunCommandOptio
         context,
       });
     }
+    if (killed === 'timeout') {
+      throw new ConnectorError('COMMAND_TIMEOUT', `export command ran over ${s.timeout_ms} ms and was killed`, { action: 'retry', context });
+    }
+    if (killed === 'abort') {
+      throw new ConnectorError('COMMAND_CANCELLED', 'export command killed: the daemon is stopping', { action: 'retry', context });
+    }
     if (signal !== null) {
-      const timedOut = Date.now() - started >= s.timeout_ms;
-      throw new ConnectorError(
-        timedOut ? 'COMMAND_TIMEOUT' : 'COMMAND_FAILED',
-        timedOut ? `export command ran over ${s.timeout_ms} ms and was killed` : `export command ended by ${signal}`,
-        { action: 'retry', context },
-      );
+      throw new ConnectorError('COMMAND_FAILED', `export command ended by ${signal}`, { action: 'retry', context });
     }
     if (code !== 0) {
       throw new ConnectorError('COMMAND_FAILED', `export command exited with ${code}`, { action: 'retry', context });
@@ -95,7 +97,12 @@ interface Ended {
   signal: NodeJS.Signals | null;
   stderr: string;
   spawnError?: Error;
+  /** We killed it: it ran over timeout_ms, or the daemon stopped. */
+  killed?: 'timeout' | 'abort';
 }
+
+/** After the command exits, how long its pipes may stay open (held by a process it left behind). */
+const PIPE_GRACE_MS = 500;
 
 function run(
   program: string,
@@ -105,25 +112,63 @@ function run(
   signal: AbortSignal | undefined,
 ): Promise<Ended> {
   return new Promise((done) => {
-    const child = spawn(program, args, {
-      shell: false,
-      cwd: s.cwd,
-      stdio: ['ignore', stdout, 'pipe'],
-      timeout: s.timeout_ms,
-      killSignal: 'SIGKILL',
-      ...(signal ? { signal } : {}),
-    });
+    // Its own process group (detached), so a kill reaches every process it started (review item 3).
+    const child = spawn(program, args, { shell: false, cwd: s.cwd, stdio: ['ignore', stdout, 'pipe'], detached: true });
     let err = Buffer.alloc(0);
     child.stderr?.on('data', (chunk: Buffer) => {
       // Keep the tail: the last lines usually say what went wrong.
       err = Buffer.concat([err, chunk]);
       if (err.length > s.max_stderr_bytes) err = err.subarray(err.length - s.max_stderr_bytes);
     });
+    let killed: Ended['killed'];
     let spawnError: Error | undefined;
-    child.on('error', (e) => (spawnError = e));
-    child.on('close', (code, sig) => {
+    let exit: { code: number | null; sig: NodeJS.Signals | null } | undefined;
+    let grace: NodeJS.Timeout | undefined;
+    const killGroup = () => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group is already gone.
+      }
+    };
+    const kill = (why: 'timeout' | 'abort') => {
+      killed ??= why;
+      killGroup();
+    };
+    const timer = setTimeout(() => kill('timeout'), s.timeout_ms);
+    const onAbort = () => kill('abort');
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      clearTimeout(grace);
+      signal?.removeEventListener('abort', onAbort);
+      child.stderr?.destroy();
       const stderr = err.toString('utf8').trim();
-      done({ code, signal: sig, stderr, ...(spawnError ? { spawnError } : {}) });
+      done({
+        code: exit?.code ?? null,
+        signal: exit?.sig ?? null,
+        stderr,
+        ...(spawnError ? { spawnError } : {}),
+        ...(killed ? { killed } : {}),
+      });
+    };
+    child.on('error', (e) => {
+      spawnError = e;
+      if (child.pid === undefined) finish();
     });
+    child.on('exit', (code, sig) => {
+      exit = { code, sig };
+      // A process it left behind may hold stderr open, and 'close' never comes: kill the rest and stop waiting.
+      grace = setTimeout(() => {
+        killGroup();
+        finish();
+      }, PIPE_GRACE_MS);
+    });
+    child.on('close', finish);
   });
 }

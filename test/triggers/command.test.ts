@@ -63,6 +63,27 @@ describe('export command', () => {
     expect(hasCode(err, 'COMMAND_TIMEOUT')).toBe(true);
   });
 
+  it('kills the whole process group on timeout and on abort, even when a child holds stderr open', async () => {
+    const dir = await tmp();
+    const hang = (tag: string) => ['sh', '-c', `sleep 1000 & echo $! > ${join(dir, tag)}; wait`];
+    const timedOut = await runExportCommand(sched(hang('t'), { timeout_ms: 200 }), { tmpDir: dir, extension: 'csv' }).catch((e: unknown) => e);
+    expect(hasCode(timedOut, 'COMMAND_TIMEOUT')).toBe(true);
+    const abort = new AbortController();
+    const running = runExportCommand(sched(hang('a')), { tmpDir: dir, extension: 'csv', signal: abort.signal }).catch((e: unknown) => e);
+    for (const deadline = Date.now() + 5000; !(await stat(join(dir, 'a')).catch(() => null)); ) {
+      if (Date.now() > deadline) throw new Error('the command never started');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    abort.abort();
+    expect(hasCode(await running, 'COMMAND_CANCELLED')).toBe(true);
+    for (const tag of ['t', 'a']) {
+      // Gone, or a zombie when no init process reaps orphans (containers).
+      const pid = (await readFile(join(dir, tag), 'utf8')).trim();
+      const st = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+      expect(st === null || st.slice(st.lastIndexOf(')') + 2).startsWith('Z')).toBe(true);
+    }
+  });
+
   it('fails when the program does not exist or leaves no output file', async () => {
     const dir = await tmp();
     const missing = await runExportCommand(sched(['/nonexistent/export']), { tmpDir: dir, extension: 'csv' }).catch(

@@ -44,7 +44,7 @@ describe('dataset scheduler', () => {
         { type: 'draft_check', cron: '0 * * * *', timezone: 'Europe/Paris' },
       ]),
     );
-    const s = new DatasetScheduler(named, 'Asia/Tokyo', (n: NamedSchedule) => fired.push(n.name), starter);
+    const s = new DatasetScheduler(named, 'Asia/Tokyo', (n: NamedSchedule) => void fired.push(n.name), starter);
     s.start();
     expect(started.map((h) => [h.expr, h.tz])).toEqual([
       ['0 4 * * *', 'Asia/Tokyo'],
@@ -55,6 +55,40 @@ describe('dataset scheduler', () => {
     expect(fired).toEqual(['draft_check-2', 'nightly']);
     s.stop();
     expect(started.every((h) => h.stopped)).toBe(true);
+  });
+
+  it('skips a schedule whose last run has not ended, and stop waits for that run', async () => {
+    let tick!: () => void;
+    const starter: CronStarter = (_e, _tz, fire) => {
+      tick = fire;
+      return { stop: () => undefined, nextRun: () => null };
+    };
+    let release!: () => void;
+    const runs: string[] = [];
+    const skipped: string[] = [];
+    const named = nameSchedules(schedulesConfigSchema.parse([{ type: 'reconcile', cron: '* * * * *' }]));
+    const s = new DatasetScheduler(
+      named,
+      'UTC',
+      (n) => {
+        runs.push(n.name);
+        return new Promise<void>((r) => (release = r));
+      },
+      starter,
+      (n) => skipped.push(n.name),
+    );
+    s.start();
+    tick();
+    tick();
+    expect(runs).toEqual(['reconcile-1']);
+    expect(skipped).toEqual(['reconcile-1']);
+    let stopped = false;
+    const stopping = s.stop().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(stopped).toBe(true);
   });
 
   it('node-cron fires a per-second schedule', async () => {
