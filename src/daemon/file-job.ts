@@ -33,6 +33,7 @@ export function nextForResult(result: SyncResult | 'skipped'): FileNext {
     case 'rejected':
       return { next: 'dispose', fate: 'failed' };
     case 'failed':
+    case 'interrupted': // stopped between steps (shutdown): its plan resumes at the next start
       return { next: 'retry', slow: false };
     case 'waiting':
     case 'stopped':

@@ -11,6 +11,7 @@ import { uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
 import { serverRowErrors, uploadRowLine } from './source-read.js';
+import { checkpoint } from './interrupt.js';
 
 /**
  * The upload path (POST /imports, A14): the export file itself goes to the
@@ -83,6 +84,7 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
         context: { dataset: ctx.dataset, planId: plan.planId },
       });
     }
+    checkpoint(ctx);
     step ??= rj.intent('import', { kind: 'import', idempotencyKey: randomUUID(), bodyHash: hash, intent: { file: u.filename, baseEtag: plan.baseEtag } });
     let res;
     try {

@@ -7,6 +7,7 @@ import type { DatasetRecord, RecordPatch } from '../model/record.js';
 import type { ExecContext } from './context.js';
 import { savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
 import { warnLegacyKey } from './legacy-key.js';
+import { checkpoint } from './interrupt.js';
 import { ForeignDraftError, MixedDraftError, foreignDraft, otherDraft } from './drafts.js';
 
 const RECORD_KINDS = new Set(['post', 'patch', 'delete']);
@@ -98,6 +99,7 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
       continue;
     }
     if (e?.status === 'failed') continue;
+    checkpoint(ctx);
     let res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean } | null = null;
     const first = !plan.direct && !staged;
     if (e?.status === 'intent') res = await wasApplied(ctx, plan, op, done);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../api/errors.js';
 import type { Job } from '../api/wire.js';
-import { ConnectorError } from '../errors.js';
+import { ConnectorError, hasCode } from '../errors.js';
+import { checkpoint, InterruptedError } from './interrupt.js';
 import { canonicalHash } from '../model/canonical.js';
 import type { DatasetRecord } from '../model/record.js';
 import type { ExecContext } from './context.js';
@@ -65,6 +66,7 @@ async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Pr
         context: { dataset: ctx.dataset, planId: plan.planId },
       });
     }
+    checkpoint(ctx);
     step ??= rj.intent('replace', {
       kind: 'replace',
       idempotencyKey: randomUUID(),
@@ -111,9 +113,17 @@ export function jobAccepted(ctx: ExecContext, rj: RunJournal, name: string, res:
 
 /** Poll the job to its end (A15), journal it and its timing; a legacy key's PUBLISHED job confirms the snapshot (A12). */
 export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal, jobId: string): Promise<Job> {
+  checkpoint(ctx);
   if (!rj.get('job')) rj.intent('job', { kind: 'job', jobId });
   const started = ctx.clock.now();
-  const job = await ctx.client.waitForJob(jobId, { pollMs: ctx.policy.replace.job_poll_ms });
+  let job: Job;
+  try {
+    // Polling is reads only: the signal may end it between polls; the job id is journaled for resume.
+    job = await ctx.client.waitForJob(jobId, { pollMs: ctx.policy.replace.job_poll_ms, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  } catch (err) {
+    if (ctx.signal?.aborted && hasCode(err, 'ABORTED')) throw new InterruptedError(ctx.dataset, err);
+    throw err;
+  }
   ctx.db.transaction(() => {
     rj.update('job', { draftVersion: job.version });
     rj.done('job', job);

@@ -21,4 +21,6 @@ export interface ExecContext {
   summary: SyncSummary;
   /** Rows the server refused in this run (A3), by source file line, for the reject file. */
   refused: RowError[];
+  /** Stop between journaled steps when aborted (interrupt.ts). */
+  signal?: AbortSignal;
 }

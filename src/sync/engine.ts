@@ -9,6 +9,7 @@ import { planDir } from './exec-plan.js';
 import { DatasetLocks } from './lock.js';
 import { DEFAULT_LOCK_SETTINGS, SharedLocks, type LockSettings } from './process-lock.js';
 import { asConnectorError } from './unexpected.js';
+import { InterruptedError } from './interrupt.js';
 import { emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
@@ -37,6 +38,7 @@ export interface SyncInput {
 
 export type { SyncOptions } from './run-sync.js';
 export { DatasetBusyError } from './process-lock.js';
+export { InterruptedError } from './interrupt.js';
 
 /**
  * The sync engine: read → reconcile → diff → plan → guards → execute →
@@ -72,8 +74,8 @@ export class SyncEngine {
       let client: DatasetClient | null = null;
       let before = { requests: 0, retries: 0 };
       try {
-        await this.#shared.run(ds.name, 'sync', async () => {
-          const ctx = this.#ctx(ds, summary);
+        await this.#shared.run(ds.name, 'sync', opts.signal, async () => {
+          const ctx = this.#ctx(ds, summary, opts.signal);
           client = ctx.client;
           before = ctx.client.stats;
           await runSync(ctx, ds, input.file, opts);
@@ -92,12 +94,20 @@ export class SyncEngine {
     });
   }
 
-  /** Continue an interrupted sync from the journal (also done at the start of every sync). */
-  async resume(ds: DatasetConfig): Promise<SyncSummary> {
-    return this.#run(ds, 'resume', async () => {
-      const ctx = this.#ctx(ds, emptySummary(ds.name, null));
-      const r = await resumeOpenPlan(ctx);
-      await writeServerRejects(ctx.refused, null);
+  /** Continue an interrupted sync from the journal (also done at the start of every sync); `signal` stops it between steps (result interrupted). */
+  async resume(ds: DatasetConfig, opts: { signal?: AbortSignal } = {}): Promise<SyncSummary> {
+    return this.#run(ds, 'resume', opts.signal, async () => {
+      const ctx = this.#ctx(ds, emptySummary(ds.name, null), opts.signal);
+      let r;
+      try {
+        r = await resumeOpenPlan(ctx);
+      } catch (err) {
+        if (!(err instanceof InterruptedError)) throw err;
+        Object.assign(ctx.summary, { result: 'interrupted', code: err.code, message: err.message });
+        return ctx.summary;
+      } finally {
+        await writeServerRejects(ctx.refused, null);
+      }
       const e = r?.end;
       ctx.summary.result =
         e === undefined || e === 'superseded' || e.kind === 'nothing' ? 'unchanged'
@@ -110,9 +120,9 @@ export class SyncEngine {
   }
 
   /** Finish an interrupted sync and settle a held change, then rebuild the snapshot from every published record (the daemon's periodic reconcile). */
-  async reconcile(ds: DatasetConfig): Promise<ServerView> {
-    return this.#run(ds, 'reconcile', async () => {
-      const ctx = this.#ctx(ds, emptySummary(ds.name, null));
+  async reconcile(ds: DatasetConfig, opts: { signal?: AbortSignal } = {}): Promise<ServerView> {
+    return this.#run(ds, 'reconcile', opts.signal, async () => {
+      const ctx = this.#ctx(ds, emptySummary(ds.name, null), opts.signal);
       try {
         return await periodicReconcile(ctx);
       } finally {
@@ -124,17 +134,17 @@ export class SyncEngine {
   /** What a sync would do, sending nothing but reads. */
   async plan(ds: DatasetConfig, file: string): Promise<PlanPreview> {
     // It may rebuild the snapshot from the server: a write, so under the lock too.
-    return this.#run(ds, 'plan', () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file));
+    return this.#run(ds, 'plan', undefined, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file));
   }
 
   /** Publish the held change with exactly the flags its guards need. */
   async approve(ds: DatasetConfig): Promise<HeldActionResult> {
-    return this.#run(ds, 'approve', () => approveHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+    return this.#run(ds, 'approve', undefined, () => approveHeld(this.#ctx(ds, emptySummary(ds.name, null))));
   }
 
   /** Drop the held change (discard its draft). */
   async discard(ds: DatasetConfig): Promise<HeldActionResult> {
-    return this.#run(ds, 'discard', () => discardHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+    return this.#run(ds, 'discard', undefined, () => discardHeld(this.#ctx(ds, emptySummary(ds.name, null))));
   }
 
   /** Last sync, snapshot size, held or staged drafts, open plan. No network. */
@@ -143,11 +153,11 @@ export class SyncEngine {
   }
 
   /** Run `fn` holding the dataset's lock in this process, then across processes. */
-  #run<T>(ds: DatasetConfig, purpose: string, fn: () => Promise<T>): Promise<T> {
-    return this.#locks.run(ds.name, () => this.#shared.run(ds.name, purpose, fn));
+  #run<T>(ds: DatasetConfig, purpose: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    return this.#locks.run(ds.name, () => this.#shared.run(ds.name, purpose, signal, fn));
   }
 
-  #ctx(ds: DatasetConfig, summary: SyncSummary): ExecContext {
+  #ctx(ds: DatasetConfig, summary: SyncSummary, signal?: AbortSignal): ExecContext {
     return {
       dataset: ds.name,
       db: this.deps.db,
@@ -159,13 +169,14 @@ export class SyncEngine {
       planDir: planDir(this.deps.db.path),
       summary,
       refused: [],
+      ...(signal ? { signal } : {}),
     };
   }
 }
 
 /** A failure outside runSync (the lock, building the context): in the summary, never thrown. */
 function failedOutside(summary: SyncSummary, logger: Logger, err: ConnectorError): void {
-  summary.result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
+  summary.result = err instanceof InterruptedError ? 'interrupted' : err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   summary.code = err.code;
   summary.message = err.message;
   logger.error({ event: err.action === 'stop' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, err.message);

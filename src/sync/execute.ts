@@ -5,6 +5,7 @@ import type { ExecContext } from './context.js';
 import { removePlan, savePlan, type ExecPlan } from './exec-plan.js';
 import { hold, verifyAndPublish, type PublishEnd } from './publish.js';
 import { warnLegacyKey } from './legacy-key.js';
+import { checkpoint } from './interrupt.js';
 import type { RunJournal } from './run-journal.js';
 
 /** How execute left a plan. */
@@ -37,6 +38,7 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
     return { kind: 'nothing', refused: refused.length };
   }
   if (stage.kind === 'unsent') return holdUnsent(ctx, plan, stage.version);
+  if (stage.kind === 'staged') checkpoint(ctx);
   if (stage.kind === 'published') {
     if (stage.legacy) {
       warnLegacyKey(ctx, { version: stage.version, planId: plan.planId });

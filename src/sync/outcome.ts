@@ -23,7 +23,9 @@ export type SyncResult =
   /** The server refused or a job failed; the snapshot is unchanged. */
   | 'failed'
   /** The dataset cannot go on (auth, API switch, dataset gone). */
-  | 'stopped';
+  | 'stopped'
+  /** Stopped between two steps on request (the daemon stopping); its plan stays open and is resumed. */
+  | 'interrupted';
 
 /** Everything an operator needs to know about one sync. */
 export interface SyncSummary {
@@ -87,7 +89,7 @@ export function finalResult(s: SyncSummary): SyncResult {
 /** Log the one `sync.summary` line of a sync. */
 export function logSummary(logger: Logger, s: SyncSummary): void {
   const ok = s.result === 'published' || s.result === 'unchanged';
-  const level = ok ? 'info' : s.result === 'held' || s.result === 'staged' || s.result === 'waiting' ? 'warn' : 'error';
+  const level = ok ? 'info' : s.result === 'held' || s.result === 'staged' || s.result === 'waiting' || s.result === 'interrupted' ? 'warn' : 'error';
   logger[level]({ event: 'sync.summary', ...s }, 'sync summary');
 }
 
@@ -105,5 +107,7 @@ export function exitCodeFor(result: SyncResult): number {
     case 'rejected':
     case 'failed':
       return 1;
+    case 'interrupted':
+      return 75;
   }
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { ConnectorError } from '../errors.js';
 import type { LockOwner, LockRow, LockTable } from '../snapshot/locks.js';
+import { checkpoint } from './interrupt.js';
 
 /** How the shared per-dataset lock is held and waited for. */
 export interface LockSettings {
@@ -48,12 +49,13 @@ export class SharedLocks {
     this.#owner = { id: randomUUID(), pid: process.pid, host: hostname(), label: settings.label };
   }
 
-  /** Run `fn` holding `dataset`'s lock; DatasetBusyError when another process keeps it past `waitMs`. */
-  async run<T>(dataset: string, purpose: string, fn: () => Promise<T>): Promise<T> {
+  /** Run `fn` holding `dataset`'s lock; DatasetBusyError when another process keeps it past `waitMs`, InterruptedError when `signal` aborts the wait. */
+  async run<T>(dataset: string, purpose: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     const { waitMs, leaseMs, pollMs } = this.settings;
     const deadline = this.now() + waitMs;
     let waited = false;
     for (;;) {
+      checkpoint({ dataset, signal });
       let holder: LockRow | null;
       try {
         holder = this.table.tryAcquire(dataset, this.#owner, purpose, this.now(), leaseMs);

@@ -13,6 +13,7 @@ import type { VersionDetail } from '../api/wire.js';
 import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from './guards.js';
 import type { RunJournal } from './run-journal.js';
 import { MixedDraftError, onlyOurs, sentCounts } from './drafts.js';
+import { checkpoint } from './interrupt.js';
 
 /** How the publish step ended. */
 export type PublishEnd =
@@ -99,6 +100,7 @@ export async function publishDraft(
   stepName = 'publish',
 ): Promise<PublishEnd> {
   const sent = pickTrue(flags);
+  checkpoint(ctx);
   const step =
     rj.get(stepName) ?? rj.intent(stepName, { kind: 'publish', idempotencyKey: randomUUID(), draftVersion: version, intent: { flags: sent } });
   try {

@@ -3,6 +3,7 @@ import { ConnectorError } from '../errors.js';
 import type { OurRecords } from '../snapshot/rebuild.js';
 import type { RebuildReport } from '../snapshot/types.js';
 import type { ExecContext } from './context.js';
+import { checkpoint } from './interrupt.js';
 
 /** What the server holds now, and whether the snapshot was rebuilt to match it. */
 export interface ServerView {
@@ -27,6 +28,7 @@ export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecor
     let moved = false;
     try {
       for await (const page of ctx.client.listRecordPages()) {
+        checkpoint(ctx); // reads only: stopping here leaves the snapshot as it was
         if (page.etag !== null && page.etag !== etag) {
           moved = true;
           break;

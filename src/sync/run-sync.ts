@@ -15,6 +15,7 @@ import { reconcile } from './reconcile.js';
 import { abandonPlan, closeBlocked, needsReplan, resumeOpenPlan } from './resume.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './drafts.js';
 import { asConnectorError } from './unexpected.js';
+import { checkpoint, InterruptedError } from './interrupt.js';
 import { RunJournal } from './run-journal.js';
 import { planSource, readSource, rowLineOf, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
@@ -23,6 +24,8 @@ import { stopMessage } from './stop-messages.js';
 export interface SyncOptions {
   /** false: stage the change and leave it for a person (never publish). Default: the policy decides. */
   publish?: boolean;
+  /** Abort to stop the sync between two journaled steps (never mid-request): result 'interrupted', the plan stays open for resume. */
+  signal?: AbortSignal;
 }
 
 /** The key's roles are not readable through the API: plan with all, learn refusals at run time (publish_denied, 403). */
@@ -43,13 +46,16 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       ctx.logger.error({ event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile }, src.rejected.message);
       return end(ctx, 'rejected', src.rejected.code, src.rejected.message);
     }
+    checkpoint(ctx);
     const resumed = await resumeOpenPlan(ctx);
+    checkpoint(ctx);
     const gate = await heldGate(ctx, src.fileHash);
     if (gate) return end(ctx, gate.result, gate.code, gate.message);
 
     let force = resumed?.end === 'superseded';
     let importable = src.importability;
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
+      checkpoint(ctx);
       const view = await reconcile(ctx, force);
       const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
       const info = ctx.store.info();
@@ -81,6 +87,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       }
       const keyPublishes = ctx.store.keyPublishesImmediately();
       if (keyPublishes && plan.path === 'per_record') plan.direct = true; // A12: every write publishes anyway
+      checkpoint(ctx);
       savePlan(ctx.planDir, plan);
       const begin = () => ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: plan.source?.fileHash ?? null, counts: plan.expected } });
       if (keyPublishes && (plan.heldBy || plan.stageOnly)) {
@@ -188,6 +195,12 @@ function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: s
 async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null): Promise<void> {
   // Never thrown on (engine.sync reports every failure): anything unexpected gets a code and an action too.
   const err = asConnectorError(thrown, ctx.dataset);
+  if (err instanceof InterruptedError) {
+    // Asked to stop between steps: the open plan (if any) stays for resume.
+    ctx.store.recordOutcome('interrupted', { code: err.code });
+    ctx.logger.warn({ event: 'sync.failed', kind: 'interrupted', code: err.code }, err.message);
+    return end(ctx, 'interrupted', err.code, err.message);
+  }
   if (err instanceof MixedDraftError) {
     const stop = holdMixed(ctx, err, src?.fileHash ?? null);
     return end(ctx, stop.result, stop.code, stop.message);
