@@ -8,6 +8,7 @@ import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
 import type { ReadyFile } from '../triggers/watcher.js';
 import { disposeReported } from './dispose.js';
+import { pruneArchives } from './prune.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -25,6 +26,9 @@ export interface RetryDelays {
 }
 
 export const DEFAULT_RETRY: RetryDelays = { firstMs: 30_000, maxMs: 30 * 60_000, slowMs: 15 * 60_000 };
+
+/** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
+const PRUNE_EVERY_MS = 3_600_000;
 
 /** Everything a dataset runtime shares with the daemon. */
 export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 'onError'> {
@@ -62,6 +66,7 @@ export class DatasetRuntime {
   #retryDelay = 0;
   /** Modification time of the newest folder file synced (or found equal): an older one is stale. */
   #newestDoneMtimeMs: number | undefined;
+  #lastPruneAt: number | undefined;
 
   constructor(ds: DatasetConfig, deps: RuntimeDeps) {
     this.#ds = ds;
@@ -93,6 +98,7 @@ export class DatasetRuntime {
     this.#deps.health.addDataset(this.name);
     this.#queue.push({ kind: 'resume' });
     await this.#startTriggers();
+    await this.#prune();
     this.#log.info(
       event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0 }),
       'dataset started',
@@ -226,6 +232,14 @@ export class DatasetRuntime {
     if (next.accepted && fromFolder(job)) this.#newestDoneMtimeMs = Math.max(this.#newestDoneMtimeMs ?? -Infinity, job.file.mtimeMs);
     if (next.next === 'retry') this.#scheduleRetry(job, next.slow);
     else this.#retryDelay = 0;
+    if (fromFolder(job) && this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
+  }
+
+  /** Delete archived files older than watch.retention_days from processed/ and failed/ (review item 6). */
+  async #prune(): Promise<void> {
+    if (!this.#ds.watch) return;
+    this.#lastPruneAt = this.#deps.now();
+    await pruneArchives(this.#ds.watch, this.#lastPruneAt, this.#log);
   }
 
   /**

@@ -30,6 +30,7 @@ export const LOG_EVENTS = [
   'file.archived',
   'file.dispose_failed',
   'file.unreadable',
+  'file.pruned',
   'schedule.fired',
   'schedule.skipped',
   'schedule.warning',

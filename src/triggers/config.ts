@@ -74,6 +74,13 @@ export const watchConfigSchema = z
       .min(1)
       .default('failed')
       .describe('Where rejected files are moved (relative to path), with their reject file beside them'),
+    retention_days: z
+      .number()
+      .min(0)
+      .default(30)
+      .describe(
+        'Archived files (and reject files) in processed_dir and failed_dir modified longer ago than this many days are deleted; 0 keeps them forever',
+      ),
   })
   .describe('Watched export folder of this dataset');
 

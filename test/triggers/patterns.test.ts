@@ -73,6 +73,7 @@ describe('watch config', () => {
       after: 'move',
       processed_dir: 'processed',
       failed_dir: 'failed',
+      retention_days: 30,
     });
   });
 
