@@ -84,11 +84,14 @@ export class Transport {
   readonly #o: TransportOptions;
   readonly #pool: Pool;
   readonly #basePath: string;
+  /** scheme://host:port of api.base_url, named in network errors. */
+  readonly #origin: string;
   readonly #redact: (t: string) => string;
 
   constructor(o: TransportOptions) {
     this.#o = o;
     const url = new URL(o.baseUrl);
+    this.#origin = url.origin;
     this.#pool = new Pool(url.origin, {
       connect: { timeout: o.connectTimeoutMs },
       headersTimeout: o.requestTimeoutMs,
@@ -184,12 +187,13 @@ export class Transport {
       }
       const code = (cause as { code?: unknown })?.code;
       const timedOut = timeout.aborted || (typeof code === 'string' && /TIMEOUT/.test(code) && code !== 'UND_ERR_CONNECT_TIMEOUT');
+      const errno = typeof code === 'string' ? code : (cause as { cause?: { code?: unknown } })?.cause?.code;
       const error = new ApiError({
         status: null,
         code: timedOut ? CLIENT_CODES.TIMEOUT : CLIENT_CODES.NETWORK_ERROR,
         message: timedOut
-          ? `no answer within ${this.#o.requestTimeoutMs} ms to ${req.method} ${req.path}`
-          : `connection failed on ${req.method} ${req.path}`,
+          ? `no answer from ${this.#origin} within ${this.#o.requestTimeoutMs} ms to ${req.method} ${req.path} (api.request_timeout_ms)`
+          : `cannot reach ${this.#origin} (${typeof errno === 'string' ? errno : 'connection failed'}) on ${req.method} ${req.path}; check api.base_url and that this host can reach it`,
         method: req.method,
         path: req.path,
         attempts: attempt,
