@@ -9,7 +9,9 @@ export function rejectFilePath(file: string): string {
 }
 
 function csvCell(value: string | number): string {
-  const s = String(value);
+  let s = String(value);
+  // A text starting like a formula is run by spreadsheet programs (CSV injection): a leading ' keeps it text.
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

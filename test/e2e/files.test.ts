@@ -1,4 +1,4 @@
-import { open, readdir, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
@@ -56,7 +56,8 @@ describe('daemon end to end: watched folder', () => {
 
   it('moves a file with bad rows to failed/ with its reject file, publishing nothing from it', async () => {
     const before = emu.emulator.records('e2e-files');
-    await writeFile(join(s.inbox, 'stock.csv'), exportCsv(41, { stock: (i) => (i === 7 ? 'seven' : '1') }));
+    // The bad value is a spreadsheet formula: the reject file must not let a spreadsheet run it (review item 9).
+    await writeFile(join(s.inbox, 'stock.csv'), exportCsv(41, { stock: (i) => (i === 7 ? '=1+2' : i === 9 ? '@SUM(A1)' : '1') }));
     const rejected = await d.waitFor('file.rejected', { fate: 'failed' });
     const failed = await readdir(join(s.inbox, 'failed'));
     expect(failed).toHaveLength(2);
@@ -64,6 +65,11 @@ describe('daemon end to end: watched folder', () => {
     expect(failed.some((n) => /^stock\.\d{8}-\d{6}\.rejected\.csv$/.test(n))).toBe(true);
     expect(rejected.rejectFile).toMatch(/failed\/stock\.\d{8}-\d{6}\.rejected\.csv$/);
     expect(d.events('sync.summary', { result: 'rejected' })).toHaveLength(1);
+    const rejects = (await readFile(String(rejected.rejectFile), 'utf8')).replace(/^\uFEFF/, '').split('\r\n');
+    expect(rejects.some((l) => l.includes("'=1+2"))).toBe(true);
+    expect(rejects.some((l) => l.includes("'@SUM(A1)"))).toBe(true);
+    const cells = rejects.flatMap((l) => l.split(',')).map((c) => c.replace(/^"/, ''));
+    expect(cells.filter((c) => /^[=+@\t\r-]/.test(c))).toEqual([]);
     expect(emu.emulator.records('e2e-files')).toEqual(before);
   });
 });
