@@ -197,13 +197,26 @@ export class Journal {
     return (r as string | undefined) ?? null;
   }
 
-  /** Delete finished plans (and their steps) last updated before `before` (ms). */
-  prune(before: number): number {
+  /**
+   * Delete finished plans (and their steps) last updated before `before` (ms),
+   * of one dataset when given, except the plans in `keep`; returns their ids.
+   */
+  prune(before: number, opts: { dataset?: string; keep?: readonly string[] } = {}): string[] {
     return this.conn.transaction(() => {
-      this.conn
-        .prepare("DELETE FROM journal WHERE plan_id IN (SELECT plan_id FROM plans WHERE status = 'finished' AND updated_at < ?)")
-        .run(before);
-      return this.conn.prepare("DELETE FROM plans WHERE status = 'finished' AND updated_at < ?").run(before).changes;
+      const keep = new Set(opts.keep ?? []);
+      const ids = (
+        this.conn
+          .prepare("SELECT plan_id FROM plans WHERE status = 'finished' AND updated_at < ? AND (? IS NULL OR dataset = ?)")
+          .pluck()
+          .all(before, opts.dataset ?? null, opts.dataset ?? null) as string[]
+      ).filter((id) => !keep.has(id));
+      const steps = this.conn.prepare('DELETE FROM journal WHERE plan_id = ?');
+      const plan = this.conn.prepare('DELETE FROM plans WHERE plan_id = ?');
+      for (const id of ids) {
+        steps.run(id);
+        plan.run(id);
+      }
+      return ids;
     })();
   }
 

@@ -10,6 +10,7 @@ import { DatasetLocks } from './lock.js';
 import { DEFAULT_LOCK_SETTINGS, SharedLocks, type LockSettings } from './process-lock.js';
 import { asConnectorError } from './unexpected.js';
 import { InterruptedError } from './interrupt.js';
+import { pruneJournal } from './prune.js';
 import { emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
@@ -79,6 +80,7 @@ export class SyncEngine {
           client = ctx.client;
           before = ctx.client.stats;
           await runSync(ctx, ds, input.file, opts);
+          pruneJournal(ctx);
         });
       } catch (err) {
         failedOutside(summary, logger, asConnectorError(err, ds.name));

@@ -64,8 +64,20 @@ describe('Journal', () => {
     expect(p.pending[0]).toMatchObject({ kind: 'post', intent: { record_id: 'a' }, idempotencyKey: 'k' });
     db.journal.finishPlan('p1', 'published');
     now = 10_000;
-    expect(db.journal.prune(5_000)).toBe(1);
+    expect(db.journal.prune(5_000)).toEqual(['p1']);
     expect(db.journal.plan('p1')).toBeNull();
+    expect(db.journal.entries('p1')).toEqual([]);
+  });
+
+  it('prunes one dataset only, and never a plan it is told to keep', () => {
+    for (const [id, ds] of [['a1', 'shop'], ['a2', 'shop'], ['b1', 'other']] as const) {
+      db.journal.beginPlan(ds, { planId: id, path: 'per_record' });
+      db.journal.finishPlan(id, 'published');
+    }
+    now = 10_000;
+    expect(db.journal.prune(5_000, { dataset: 'shop', keep: ['a2'] })).toEqual(['a1']);
+    expect(db.journal.plan('a2')).not.toBeNull();
+    expect(db.journal.plan('b1')).not.toBeNull();
   });
 });
 

@@ -57,13 +57,13 @@ export async function scenario(opts: {
   em.emulator.configure({ jobDurationMs: opts.jobDurationMs ?? 0 });
   const key = em.emulator.addKey({ dataset: 'shop-1', roles: opts.roles ?? ['read', 'write', 'replace', 'publish'], legacy: opts.legacy ?? false });
   const dir = await mkdtemp(join(tmpdir(), 'dc-sync-'));
-  const db = openStateDb(join(dir, 'state.db'));
   const logs: Array<Record<string, unknown>> = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   const ds = datasetConfig(em.url, key, opts.policy ?? {}, opts.mapping);
   const clients: DatasetClient[] = [];
-  // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping.
+  // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping; the state db's stamps follow it too.
   const clock = { now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
+  const db = openStateDb(join(dir, 'state.db'), { clock });
   const engine = new SyncEngine({
     db,
     logger,
