@@ -24,7 +24,8 @@ export function register(program: Command): void {
           else {
             for (const s of all) {
               const last = s.lastSync ? `${s.lastSync.result} at ${s.lastSync.at}` : 'never synced';
-              const held = s.held ? `; ${s.held.kind} draft v${s.held.version} for ${Math.round(s.held.ageMs / 60_000)} min: ${s.held.reason}` : '';
+              const what = s.held ? (s.held.version === null ? 'change kept unsent' : `draft v${s.held.version}`) : '';
+              const held = s.held ? `; ${s.held.kind} ${what} for ${Math.round(s.held.ageMs / 60_000)} min: ${s.held.reason}` : '';
               const next = s.nextRun ? `; next run ${s.nextRun.at} (${s.nextRun.schedule})` : '; no schedule';
               process.stdout.write(`${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}${next}\n`);
             }
