@@ -108,7 +108,6 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
       if (first) await noPendingDraft(ctx);
       e = rj.intent(name, { kind: op.kind, idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.id } });
     }
-    if (!plan.direct) staged = true;
     if (!res) {
       try {
         const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
@@ -131,7 +130,10 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
       }
     }
     commit(op, name, res);
-    if (first && res.status === 'draft') await checkNewDraft(ctx, plan, res.version, op);
+    if (res.status === 'draft') {
+      staged = true;
+      if (first) await checkNewDraft(ctx, plan, res.version, op);
+    }
     if (track(op, res) === 'stop') return { kind: 'unsent', version: published! };
   }
   if (published !== null && (plan.direct || legacy) && draft === null) return { kind: 'published', version: published, legacy };
