@@ -4,7 +4,7 @@ import { mkdir, open, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import type { ScheduleConfig } from './config.js';
+import { COMMAND_BASE_ENV, type ScheduleConfig } from './config.js';
 
 /** A `command` schedule's settings. */
 export type CommandSchedule = Extract<ScheduleConfig, { type: 'command' }>;
@@ -30,7 +30,8 @@ export interface RunCommandOptions {
 }
 
 /**
- * Run an export command: an argument list, never a shell; killed with its
+ * Run an export command: an argument list, never a shell, with a minimal
+ * environment (commandEnv); killed with its
  * whole process group after timeout_ms or when `signal` aborts; a non-zero
  * exit or a missing output is an error with the tail of stderr in its
  * context. Stdout goes straight to a temp file, so large exports are never
@@ -101,6 +102,13 @@ interface Ended {
   killed?: 'timeout' | 'abort';
 }
 
+/** A minimal environment (review item 11): a key given to the daemon through env: must not reach the command. */
+export function commandEnv(s: CommandSchedule, from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of COMMAND_BASE_ENV) if (from[name] !== undefined) env[name] = from[name];
+  return { ...env, ...s.env };
+}
+
 /** After the command exits, how long its pipes may stay open (held by a process it left behind). */
 const PIPE_GRACE_MS = 500;
 
@@ -113,7 +121,7 @@ function run(
 ): Promise<Ended> {
   return new Promise((done) => {
     // Its own process group (detached), so a kill reaches every process it started (review item 3).
-    const child = spawn(program, args, { shell: false, cwd: s.cwd, stdio: ['ignore', stdout, 'pipe'], detached: true });
+    const child = spawn(program, args, { shell: false, cwd: s.cwd, env: commandEnv(s), stdio: ['ignore', stdout, 'pipe'], detached: true });
     let err = Buffer.alloc(0);
     child.stderr?.on('data', (chunk: Buffer) => {
       // Keep the tail: the last lines usually say what went wrong.

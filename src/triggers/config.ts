@@ -8,6 +8,9 @@ import { compileMarker } from './marker.js';
  */
 export const BUILTIN_IGNORE = ['.*', '~$*', '*.tmp', '*.part', '*.rejected.csv'] as const;
 
+/** The daemon's environment variables an export command inherits; anything else it needs goes in `env`. */
+export const COMMAND_BASE_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR'] as const;
+
 const fileNamePattern = z
   .string()
   .min(1)
@@ -132,6 +135,13 @@ const commandSchedule = z.strictObject({
     .describe(
       'File the command writes its export to; when absent, the export is read from its standard output. ' +
         'A relative path is taken from cwd when set, else from the folder of the YAML file',
+    ),
+  env: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
+    .default({})
+    .describe(
+      `Environment variables of the command. It gets only these plus ${COMMAND_BASE_ENV.join(', ')} from the daemon, ` +
+        'never the rest of its environment (which may hold dataset keys)',
     ),
   timeout_ms: z.number().int().min(1).default(300_000).describe('The command is killed after this long'),
   max_stderr_bytes: z.number().int().min(0).default(8192).describe('How much of the standard error is kept for the log'),

@@ -29,6 +29,25 @@ describe('export command', () => {
     expect(await stat(out.path).catch(() => 'gone')).toBe('gone');
   });
 
+  it('passes only PATH, HOME, LANG, TZ… and the configured env, never the rest of the daemon\'s environment', async () => {
+    const dir = await tmp();
+    process.env.DC_TEST_DATASET_KEY = 'sk_live_COMMANDENVCANARY';
+    try {
+      const out = await runExportCommand(
+        sched([node, '-e', 'process.stdout.write(JSON.stringify(process.env))'], { env: { POS_DB: '/srv/pos.db' } }),
+        { tmpDir: dir, extension: 'csv' },
+      );
+      const env = JSON.parse(await readFile(out.path, 'utf8')) as Record<string, string>;
+      await out.cleanup();
+      expect(env.DC_TEST_DATASET_KEY).toBeUndefined();
+      expect(env.POS_DB).toBe('/srv/pos.db');
+      expect(env.PATH).toBe(process.env.PATH);
+      expect(Object.keys(env).filter((k) => !['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'POS_DB'].includes(k))).toEqual([]);
+    } finally {
+      delete process.env.DC_TEST_DATASET_KEY;
+    }
+  });
+
   it('reads the output file the command writes', async () => {
     const dir = await tmp();
     const out = await runExportCommand(
