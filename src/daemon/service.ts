@@ -184,7 +184,7 @@ export class Service {
       }
     }
     this.#config = next;
-    this.#reportKeyFailures(failed);
+    this.#reportKeyFailures(failed, kept);
     this.#clients.setKeys(keys, kept);
     const delta = await this.#datasets.apply(serve, next.timezone);
     if (alertSettings(next) !== alertSettings(old)) {
@@ -243,10 +243,20 @@ export class Service {
     );
   }
 
-  #reportKeyFailures(failed: Array<{ dataset: string; code: string; message: string }>): void {
+  /** Say which keys cannot be read: a dataset already served keeps running on its previous key, a new one is not served. */
+  #reportKeyFailures(failed: Array<{ dataset: string; code: string; message: string }>, kept: readonly string[] = []): void {
+    const now = (this.opts.clock ?? systemClock).now();
     for (const f of failed) {
-      this.health.set(f.dataset, 'key', f.code, f.message, (this.opts.clock ?? systemClock).now());
-      this.#log.error(event('dataset.stopped', { dataset: f.dataset, code: f.code, message: f.message }), 'dataset key unreadable');
+      if (kept.includes(f.dataset)) {
+        this.health.set(f.dataset, 'key', f.code, `${f.message}; still running on its previous key`, now);
+        this.#log.error(
+          event('key.warning', { dataset: f.dataset, code: f.code, message: f.message, outcome: 'kept_previous_key' }),
+          'dataset key unreadable: the dataset keeps running on its previous key',
+        );
+      } else {
+        this.health.set(f.dataset, 'key', f.code, f.message, now);
+        this.#log.error(event('dataset.stopped', { dataset: f.dataset, code: f.code, message: f.message }), 'dataset key unreadable: dataset not served');
+      }
     }
     const bad = new Set(failed.map((f) => f.dataset));
     for (const name of Object.keys(this.#config.datasets)) if (!bad.has(name)) this.health.clear(name, 'key');
