@@ -18,6 +18,7 @@ import { startDemo, type Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { HealthState } from './health-state.js';
 import { resolveDatasetKeys } from './keys.js';
+import { prepareStateDir } from './state-dir.js';
 import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine, DaemonState } from './ports.js';
 import type { Timers } from './timers.js';
@@ -101,7 +102,7 @@ export class Service {
     }
     this.#config = config;
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
-    this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
+    this.#db = openStateDb(await prepareStateDir(config.state_dir), { clock });
     this.#clients = new ClientPool(this.metrics, this.#log, clock);
     this.#clients.setKeys(keys);
     const engine: DaemonEngine = new SyncEngine({

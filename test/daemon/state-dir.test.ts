@@ -1,0 +1,38 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Service } from '../../src/daemon/service.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { capture, drop, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
+
+const modeOf = async (p: string) => (await stat(p)).mode & 0o777;
+
+// Review item 11: outside systemd (no StateDirectoryMode=, UMask=) the snapshot is not readable by others.
+describe('daemon: the state folder it creates', () => {
+  let emu: RunningEmulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+
+  it('is 0700, with state.db and its WAL 0600, whatever the umask', async () => {
+    const s = await serviceScenario(emu, 'state-mode');
+    const stateDir = join(s.dir, 'var', 'state');
+    await s.writeConfig({ shop: s.dataset() }, { state_dir: stateDir });
+    const log = capture();
+    const umask = process.umask(0o022);
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env });
+    try {
+      await drop(s.inbox, 'stock.csv', exportCsv(2));
+      await waitEvent(log.lines, 'sync.summary', { result: 'published' });
+      expect(await modeOf(stateDir)).toBe(0o700);
+      expect(await modeOf(join(stateDir, 'state.db'))).toBe(0o600);
+      expect(await modeOf(join(stateDir, 'state.db-wal'))).toBe(0o600);
+    } finally {
+      await service.stop();
+      process.umask(umask);
+    }
+  });
+});
