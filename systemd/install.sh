@@ -3,7 +3,12 @@
 #
 #   sudo systemd/install.sh              install or upgrade (idempotent; run from a built checkout)
 #   sudo systemd/install.sh --uninstall  stop and remove the program and the unit
-#                                        (config, keys and state stay; --purge removes them too)
+#                                        (config, keys, state and unit drop-ins stay;
+#                                        --purge removes them too)
+#
+# Node.js must be installed system-wide (not under /home: ProtectHome=yes);
+# NODE=/path/to/node picks it. PREFIX, ETC and UNIT_DIR move the layout (STATE_DIR
+# too, for --purge; the unit's StateDirectory= stays /var/lib/dataset-connector).
 #
 # Layout:
 #   /opt/dataset-connector/          program (dist/, production node_modules, package files)
@@ -15,41 +20,62 @@ set -eu
 PREFIX=${PREFIX:-/opt/dataset-connector}
 ETC=${ETC:-/etc/dataset-connector}
 UNIT_DIR=${UNIT_DIR:-/etc/systemd/system}
-USER_NAME=dataset-connector
+STATE_DIR=${STATE_DIR:-/var/lib/dataset-connector}
+USER_NAME=${DC_USER:-dataset-connector}
+# The systemctl to call (tests pass a no-op); only called where systemd runs.
+SYSTEMCTL=${SYSTEMCTL:-systemctl}
 SRC=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || die "run as root (sudo $0 $*)"
+have_systemd() { [ -d /run/systemd/system ]; }
 
 uninstall() {
   purge=$1
-  if [ -d /run/systemd/system ]; then
-    systemctl disable --now dataset-connector.service 2>/dev/null || true
+  if have_systemd; then
+    "$SYSTEMCTL" disable --now dataset-connector.service 2>/dev/null || true
   fi
   rm -f "$UNIT_DIR/dataset-connector.service"
-  if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+  if [ "$purge" = yes ]; then
+    # Drop-ins (systemctl edit) hold LoadCredential= and ReadWritePaths=: the shop's settings, kept unless purging.
+    rm -rf "$UNIT_DIR/dataset-connector.service.d"
+  fi
+  if have_systemd; then "$SYSTEMCTL" daemon-reload; fi
   rm -rf "$PREFIX"
   if [ "$purge" = yes ]; then
-    rm -rf "$ETC" /var/lib/dataset-connector /var/lib/private/dataset-connector
+    rm -rf "$ETC" "$STATE_DIR" "$(dirname -- "$STATE_DIR")/private/$(basename -- "$STATE_DIR")"
     if id "$USER_NAME" >/dev/null 2>&1; then userdel "$USER_NAME" 2>/dev/null || true; fi
-    say "dataset-connector removed, with its configuration, keys, state and user."
+    say "dataset-connector removed, with its configuration, keys, state, unit drop-ins and user."
   else
-    say "dataset-connector removed. Kept: $ETC (config, keys) and /var/lib/dataset-connector (state)."
+    say "dataset-connector removed. Kept: $ETC (config, keys), $STATE_DIR (state) and $UNIT_DIR/dataset-connector.service.d (drop-ins)."
     say "Remove those too with: $0 --uninstall --purge"
   fi
 }
 
 case "${1:-}" in
-  --uninstall) uninstall "$([ "${2:-}" = --purge ] && echo yes || echo no)"; exit 0 ;;
+  --uninstall)
+    [ "$(id -u)" -eq 0 ] || die "run as root (sudo $0 $*)"
+    uninstall "$([ "${2:-}" = --purge ] && echo yes || echo no)"
+    exit 0
+    ;;
   ""|--install) ;;
   *) die "usage: $0 [--uninstall [--purge]]" ;;
 esac
 
-command -v node >/dev/null 2>&1 || die "Node.js 20 or later is needed (node not found)"
-node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || die "Node.js 20 or later is needed"
-NODE=$(command -v node)
+# The node the unit will run (NODE=/path/to/node to choose another).
+NODE=${NODE:-$(command -v node 2>/dev/null || true)}
+[ -n "$NODE" ] || die "Node.js 20 or later is needed (node not found)"
+# ProtectHome=yes hides /home, /root and /run/user from the service: a node there
+# (nvm, volta, fnm) makes systemd fail with status 203/EXEC.
+NODE_REAL=$(readlink -f -- "$NODE" 2>/dev/null || printf '%s' "$NODE")
+for p in "$NODE" "$NODE_REAL"; do
+  case "$p" in
+    /home/*|/root/*|/run/user/*)
+      die "node at $p is under a home folder, which the service cannot see (ProtectHome=yes: it would fail with 203/EXEC). Install Node.js 20+ system-wide (your distribution's package or NodeSource, giving /usr/bin/node) or run with NODE=/path/outside/home/node" ;;
+  esac
+done
+"$NODE" -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || die "Node.js 20 or later is needed ($NODE)"
+[ "$(id -u)" -eq 0 ] || die "run as root (sudo $0 $*)"
 [ -f "$SRC/dist/cli/main.js" ] || die "build first: npm ci && npm run build (no $SRC/dist/cli/main.js)"
 
 # The service user: a system account with no shell and no home of its own.
@@ -99,10 +125,10 @@ sed -e "s#/usr/bin/node#$NODE#g" -e "s#/opt/dataset-connector#$PREFIX#g" \
   "$SRC/systemd/dataset-connector.service" >"$UNIT_DIR/dataset-connector.service.tmp"
 chmod 0644 "$UNIT_DIR/dataset-connector.service.tmp"
 mv "$UNIT_DIR/dataset-connector.service.tmp" "$UNIT_DIR/dataset-connector.service"
-if [ -d /run/systemd/system ]; then
-  systemctl daemon-reload
-  if systemctl is-active --quiet dataset-connector.service; then
-    systemctl restart dataset-connector.service && say "restarted the running service on the new version"
+if have_systemd; then
+  "$SYSTEMCTL" daemon-reload
+  if "$SYSTEMCTL" is-active --quiet dataset-connector.service; then
+    "$SYSTEMCTL" restart dataset-connector.service && say "restarted the running service on the new version"
   fi
 fi
 
