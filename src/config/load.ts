@@ -1,4 +1,4 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LineCounter, isMap, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -11,6 +11,19 @@ import { configSchema, type Config, type DatasetConfig } from './schema.js';
 import { allowedKeysAt } from './zod-walk.js';
 
 export { DEFAULT_CONFIG_PATH };
+
+/**
+ * True only when nothing is at `path` (ENOENT). A config that is there but
+ * cannot be read (EACCES on its folder, ENOTDIR) is not absent: loading it
+ * fails and says why, so what it sets (e.g. a call allow-list) is never
+ * skipped in silence.
+ */
+export async function configAbsent(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+  );
+}
 
 /**
  * Read `path` and every `*.yaml` in `conf.d/` beside it (in name order),

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { answerSource, confirm, readAnswersFile } from '../../a2a/answer-sources.js';
@@ -6,7 +5,7 @@ import { A2aClient } from '../../a2a/client.js';
 import { runCall } from '../../a2a/conversation.js';
 import { normalizeE164 } from '../../a2a/e164.js';
 import { outcomeLine, Transcript } from '../../a2a/transcript.js';
-import { loadConfig } from '../../config/load.js';
+import { configAbsent, loadConfig } from '../../config/load.js';
 import { resolveKey } from '../../config/key.js';
 import { alertsConfigSchema, type CallAlertConfig } from '../../daemon/alerts-config.js';
 import { startA2aEmulator, type RunningA2aEmulator } from '../../emulator/a2a/server.js';
@@ -105,7 +104,8 @@ export async function callAction(opts: CallOptions, cmd: Command): Promise<numbe
 async function callSettings(cmd: Command): Promise<CallAlertConfig | undefined> {
   const path = globalOptions(cmd).config;
   const source = cmd.parent?.getOptionValueSource('config');
-  if (source === 'default' && !existsSync(path)) return undefined;
+  // Only a default config that is really not there is skipped; one that cannot be read fails (review item 11).
+  if (source === 'default' && (await configAbsent(path))) return undefined;
   const config = await loadConfig(path);
   const alerts = (config as { alerts?: unknown }).alerts;
   return alerts === undefined ? undefined : alertsConfigSchema.parse(alerts).call;
