@@ -67,6 +67,8 @@ export class DatasetRuntime {
   /** Modification time of the newest folder file synced (or found equal): an older one is stale. */
   #newestDoneMtimeMs: number | undefined;
   #lastPruneAt: number | undefined;
+  /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end (review item 5). */
+  readonly #stopping = new AbortController();
 
   constructor(ds: DatasetConfig, deps: RuntimeDeps) {
     this.#ds = ds;
@@ -131,8 +133,12 @@ export class DatasetRuntime {
     return this.#queue.idle();
   }
 
-  /** Stop triggers and let the running job finish; waiting jobs are dropped (they come back at the next start). */
+  /**
+   * Stop triggers and the running job at its next journaled step (the next
+   * start resumes it); waiting jobs are dropped (they come back at the next start).
+   */
   async stop(): Promise<void> {
+    this.#stopping.abort();
     this.#pendingRetry?.cancel();
     this.#pendingRetry = undefined;
     await this.#stopTriggers();
@@ -205,9 +211,9 @@ export class DatasetRuntime {
         }
         if (job.kind === 'reconcile') {
           // The engine logs reconcile.done with what the rebuild found.
-          await engine.reconcile!(ds);
+          await engine.reconcile!(ds, { signal: this.#stopping.signal });
         } else {
-          const result = await engine.resume(ds);
+          const result = await engine.resume(ds, { signal: this.#stopping.signal });
           const outcome = (result as { result?: unknown } | undefined)?.result ?? null;
           this.#log.info(event('sync.resumed', { result: outcome }), 'journal resumed');
         }
@@ -222,6 +228,7 @@ export class DatasetRuntime {
     if (await this.#stale(job)) return;
     const next = await runFileJob(ds, job, {
       ...this.#deps,
+      signal: this.#stopping.signal,
       logger: this.#log,
       onSummary: (s) => this.#onSummary(s),
       onError: (err) => {
@@ -230,6 +237,8 @@ export class DatasetRuntime {
       },
     });
     if (next.accepted && fromFolder(job)) this.#newestDoneMtimeMs = Math.max(this.#newestDoneMtimeMs ?? -Infinity, job.file.mtimeMs);
+    // Stopping: an interrupted file stays in the folder and comes back at the next start.
+    if (this.#stopping.signal.aborted) return;
     if (next.next === 'retry') this.#scheduleRetry(job, next.slow);
     else this.#retryDelay = 0;
     if (fromFolder(job) && this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();

@@ -68,6 +68,8 @@ export interface FileJobDeps {
   onSummary?(s: SyncSummary): void;
   /** A sync threw (health). */
   onError?(err: unknown): void;
+  /** Aborted at stop: the engine ends the sync between journaled steps. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -108,7 +110,7 @@ export async function runFileJob(
     accepted = true;
   } else {
     try {
-      const summary = await deps.engine.sync(ds, { file: file.path });
+      const summary = await deps.engine.sync(ds, { file: file.path }, deps.signal ? { signal: deps.signal } : {});
       deps.onSummary?.(summary);
       next = nextForResult(summary.result);
       accepted = next.next === 'dispose' && next.fate === 'processed';

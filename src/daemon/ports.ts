@@ -7,12 +7,15 @@ import type { SyncSummary } from '../sync/outcome.js';
  * so the daemon's own tests and the engine can each change behind it.
  */
 export interface DaemonEngine {
-  /** Sync one export file; one at a time per dataset (the daemon's queue already ensures it). */
-  sync(ds: DatasetConfig, input: { file: string }): Promise<SyncSummary>;
+  /**
+   * Sync one export file; one at a time per dataset (the daemon's queue already ensures it).
+   * `signal` stops it between journaled steps (result interrupted; the next start resumes it).
+   */
+  sync(ds: DatasetConfig, input: { file: string }, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
   /** Read the published records from the server and repair drift in the snapshot (when the engine offers it). */
-  reconcile?(ds: DatasetConfig): Promise<unknown>;
+  reconcile?(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<unknown>;
   /** Finish work the journal says was in flight when the process last stopped. */
-  resume(ds: DatasetConfig): Promise<unknown>;
+  resume(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<unknown>;
 }
 
 /** What the daemon reads of the state database. */

@@ -67,7 +67,7 @@ describe('daemon end to end: schedules, reload, stop', () => {
     }
   });
 
-  it('SIGTERM during a sync lets it finish; a restart finds nothing lost and sends nothing twice', async () => {
+  it('SIGTERM during a sync stops it at the next journaled step; a restart finishes it, nothing lost and nothing sent twice', async () => {
     const s = await scenario(emu, 'e2e-stop');
     await s.writeConfig({ shop: s.dataset() });
     const writesBefore = emu.emulator.counters.recordWrites;
@@ -90,12 +90,17 @@ describe('daemon end to end: schedules, reload, stop', () => {
     const summary = d.lines.findIndex((l) => l.event === 'sync.summary');
     expect(stopping).toBeGreaterThan(-1);
     expect(summary).toBeGreaterThan(stopping);
-    expect(d.lines[summary]).toMatchObject({ result: 'published', adds: N });
+    // Review item 5: the stop does not wait for the whole sync, only for the request in flight.
+    expect(d.lines[summary]).toMatchObject({ result: 'interrupted', code: 'INTERRUPTED' });
+    expect(emu.emulator.records('e2e-stop').length).toBeLessThan(N);
+    expect(await readdir(s.inbox)).toContain('stock.csv');
+    expect(d.events('sync.retry_scheduled')).toEqual([]);
 
     const again = s.start();
     try {
       await again.waitFor('daemon.started');
       await again.waitFor('sync.resumed');
+      await again.waitFor('file.processed');
       expect(emu.emulator.records('e2e-stop')).toHaveLength(N);
       // Every record written exactly once, across the stop and the restart.
       expect(emu.emulator.counters.recordWrites - writesBefore).toBe(N);
