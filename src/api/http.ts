@@ -193,7 +193,7 @@ export class Transport {
         code: timedOut ? CLIENT_CODES.TIMEOUT : CLIENT_CODES.NETWORK_ERROR,
         message: timedOut
           ? `no answer from ${this.#origin} within ${this.#o.requestTimeoutMs} ms to ${req.method} ${req.path} (api.request_timeout_ms)`
-          : `cannot reach ${this.#origin} (${typeof errno === 'string' ? errno : 'connection failed'}) on ${req.method} ${req.path}; check api.base_url and that this host can reach it`,
+          : `cannot reach ${this.#origin} (${typeof errno === 'string' ? errno : 'connection failed'}) on ${req.method} ${this.#basePath}${req.path}; check api.base_url and that this host can reach it`,
         method: req.method,
         path: req.path,
         attempts: attempt,
