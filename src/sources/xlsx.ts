@@ -68,7 +68,13 @@ export async function* readXlsxRows(file: string, source: SourceConfig, meter: B
   try {
     for await (const sheet of reader as unknown as AsyncIterable<SheetReader>) {
       seen.push(sheet.name);
-      if (!isWanted(sheet, source.sheet, reader, seen.length)) continue;
+      if (!isWanted(sheet, source.sheet, reader, seen.length)) {
+        // Drain a skipped sheet: exceljs removes a spooled sheet's temp file as
+        // soon as it moves on, and an unread sheet's stream would then open a
+        // file that is gone (an uncaught ENOENT).
+        for await (const _row of sheet) void _row;
+        continue;
+      }
       let pending = 0;
       for await (const row of sheet) {
         if (row.number <= skip) continue;
