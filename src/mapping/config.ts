@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-const regexString = z.string().refine(
+/** A string that compiles as a Unicode regular expression (config patterns). */
+export const regexString = z.string().refine(
   (s) => {
     try {
       new RegExp(s, 'u');

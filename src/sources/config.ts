@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { regexString } from '../mapping/config.js';
 
 /** Encodings a CSV export may be in; `auto` only reads a byte order mark (else UTF-8), it never guesses. */
 export const SOURCE_ENCODINGS = ['auto', 'utf-8', 'cp932', 'shift_jis', 'euc-jp', 'euc-kr', 'utf-16le', 'utf-16be'] as const;
@@ -8,18 +9,6 @@ const MIB = 1024 * 1024;
 
 /** Header annotations removed by default: trailing `*`/`※` marks and "required" notes such as `(必須)` or `【必須】`. */
 export const DEFAULT_HEADER_STRIP_PATTERNS = ['\\s*[*※]+$', '\\s*[（(](必須|required)[)）]$', '\\s*【必須】$'];
-
-const regexString = z.string().refine(
-  (s) => {
-    try {
-      new RegExp(s, 'u');
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'not a valid regular expression' },
-);
 
 /** Lines before the header row and how header cells are cleaned. */
 export const headerConfigSchema = z
