@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { DatasetConfig } from '../config/schema.js';
@@ -10,22 +9,12 @@ import type { ReadyFile } from '../triggers/watcher.js';
 import { disposeReported } from './dispose.js';
 import { pruneArchives } from './prune.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
+import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays } from './file-order.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
 import { systemTimers, type Timers } from './timers.js';
 import { WatchSupervisor } from './watch-supervisor.js';
-
-/** Back-off of a file whose sync must be tried again. */
-export interface RetryDelays {
-  /** First delay after a transient failure; doubles up to maxMs. */
-  firstMs: number;
-  maxMs: number;
-  /** Delay after a stop (auth, API switch, dataset gone) or a foreign draft: the slow schedule. */
-  slowMs: number;
-}
-
-export const DEFAULT_RETRY: RetryDelays = { firstMs: 30_000, maxMs: 30 * 60_000, slowMs: 15 * 60_000 };
 
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -43,11 +32,6 @@ export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 
   timers?: Timers;
 }
 
-type FileJob = Extract<DatasetJob, { kind: 'file' }>;
-
-/** Files from the watched folder: the ones archived and ordered by modification time. */
-const fromFolder = (job: FileJob) => job.origin === 'watch' || job.origin === 'startup';
-
 /**
  * One dataset served by the daemon: its watcher and schedules feed its queue,
  * which runs one job at a time against the engine. The queue outlives a
@@ -61,11 +45,7 @@ export class DatasetRuntime {
   #watch: WatchSupervisor | undefined;
   #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
   readonly #timers: Timers;
-  /** The file waiting for its retry, with the cancel of its timer. */
-  #pendingRetry: { job: FileJob; cancel: () => void } | undefined;
-  #retryDelay = 0;
-  /** Modification time of the newest folder file synced (or found equal): an older one is stale. */
-  #newestDoneMtimeMs: number | undefined;
+  readonly #order: FileOrder;
   #lastPruneAt: number | undefined;
   /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end (review item 5). */
   readonly #stopping = new AbortController();
@@ -79,6 +59,13 @@ export class DatasetRuntime {
       run: (job) => this.#run(job),
       superseded: (job, by) => void this.#supersede(job, by),
       depthChanged: (depth) => deps.metrics.queueDepth.set({ dataset: this.#ds.name }, depth),
+    });
+    this.#order = new FileOrder({
+      logger: this.#log,
+      timers: this.#timers,
+      retry: deps.retry ?? DEFAULT_RETRY,
+      push: (job) => void this.#queue.push(job),
+      supersede: (job, by) => this.#supersede(job, by),
     });
   }
 
@@ -139,8 +126,7 @@ export class DatasetRuntime {
    */
   async stop(): Promise<void> {
     this.#stopping.abort();
-    this.#pendingRetry?.cancel();
-    this.#pendingRetry = undefined;
+    this.#order.cancel();
     await this.#stopTriggers();
     const left = await this.#queue.stop();
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
@@ -225,7 +211,7 @@ export class DatasetRuntime {
       }
       return;
     }
-    if (await this.#stale(job)) return;
+    if (await this.#order.stale(job)) return;
     const next = await runFileJob(ds, job, {
       ...this.#deps,
       signal: this.#stopping.signal,
@@ -236,11 +222,10 @@ export class DatasetRuntime {
         health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.now());
       },
     });
-    if (next.accepted && fromFolder(job)) this.#newestDoneMtimeMs = Math.max(this.#newestDoneMtimeMs ?? -Infinity, job.file.mtimeMs);
+    this.#order.accepted(job, next);
     // Stopping: an interrupted file stays in the folder and comes back at the next start.
     if (this.#stopping.signal.aborted) return;
-    if (next.next === 'retry') this.#scheduleRetry(job, next.slow);
-    else this.#retryDelay = 0;
+    this.#order.ran(job, next);
     if (fromFolder(job) && this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
   }
 
@@ -249,37 +234,6 @@ export class DatasetRuntime {
     if (!this.#ds.watch) return;
     this.#lastPruneAt = this.#deps.now();
     await pruneArchives(this.#ds.watch, this.#lastPruneAt, this.#log);
-  }
-
-  /**
-   * Newer exports win (review item 1): a file about to run replaces a pending
-   * retry of an older one, and a folder file older than one already synced, or
-   * than one waiting for its retry, is archived unsynced. True when `job` must not run.
-   */
-  async #stale(job: FileJob): Promise<boolean> {
-    const pending = this.#pendingRetry;
-    if (pending?.job === job) this.#pendingRetry = undefined;
-    else if (pending) {
-      if (job.file.path !== pending.job.file.path && job.file.mtimeMs < pending.job.file.mtimeMs) {
-        return this.#refuse(job, pending.job.file, 'older_than_retry');
-      }
-      pending.cancel();
-      this.#pendingRetry = undefined;
-      if (job.file.path !== pending.job.file.path) await this.#supersede(pending.job, job.file);
-    }
-    if (fromFolder(job) && this.#newestDoneMtimeMs !== undefined && job.file.mtimeMs < this.#newestDoneMtimeMs) {
-      return this.#refuse(job, undefined, 'older_than_last');
-    }
-    return false;
-  }
-
-  async #refuse(job: FileJob, by: ReadyFile | undefined, reason: string): Promise<true> {
-    this.#log.warn(
-      event('file.skipped', { file: job.file.path, origin: job.origin, reason, mtime: new Date(job.file.mtimeMs).toISOString() }),
-      'file skipped: a newer export was already taken',
-    );
-    await this.#supersede(job, by);
-    return true;
   }
 
   #onSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
@@ -291,31 +245,8 @@ export class DatasetRuntime {
     } else health.set(this.name, 'sync', s.code ?? s.result.toUpperCase(), s.message ?? `the last sync ${s.result}`, now());
   }
 
-  #scheduleRetry(job: FileJob, slow: boolean): void {
-    const r = this.#deps.retry ?? DEFAULT_RETRY;
-    this.#retryDelay = slow ? r.slowMs : Math.min(r.maxMs, this.#retryDelay === 0 ? r.firstMs : this.#retryDelay * 2);
-    this.#pendingRetry?.cancel();
-    this.#log.info(event('sync.retry_scheduled', { file: job.file.path, retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
-    const cancel = this.#timers.after(this.#retryDelay, () => void this.#retry(job), 'retry');
-    this.#pendingRetry = { job, cancel };
-  }
-
-  async #retry(job: FileJob): Promise<void> {
-    if (this.#pendingRetry?.job !== job) return;
-    // A file moved away meanwhile is not retried.
-    if (!(await stat(job.file.path).catch(() => undefined))) {
-      this.#pendingRetry = undefined;
-      return;
-    }
-    // It stays pending until it runs, so a newer file running first supersedes it.
-    this.#queue.push(job);
-  }
-
   async #supersede(job: FileJob, by?: ReadyFile): Promise<void> {
-    if (this.#pendingRetry?.job === job) {
-      this.#pendingRetry.cancel();
-      this.#pendingRetry = undefined;
-    }
+    this.#order.forget(job);
     await job.cleanup?.().catch(() => undefined);
     if (fromFolder(job)) await this.#archive(job.file, by);
   }

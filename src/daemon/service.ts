@@ -13,7 +13,7 @@ import { AlertMonitor } from './alert-monitor.js';
 import { alertStatus, callAlertsFromConfig, type CallAlerts, type DatasetAlertStatus, type PlacedAlert } from './alerts.js';
 import { ClientPool } from './clients.js';
 import { DatasetSet } from './daemon.js';
-import type { RetryDelays } from './dataset-runtime.js';
+import type { RetryDelays } from './file-order.js';
 import { startDemo, type Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { HealthState } from './health-state.js';

@@ -1,0 +1,126 @@
+import { stat } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { event } from '../log/events.js';
+import type { DatasetJob } from '../triggers/queue.js';
+import type { ReadyFile } from '../triggers/watcher.js';
+import type { FileJobResult } from './file-job.js';
+import type { Timers } from './timers.js';
+
+/** Back-off of a file whose sync must be tried again. */
+export interface RetryDelays {
+  /** First delay after a transient failure; doubles up to maxMs. */
+  firstMs: number;
+  maxMs: number;
+  /** Delay after a stop (auth, API switch, dataset gone) or a foreign draft: the slow schedule. */
+  slowMs: number;
+}
+
+export const DEFAULT_RETRY: RetryDelays = { firstMs: 30_000, maxMs: 30 * 60_000, slowMs: 15 * 60_000 };
+
+/** A file job of a dataset's queue. */
+export type FileJob = Extract<DatasetJob, { kind: 'file' }>;
+
+/** Files from the watched folder: the ones archived and ordered by modification time. */
+export const fromFolder = (job: FileJob) => job.origin === 'watch' || job.origin === 'startup';
+
+/** What FileOrder needs of its dataset runtime. */
+export interface FileOrderDeps {
+  logger: Logger;
+  timers: Timers;
+  retry: RetryDelays;
+  /** Put a job (a retry that is due) on the dataset's queue. */
+  push(job: FileJob): void;
+  /** Drop a job that must not run (cleanup; a folder file is archived as superseded by `by`). */
+  supersede(job: FileJob, by?: ReadyFile): Promise<void>;
+}
+
+/**
+ * Retries and "newer exports win" for one dataset (review item 1): a file that
+ * must be tried again waits with back-off (doubling, or the slow delay); a file
+ * about to run replaces a pending retry of an older one; and a folder file
+ * older than one already synced, or than one waiting for its retry, is
+ * dropped unsynced.
+ */
+export class FileOrder {
+  readonly #deps: FileOrderDeps;
+  /** The file waiting for its retry, with the cancel of its timer. */
+  #pendingRetry: { job: FileJob; cancel: () => void } | undefined;
+  #retryDelay = 0;
+  /** Modification time of the newest folder file synced (or found equal): an older one is stale. */
+  #newestDoneMtimeMs: number | undefined;
+
+  constructor(deps: FileOrderDeps) {
+    this.#deps = deps;
+  }
+
+  /** True when `job` must not run (it was dropped through `supersede`); call before running a file job. */
+  async stale(job: FileJob): Promise<boolean> {
+    const pending = this.#pendingRetry;
+    if (pending?.job === job) this.#pendingRetry = undefined;
+    else if (pending) {
+      if (job.file.path !== pending.job.file.path && job.file.mtimeMs < pending.job.file.mtimeMs) {
+        return this.#refuse(job, pending.job.file, 'older_than_retry');
+      }
+      pending.cancel();
+      this.#pendingRetry = undefined;
+      if (job.file.path !== pending.job.file.path) await this.#deps.supersede(pending.job, job.file);
+    }
+    if (fromFolder(job) && this.#newestDoneMtimeMs !== undefined && job.file.mtimeMs < this.#newestDoneMtimeMs) {
+      return this.#refuse(job, undefined, 'older_than_last');
+    }
+    return false;
+  }
+
+  /** Note that the newest folder file was synced, whatever comes next of it. */
+  accepted(job: FileJob, result: FileJobResult): void {
+    if (result.accepted && fromFolder(job)) this.#newestDoneMtimeMs = Math.max(this.#newestDoneMtimeMs ?? -Infinity, job.file.mtimeMs);
+  }
+
+  /** After a file job ran (and the daemon is not stopping): schedule its retry, or reset the back-off. */
+  ran(job: FileJob, result: FileJobResult): void {
+    if (result.next === 'retry') this.#scheduleRetry(job, result.slow);
+    else this.#retryDelay = 0;
+  }
+
+  /** `job` is being dropped: its pending retry, if any, goes too. */
+  forget(job: FileJob): void {
+    if (this.#pendingRetry?.job !== job) return;
+    this.#pendingRetry.cancel();
+    this.#pendingRetry = undefined;
+  }
+
+  /** Cancel a pending retry (stop). */
+  cancel(): void {
+    this.#pendingRetry?.cancel();
+    this.#pendingRetry = undefined;
+  }
+
+  async #refuse(job: FileJob, by: ReadyFile | undefined, reason: string): Promise<true> {
+    this.#deps.logger.warn(
+      event('file.skipped', { file: job.file.path, origin: job.origin, reason, mtime: new Date(job.file.mtimeMs).toISOString() }),
+      'file skipped: a newer export was already taken',
+    );
+    await this.#deps.supersede(job, by);
+    return true;
+  }
+
+  #scheduleRetry(job: FileJob, slow: boolean): void {
+    const r = this.#deps.retry;
+    this.#retryDelay = slow ? r.slowMs : Math.min(r.maxMs, this.#retryDelay === 0 ? r.firstMs : this.#retryDelay * 2);
+    this.#pendingRetry?.cancel();
+    this.#deps.logger.info(event('sync.retry_scheduled', { file: job.file.path, retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
+    const cancel = this.#deps.timers.after(this.#retryDelay, () => void this.#retry(job), 'retry');
+    this.#pendingRetry = { job, cancel };
+  }
+
+  async #retry(job: FileJob): Promise<void> {
+    if (this.#pendingRetry?.job !== job) return;
+    // A file moved away meanwhile is not retried.
+    if (!(await stat(job.file.path).catch(() => undefined))) {
+      this.#pendingRetry = undefined;
+      return;
+    }
+    // It stays pending until it runs, so a newer file running first supersedes it.
+    this.#deps.push(job);
+  }
+}
