@@ -4,48 +4,25 @@ import type { SyncSummary } from '../sync/outcome.js';
 /** The daemon's Prometheus metrics, in a registry of their own (no process-global state). */
 export class DaemonMetrics {
   readonly registry = new Registry();
-  readonly syncs = new Counter({
-    name: 'dataset_connector_syncs_total',
-    help: 'Syncs by outcome (published, unchanged, held, staged, waiting, rejected, failed, stopped, skipped).',
-    labelNames: ['dataset', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly records = new Counter({
-    name: 'dataset_connector_records_total',
-    help: 'Records changed on the server by confirmed syncs, by operation (add, change, delete).',
-    labelNames: ['dataset', 'operation'] as const,
-    registers: [this.registry],
-  });
-  readonly requests = new Counter({
-    name: 'dataset_connector_requests_total',
-    help: 'API requests by HTTP status ("network" when no answer came).',
-    labelNames: ['dataset', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly retries = new Counter({
-    name: 'dataset_connector_retries_total',
-    help: 'API requests that repeated an earlier attempt.',
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
-  readonly guardHolds = new Counter({
-    name: 'dataset_connector_guard_holds_total',
-    help: 'Changes held by a guard for a person to approve or discard.',
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
-  readonly queueDepth = new Gauge({
-    name: 'dataset_connector_queue_depth',
-    help: 'Jobs waiting or running per dataset.',
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
-  readonly lastSuccess = new Gauge({
-    name: 'dataset_connector_last_success_timestamp_seconds',
-    help: 'When the dataset last ended a sync published or unchanged (Unix time).',
-    labelNames: ['dataset'] as const,
-    registers: [this.registry],
-  });
+  readonly syncs = this.#counter(
+    'dataset_connector_syncs_total',
+    'Syncs by outcome (published, unchanged, held, staged, waiting, rejected, failed, stopped, skipped).',
+    ['dataset', 'outcome'],
+  );
+  readonly records = this.#counter(
+    'dataset_connector_records_total',
+    'Records changed on the server by confirmed syncs, by operation (add, change, delete).',
+    ['dataset', 'operation'],
+  );
+  readonly requests = this.#counter('dataset_connector_requests_total', 'API requests by HTTP status ("network" when no answer came).', ['dataset', 'status']);
+  readonly retries = this.#counter('dataset_connector_retries_total', 'API requests that repeated an earlier attempt.', ['dataset']);
+  readonly guardHolds = this.#counter('dataset_connector_guard_holds_total', 'Changes held by a guard for a person to approve or discard.', ['dataset']);
+  readonly queueDepth = this.#gauge('dataset_connector_queue_depth', 'Jobs waiting or running per dataset.', ['dataset']);
+  readonly lastSuccess = this.#gauge(
+    'dataset_connector_last_success_timestamp_seconds',
+    'When the dataset last ended a sync published or unchanged (Unix time).',
+    ['dataset'],
+  );
 
   /** Count one finished sync from its summary line. */
   recordSync(s: SyncSummary, nowMs: number): void {
@@ -69,5 +46,13 @@ export class DaemonMetrics {
   forget(dataset: string): void {
     this.queueDepth.remove({ dataset });
     this.lastSuccess.remove({ dataset });
+  }
+
+  #counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  #gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
   }
 }
