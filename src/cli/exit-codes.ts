@@ -1,4 +1,5 @@
 import { ConnectorError } from '../errors.js';
+import { exitCodeFor as exitCodeForResult, type SyncSummary } from '../sync/outcome.js';
 
 /** Exit codes of every command (sysexits.h where one fits). */
 export const ExitCode = {
@@ -33,4 +34,33 @@ export function exitCodeFor(err: unknown): ExitCodeValue {
     default:
       return ExitCode.FAILURE;
   }
+}
+
+/**
+ * Codes of a failed sync that pass by themselves: the service unreachable or
+ * not answering (after the client's retries), throttled or busy with a job,
+ * the dataset or the state db held by another process. A sync summary keeps
+ * its failure's code but not its action, so `sync` decides on these codes
+ * (the same ones whose errors carry action 'retry').
+ */
+const TEMPORARY_SYNC_CODES = new Set([
+  'NETWORK_ERROR',
+  'TIMEOUT',
+  'OUTCOME_UNKNOWN',
+  'RATE_LIMITED',
+  'JOB_IN_PROGRESS',
+  'DATASET_BUSY',
+  'STATE_BUSY',
+  'INTERRUPTED',
+]);
+
+/** True when a sync's failure code means "try again later": one of the codes above, or a 5xx the server gave no code for (HTTP_5xx). */
+export function isTemporarySyncCode(code: string | null): boolean {
+  return code !== null && (TEMPORARY_SYNC_CODES.has(code) || /^HTTP_5\d\d$/.test(code));
+}
+
+/** The exit code of a finished sync: by its result, and a failure that passes by itself is 75 (EX_TEMPFAIL), not 1. */
+export function exitCodeForSync(summary: Pick<SyncSummary, 'result' | 'code'>): ExitCodeValue {
+  if (summary.result === 'failed' && isTemporarySyncCode(summary.code)) return ExitCode.TEMPFAIL;
+  return exitCodeForResult(summary.result) as ExitCodeValue;
 }

@@ -2,7 +2,8 @@ import { ConfigError, formatIssue } from '../config/errors.js';
 import { ConnectorError } from '../errors.js';
 import { registeredSecrets } from '../log/secret-registry.js';
 import { scrubLine } from '../log/scrub.js';
-import { exitCodeFor, type ExitCodeValue } from './exit-codes.js';
+import type { SyncSummary } from '../sync/outcome.js';
+import { ExitCode, exitCodeFor, exitCodeForSync, type ExitCodeValue } from './exit-codes.js';
 
 const NEXT_STEP: Record<string, string> = {
   retry: 'this may be temporary; the connector will try again, or run the command again later',
@@ -32,4 +33,25 @@ export function reportError(err: unknown, out: { write(s: string): unknown } = p
     if (process.env.DATASET_CONNECTOR_DEBUG) write(e.stack ?? '');
   }
   return exitCodeFor(err);
+}
+
+/**
+ * Print a sync that did not end published or unchanged for a person, the way
+ * reportError prints an error (code, dataset, message, what to do next), and
+ * return its exit code. The log's sync.summary line has the same, as JSON.
+ */
+export function reportSync(
+  s: Pick<SyncSummary, 'dataset' | 'file' | 'result' | 'code' | 'message'>,
+  out: { write(s: string): unknown } = process.stderr,
+): ExitCodeValue {
+  const code = exitCodeForSync(s);
+  if (code === ExitCode.OK) return code;
+  const write = (line: string) => out.write(`${scrubLine(line, registeredSecrets())}\n`);
+  const ctx = [`dataset ${s.dataset}`, s.file && `file ${s.file}`].filter(Boolean).join(', ');
+  // Messages of a stopped sync start with their code (stop-messages.ts); it is in the brackets already.
+  const message = s.message && s.code && s.message.startsWith(`${s.code}: `) ? s.message.slice(s.code.length + 2) : s.message;
+  write(`${s.result} [${s.code ?? 'no code'}] (${ctx})${message ? `: ${message}` : ''}`);
+  const next = code === ExitCode.TEMPFAIL ? 'retry' : code === ExitCode.HELD ? 'hold' : s.result === 'rejected' ? 'reject' : 'stop';
+  write(`  ${NEXT_STEP[next]}`);
+  return code;
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exitCodeFor, ExitCode } from '../../src/cli/exit-codes.js';
+import { exitCodeFor, exitCodeForSync, ExitCode } from '../../src/cli/exit-codes.js';
 import { COMMANDS } from '../../src/cli/commands/index.js';
 import { buildProgram, commandNamed } from '../../src/cli/program.js';
 import { ConfigError } from '../../src/config/errors.js';
@@ -18,6 +18,17 @@ describe('exitCodeFor', () => {
     expect(exitCodeFor(new ConnectorError('GUARD_HELD', 'm', { action: 'hold' }))).toBe(3);
     expect(exitCodeFor(new ConnectorError('FILE_REJECTED', 'm', { action: 'reject' }))).toBe(1);
     expect(exitCodeFor(new Error('plain'))).toBe(1);
+  });
+
+  it('a sync: by result, and a failure that passes by itself (its code) is 75', () => {
+    expect(exitCodeForSync({ result: 'unchanged', code: null })).toBe(0);
+    expect(exitCodeForSync({ result: 'held', code: 'HELD_GUARD' })).toBe(3);
+    for (const code of ['NETWORK_ERROR', 'TIMEOUT', 'RATE_LIMITED', 'JOB_IN_PROGRESS', 'DATASET_BUSY', 'STATE_BUSY', 'HTTP_503']) {
+      expect(exitCodeForSync({ result: 'failed', code }), code).toBe(75);
+    }
+    for (const code of ['ALL_REFUSED', 'JOB_FAILED', 'HTTP_404', null]) expect(exitCodeForSync({ result: 'failed', code }), String(code)).toBe(1);
+    expect(exitCodeForSync({ result: 'stopped', code: 'UNAUTHORIZED' })).toBe(1);
+    expect(exitCodeForSync({ result: 'interrupted', code: 'INTERRUPTED' })).toBe(75);
   });
 });
 

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
+import { reportSync } from '../report-error.js';
 
-/** `sync <dataset> [--file F]`: one sync, then exit (0 published/unchanged, 3 held for a person, 1 failed). */
+/** `sync <dataset> [--file F]`: one sync, then exit (0 published/unchanged, 3 held for a person, 75 try again later: the API unreachable or busy, the dataset busy; 1 failed). */
 export function register(program: Command): void {
   program
     .command('sync')
-    .description('sync one dataset once from an export file, then exit (exit 3 when a guard or a person holds it)')
+    .description('sync one dataset once from an export file, then exit (3 when a guard or a person holds it, 75 when it may work later: API unreachable or busy)')
     .argument('<dataset>', 'dataset name from the configuration')
     .requiredOption('--file <path>', 'the export file to sync')
     .option('--no-publish', 'stage the change as a draft and leave it for approve or the portal')
@@ -17,13 +18,8 @@ export function register(program: Command): void {
         const cli = await cliEngine(config, logger, [name], 'sync');
         try {
           const summary = await cli.engine.sync(cli.dataset(name), { file: opts.file }, opts.publish === false ? { publish: false } : {});
-          if (summary.code === 'DATASET_BUSY') {
-            // Another process (the daemon) works on it: say so and exit EX_TEMPFAIL, nothing was done.
-            process.stderr.write(`${summary.message}\n`);
-            return 75;
-          }
-          const { exitCodeFor } = await import('../../sync/outcome.js');
-          return exitCodeFor(summary.result);
+          // The engine reports every failure in the summary (never thrown): say what happened on stderr, exit by result and code.
+          return reportSync(summary);
         } finally {
           await cli.close();
         }
