@@ -3,6 +3,9 @@ import type { A2aClient, CallRequest } from './client.js';
 import { A2aError } from './errors.js';
 import { isTerminal, type TaskEvent, type TerminalState } from './wire.js';
 
+/** How a call ended as far as the connector can tell: a terminal state, or `unknown` (A27-states). */
+export type OutcomeState = TerminalState | 'unknown';
+
 /** Gives the answer to the agent's question, or null when nobody can answer. */
 export type Answerer = (question: string, ctx: { taskId: string }) => Promise<string | null>;
 
@@ -13,7 +16,10 @@ export interface RunCallOptions {
   /** Each answer once it was accepted. */
   onAnswer?: (text: string, ctx: { taskId: string }) => void;
   signal?: AbortSignal;
-  /** Resubscribes after a broken stream of a known task (never a new call start). Default 3. */
+  /**
+   * Resubscribes after a broken stream of a known task, or after one that ended
+   * in `unknown` (never a new call start). Default 3.
+   */
   maxReconnects?: number;
   /** Start with `message/stream` (default) or, when the Agent Card says no streaming, `message/send` then resubscribe. */
   stream?: boolean;
@@ -22,8 +28,13 @@ export interface RunCallOptions {
 /** How a call ended. */
 export interface CallOutcome {
   taskId: string;
-  state: TerminalState;
-  /** Text of the last status message (for `failed`, the reason). */
+  /**
+   * `rejected`: the service refused the call; `auth-required`: the key lacks an
+   * authorisation the service wants (the task was canceled, best effort);
+   * `unknown`: still unknown after the resubscribes, the call may have happened (A27-states).
+   */
+  state: OutcomeState;
+  /** Text of the last status message (for `failed` and `rejected`, the reason). */
   reason: string | undefined;
   /** `no_answer`: the agent asked, nobody could answer, so the call was canceled. */
   endedBy: 'call' | 'no_answer';
@@ -45,6 +56,8 @@ export async function runCall(client: A2aClient, call: CallRequest, opts: RunCal
     last = await client.startCall(call, opts.signal);
     taskId = last.taskId;
     emit(last);
+    // A27-states: a start answered `rejected` or `auth-required` has nothing to follow.
+    if (isTerminal(last.state)) return ended(client, last, last.state, 'call', 0, opts.signal);
     events = client.resubscribe(taskId, opts.signal);
   } else {
     events = client.streamCall(call, opts.signal);
@@ -60,16 +73,28 @@ export async function runCall(client: A2aClient, call: CallRequest, opts: RunCal
         emit(ev);
       }
     } catch (err) {
-      if (hasCode(err, 'STREAM_INTERRUPTED') && taskId && reconnects < maxReconnects) {
-        reconnects++;
-        events = client.resubscribe(taskId, opts.signal);
-        continue;
+      if (hasCode(err, 'STREAM_INTERRUPTED') && taskId) {
+        if (reconnects < maxReconnects) {
+          reconnects++;
+          events = client.resubscribe(taskId, opts.signal);
+          continue;
+        }
+        // A27-states: the service itself cannot say; that is the outcome, not a broken connection.
+        if (last?.state === 'unknown') return { taskId, state: 'unknown', reason: last.message?.text || undefined, endedBy, answers };
       }
       throw err;
     }
     if (!last || !taskId) throw new A2aError('BAD_RESPONSE', 'the call ended without a task');
-    if (isTerminal(last.state)) {
-      return { taskId, state: last.state, reason: last.message?.text || undefined, endedBy, answers };
+    if (isTerminal(last.state)) return ended(client, last, last.state, endedBy, answers, opts.signal);
+    if (last.state !== 'input-required') {
+      // The stream closed as final on a state that neither ends the call nor asks (`unknown`, A27-states): ask again, bounded.
+      if (reconnects < maxReconnects) {
+        reconnects++;
+        events = client.resubscribe(taskId, opts.signal);
+        continue;
+      }
+      if (last.state === 'unknown') return { taskId, state: 'unknown', reason: last.message?.text || undefined, endedBy, answers };
+      throw new A2aError('STREAM_INTERRUPTED', `the stream of task ${taskId} kept closing in state ${last.state}`, { taskId });
     }
     // input-required: the stream closed normally; answer, then reopen the task.
     reconnects = 0;
@@ -97,4 +122,26 @@ export async function runCall(client: A2aClient, call: CallRequest, opts: RunCal
     // session_not_active: the call is over; the resubscribe tells how it ended.
     events = client.resubscribe(taskId, opts.signal);
   }
+}
+
+/**
+ * The outcome of a task in a terminal state. `auth-required` (A27-states) is
+ * interrupted, not ended, at the service: the task is canceled so the call is
+ * not left open waiting for an authorisation nobody will give; a failure to
+ * cancel (the same key may not be allowed to) changes nothing.
+ */
+async function ended(
+  client: A2aClient,
+  last: TaskEvent,
+  state: TerminalState,
+  endedBy: CallOutcome['endedBy'],
+  answers: number,
+  signal: AbortSignal | undefined,
+): Promise<CallOutcome> {
+  if (state === 'auth-required') {
+    await client.cancel(last.taskId, signal).catch((err: unknown) => {
+      if (signal?.aborted) throw err;
+    });
+  }
+  return { taskId: last.taskId, state, reason: last.message?.text || undefined, endedBy, answers };
 }

@@ -36,6 +36,17 @@ export class Transcript {
         return [`call failed${text ? `: ${text}` : ''}`];
       case 'canceled':
         return [`call canceled${text ? `: ${text}` : ''}`];
+      // A27-states: A2A 0.3 states the document does not list.
+      case 'rejected':
+        return [
+          this.#connected
+            ? `call rejected by the service${text ? `: ${text}` : ''}`
+            : `call refused by the service, not placed${text ? `: ${text}` : ''}`,
+        ];
+      case 'auth-required':
+        return [`call stopped: the service wants an authorisation the A2A key does not give${text ? ` (${text})` : ''}`];
+      case 'unknown':
+        return [`the service reports the call state as unknown${text ? `: ${text}` : ''}`];
     }
   }
 }
@@ -45,5 +56,14 @@ export function outcomeLine(o: CallOutcome): string {
   if (o.endedBy === 'no_answer') {
     return 'The agent asked a question and there was no answer to give (no terminal, or no answers left); the call was ended.';
   }
-  return `outcome: ${o.state}${o.reason ? ` (${o.reason})` : ''}; ${o.answers} answer${o.answers === 1 ? '' : 's'} given; task ${o.taskId}`;
+  const base = `outcome: ${o.state}${o.reason ? ` (${o.reason})` : ''}; ${o.answers} answer${o.answers === 1 ? '' : 's'} given; task ${o.taskId}`;
+  return OUTCOME_ADVICE[o.state] ? `${base}. ${OUTCOME_ADVICE[o.state]}` : base;
 }
+
+/** What a person does after the outcomes the document does not list (A27-states). */
+const OUTCOME_ADVICE: Partial<Record<CallOutcome['state'], string>> = {
+  rejected: 'The call service refused the call; it is not retried.',
+  'auth-required':
+    'The call service wants an authorisation the A2A key does not give: check the key and its connected agent in the portal, then call again. Nothing is retried.',
+  unknown: 'The call service could not say how the call went, so it may have been placed; it is not placed again: check before calling again.',
+};

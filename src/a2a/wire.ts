@@ -8,13 +8,44 @@ import { z } from 'zod';
  */
 
 /** Task states of the document; the last three are terminal. */
-export const TASK_STATES = ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-export type TerminalState = 'completed' | 'failed' | 'canceled';
+export const DOCUMENT_TASK_STATES = ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled'] as const;
 
-/** True for `completed`, `failed`, `canceled`. */
+/*
+ * Wire note A27-states (beside A26–A30; not in wire-assumptions.md): the
+ * document lists six states, A2A 0.3 has three more, and a careful client
+ * must not hang or misreport on them:
+ * - `rejected`: the agent refused the task. Terminal; the call is reported as
+ *   refused (not placed, when it came before `working`).
+ * - `auth-required`: A2A's second interrupted state. The connector has no
+ *   in-band way to give an authorisation, so it is terminal for us: the
+ *   operator must fix the A2A key or its connected agent in the portal. The
+ *   conversation cancels the task (best effort) so a call is not left open,
+ *   and nothing is retried.
+ * - `unknown`, and any state this client does not know (a newer protocol),
+ *   read as `unknown`: not terminal. A stream that ends there is reopened a
+ *   bounded number of times (tasks/resubscribe, never a new call start); if
+ *   the task is still `unknown` the outcome is `unknown`: the call may or may
+ *   not have happened, and it is not placed again.
+ * Spellings of other A2A bindings (`TASK_STATE_REJECTED`, `auth_required`)
+ * are accepted too.
+ */
+/** Every state the client reads: the document's six plus A2A 0.3's `rejected`, `auth-required`, `unknown` (A27-states). */
+export const TASK_STATES = [...DOCUMENT_TASK_STATES, 'rejected', 'auth-required', 'unknown'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+/** States that end the call for the connector (A27-states adds `rejected` and `auth-required`). */
+export type TerminalState = 'completed' | 'failed' | 'canceled' | 'rejected' | 'auth-required';
+
+/** True for `completed`, `failed`, `canceled`, `rejected`, `auth-required` (A27-states). */
 export function isTerminal(state: TaskState): state is TerminalState {
-  return state === 'completed' || state === 'failed' || state === 'canceled';
+  return state === 'completed' || state === 'failed' || state === 'canceled' || state === 'rejected' || state === 'auth-required';
+}
+
+/** A27-states: a state as sent, read tolerantly; anything unrecognised is `unknown`. */
+export function readTaskState(raw: string): TaskState {
+  const s = raw.trim().toLowerCase().replace(/^task_state_/, '').replace(/_/g, '-');
+  const known: readonly string[] = TASK_STATES;
+  if (known.includes(s)) return s as TaskState;
+  return s === 'cancelled' ? 'canceled' : 'unknown';
 }
 
 /** The error codes the document names, carried in `error.data.code` (A29). */
@@ -55,7 +86,7 @@ export type WireMessage = z.infer<typeof wireMessageSchema>;
 
 /** A27: `status` of a task or a status update. */
 const statusSchema = z.object({
-  state: z.enum(TASK_STATES),
+  state: z.string().transform(readTaskState),
   message: wireMessageSchema.nullish(),
   timestamp: z.string().optional(),
 });
@@ -133,6 +164,7 @@ function toMessage(m: WireMessage | null | undefined): CallMessage | null {
   return m ? { role: m.role, text: messageText(m) } : null;
 }
 
+/** The stream closes after this state: input-required, or one that ends the call (`unknown` does not, A27-states). */
 function endsStream(state: TaskState): boolean {
   return state === 'input-required' || isTerminal(state);
 }

@@ -59,6 +59,28 @@ const ALERT_ANSWER =
 /** Questions answered (with the text above) before the call is ended. */
 const MAX_ANSWERS = 2;
 
+/** A27-states: outcomes that, as the first thing the service says, mean the alert reached nobody. */
+const NOT_PLACED: ReadonlySet<string> = new Set(['rejected', 'auth-required']);
+
+/**
+ * Log an alert the call service refused (`rejected`) or could not run without
+ * an authorisation the key does not give (`auth-required`): an error a person
+ * must act on. Never retried: the history already counts it for the day.
+ */
+function logNotPlaced(log: Logger, d: AlertDecision, o: CallOutcome): string {
+  const code = o.state === 'rejected' ? 'CALL_REJECTED' : 'AUTH_REQUIRED';
+  const fields = { kind: d.kind, task_id: o.taskId, code, outcome: o.state, reason: o.reason ?? null };
+  if (code === 'CALL_REJECTED') {
+    log.error(event('alert.failed', fields), 'alert call refused by the call service; nobody was called');
+  } else {
+    log.error(
+      event('alert.failed', { ...fields, setting: 'alerts.call.key' }),
+      'alert call needs an authorisation the A2A key does not give: check alerts.call.key and its connected agent in the portal',
+    );
+  }
+  return code;
+}
+
 export interface CallAlertsOptions {
   /** `alerts.call`, parsed. */
   config: CallAlertConfig;
@@ -168,23 +190,41 @@ export class CallAlerts {
     const started = new Promise<string>((resolve) => (onTask = resolve));
     const run = runCall(this.#client, { to: this.#opts.config.to, goal: d.goal }, {
       signal: this.#unfollow.signal,
-      onEvent: (e) => onTask(e.taskId),
+      // A27-states: a task refused at once was never placed; its outcome says so below.
+      onEvent: (e) => {
+        if (!NOT_PLACED.has(e.state)) onTask(e.taskId);
+      },
       // Answers only to close the conversation politely; it never carries a decision.
       answer: async () => (++answers <= MAX_ANSWERS ? ALERT_ANSWER : null),
     });
-    const first = await Promise.race([started.then((taskId) => ({ taskId })), run.then((o) => ({ taskId: o.taskId }), (err: unknown) => ({ err }))]);
+    const first = await Promise.race([
+      started.then((taskId) => ({ taskId })),
+      run.then(
+        (o) => ({ taskId: o.taskId, outcome: o }),
+        (err: unknown) => ({ err }),
+      ),
+    ]);
     if ('err' in first) {
       const code = first.err instanceof ConnectorError ? first.err.code : 'UNKNOWN';
       log.error(event('alert.failed', { kind: d.kind, code, outcome: code === 'OUTCOME_UNKNOWN' ? 'unknown' : 'not_placed' }), 'alert call could not be placed');
       return { ...d, errorCode: code };
     }
+    if ('outcome' in first && NOT_PLACED.has(first.outcome.state)) {
+      const code = logNotPlaced(log, d, first.outcome);
+      return { ...d, taskId: first.taskId, errorCode: code };
+    }
     log.info(event('alert.call', { kind: d.kind, task_id: first.taskId, outcome: 'placed' }), 'alert call placed');
     const follow = run.then(
       (o: CallOutcome) => {
-        log.info(
-          event('alert.call', { kind: d.kind, task_id: o.taskId, outcome: o.state, ended_by: o.endedBy, reason: o.reason ?? null }),
-          'alert call ended',
-        );
+        // A27-states: a person must fix the key; the call is not placed again (the history has it).
+        if (o.state === 'auth-required') {
+          logNotPlaced(log, d, o);
+          return;
+        }
+        const fields = { kind: d.kind, task_id: o.taskId, outcome: o.state, ended_by: o.endedBy, reason: o.reason ?? null };
+        // A27-states: refused after it was accepted, or the service cannot say how it went: worth a warning, never a retry.
+        if (o.state === 'unknown' || o.state === 'rejected') log.warn(event('alert.call', fields), 'alert call did not end normally');
+        else log.info(event('alert.call', fields), 'alert call ended');
       },
       (err: unknown) => {
         if (this.#unfollow.signal.aborted) {

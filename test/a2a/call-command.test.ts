@@ -106,6 +106,25 @@ describe('dataset-connector call (child process)', () => {
     expect(r.stdout).toContain('call failed: number unreachable');
   });
 
+  it('A27-states: a refused call, an authorisation the key lacks and an unknown state each exit 1 saying what to do', async () => {
+    const before = emu.emulator.credits;
+    const run = (to: string) => cli(['call', '--to', to, '--goal', 'Try', '--base-url', emu.url, '--key-file', keyFile, '--yes', '--answers', answers1]);
+    const [rejected, auth, unknown] = await Promise.all([run(N.reject), run(N.authMidCall), run(N.unknownHeld)]);
+    expect(rejected.code).toBe(1);
+    expect(rejected.stdout).toContain('call refused by the service, not placed: number not allowed for this account');
+    expect(rejected.stderr).toContain('refused the call (rejected)');
+    expect(auth.code).toBe(1);
+    expect(auth.stdout).toContain('them: Hello.');
+    expect(auth.stdout).toContain('outcome: auth-required (the order tool needs authorisation)');
+    expect(auth.stderr).toContain('check the key and its connected agent in the portal');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/state unknown.*may have been placed/);
+    expect(emu.emulator.credits).toBe(before + 3);
+    const authTask = emu.emulator.calls.slice(-3).map((c) => emu.emulator.task(c.taskId)!).find((t) => t.to === N.authMidCall)!;
+    expect(authTask.state).toBe('canceled');
+    expect(authTask.answers).toEqual([]);
+  });
+
   it('without --yes and without a terminal, a real call is refused before anything is sent (exit 2)', async () => {
     const before = emu.emulator.requests.length;
     const r = await cli(['call', '--to', N.ask, '--goal', 'Offer a day', '--base-url', emu.url, '--key-file', keyFile]);

@@ -17,6 +17,13 @@ export const N = {
   plain: '+81300000004',
   twoAsks: '+81300000005',
   endFailed: '+81300000006',
+  // A27-states: A2A 0.3 states the document does not list.
+  reject: '+81300000007',
+  authAtStart: '+81300000008',
+  authMidCall: '+81300000009',
+  unknownPasses: '+81300000010',
+  unknownHeld: '+81300000011',
+  rejectMidCall: '+81300000012',
 };
 
 export const SCRIPTS: ScriptBook = {
@@ -28,6 +35,12 @@ export const SCRIPTS: ScriptBook = {
   [N.plain]: { steps: [{ say: 'Hello.' }, { say: 'Goodbye.' }] },
   [N.twoAsks]: { steps: [{ ask: 'First question?' }, { ask: 'Second question?' }, { say: 'Thanks.' }] },
   [N.endFailed]: { steps: [{ say: 'Hm.' }, { end: 'failed', reason: 'the other party hung up' }] },
+  [N.reject]: { connect: { reject: 'number not allowed for this account' } },
+  [N.authAtStart]: { connect: { authRequired: 'the connected agent needs a signed-in user' } },
+  [N.authMidCall]: { steps: [{ say: 'Hello.' }, { state: 'auth-required', say: 'the order tool needs authorisation' }, { say: 'never said' }] },
+  [N.unknownPasses]: { steps: [{ say: 'Hello.' }, { state: 'unknown', say: 'line noise' }, { say: 'Back again.' }, { end: 'completed', say: 'Done.' }] },
+  [N.unknownHeld]: { steps: [{ say: 'Hello.' }, { state: 'unknown', hold: true }] },
+  [N.rejectMidCall]: { steps: [{ say: 'Hello.' }, { state: 'rejected', say: 'the agent declined the goal' }] },
 };
 
 export async function startEmu(scripts: ScriptBook = SCRIPTS): Promise<RunningA2aEmulator> {

@@ -83,6 +83,14 @@ export async function callAction(opts: CallOptions, cmd: Command): Promise<numbe
     });
     out(outcomeLine(outcome));
     if (outcome.endedBy === 'no_answer') return ExitCode.HELD;
+    // A27-states: outcomes the document does not list say on stderr what went wrong; none is retried.
+    if (outcome.state === 'rejected') return fail('the call service refused the call (rejected); it is not retried', ExitCode.FAILURE);
+    if (outcome.state === 'auth-required') {
+      return fail('the call service wants an authorisation the A2A key does not give (auth-required): check the key and its connected agent in the portal', ExitCode.FAILURE);
+    }
+    if (outcome.state === 'unknown') {
+      return fail(`the call service could not say how the call went (state unknown); it may have been placed: check task ${outcome.taskId} before calling again`, ExitCode.FAILURE);
+    }
     return outcome.state === 'completed' ? ExitCode.OK : ExitCode.FAILURE;
   } catch (err) {
     if (abort.signal.aborted && taskId) {

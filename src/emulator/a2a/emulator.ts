@@ -103,8 +103,8 @@ export class A2aEmulator {
     if (t) connectTask(t);
   }
 
-  /** End a call from the other side. */
-  hangUp(taskId: string, state: 'completed' | 'failed' | 'canceled' = 'completed', text?: string): void {
+  /** End a call from the other side (`rejected`: the service refuses it, A27-states). */
+  hangUp(taskId: string, state: 'completed' | 'failed' | 'canceled' | 'rejected' = 'completed', text?: string): void {
     const t = this.tasks.get(taskId);
     if (t && !t.terminal) t.transition(state, text === undefined ? null : { role: 'agent', text });
   }
@@ -152,6 +152,12 @@ export class A2aEmulator {
   /** @internal a call start: charge, record, run the script. `beforeRun` attaches a stream first. */
   startCall(account: string, to: string, goal: string, via: CallRecord['via'], beforeRun?: (t: EmuTask) => void): EmuTask {
     const task = new EmuTask(account, to, goal, scriptFor(this.scripts, to));
+    const connect = task.script.connect;
+    if (typeof connect === 'object' && 'reject' in connect) {
+      // A27-states: refused at once; the first event already says so (still a call start, still charged).
+      task.state = 'rejected';
+      task.message = { role: 'agent', text: connect.reject };
+    }
     this.tasks.set(task.id, task);
     this.calls.push({ taskId: task.id, account, to, goal, via });
     beforeRun?.(task);

@@ -13,16 +13,25 @@ export type ScriptStep =
   /** The call ends `completed` or `canceled`, with an optional last message. */
   | { end: 'completed' | 'canceled'; say?: string; afterMs?: number }
   /** The call ends `failed` with a reason in the last status update. */
-  | { end: 'failed'; reason: string; afterMs?: number };
+  | { end: 'failed'; reason: string; afterMs?: number }
+  /**
+   * A2A 0.3 states the document does not list (A27-states): `rejected` ends
+   * the call; `auth-required` closes the streams and waits until the task is
+   * canceled; `unknown` is a status update after which the call goes on, or,
+   * with `hold`, stays `unknown` with every stream of it closed.
+   */
+  | { state: 'rejected' | 'auth-required' | 'unknown'; say?: string; hold?: boolean; afterMs?: number };
 
 /** A whole call. Without an `end` step it completes after the last step. */
 export interface CallScript {
   /**
    * `auto` (default): connects after `connectAfterMs`; `never`: stays `submitted`
    * until the test calls `emulator.connect(taskId)`; `{fail}`: cannot start and
-   * goes `submitted` → `failed` with the reason.
+   * goes `submitted` → `failed` with the reason; `{reject}`: refused at once,
+   * the start is answered with the task already `rejected`; `{authRequired}`:
+   * goes `submitted` → `auth-required` and waits to be canceled (A27-states).
    */
-  connect?: 'auto' | 'never' | { fail: string };
+  connect?: 'auto' | 'never' | { fail: string } | { reject: string } | { authRequired: string };
   connectAfterMs?: number;
   steps?: ScriptStep[];
 }

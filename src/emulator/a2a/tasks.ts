@@ -2,10 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { CallScript } from './script.js';
 
-/** Task states (document, "States and transitions"). */
-export type EmuState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
+/**
+ * Task states (document, "States and transitions"), plus the A2A 0.3 states
+ * the document does not list (A27-states): `rejected` (terminal),
+ * `auth-required` (interrupted: streams close, the task waits to be canceled)
+ * and `unknown`.
+ */
+export type EmuState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected' | 'auth-required' | 'unknown';
 
-const TERMINAL = new Set<EmuState>(['completed', 'failed', 'canceled']);
+const TERMINAL = new Set<EmuState>(['completed', 'failed', 'canceled', 'rejected']);
 
 /** One event in a task's history: the JSON-RPC `result` of an SSE event (A28). */
 export interface TaskEventRecord {
@@ -34,6 +39,8 @@ export class EmuTask {
   readonly subscribers = new Set<Subscriber>();
   /** Answers spoken into the call, in order. */
   readonly answers: string[] = [];
+  /** Set by a script's `hold` step: the task stays `unknown` and every stream of it closes (A27-states). */
+  stuck = false;
   #wake: (() => void) | undefined;
   #onSubscribe: (() => void) | undefined;
 
@@ -48,21 +55,26 @@ export class EmuTask {
     return TERMINAL.has(this.state);
   }
 
+  /** Streams close in this state: a question, an authorisation wanted, the end, or a task stuck `unknown`. */
+  get closesStreams(): boolean {
+    return this.state === 'input-required' || this.state === 'auth-required' || this.terminal || (this.state === 'unknown' && this.stuck);
+  }
+
   /** A27: the Task as the wire shows it. */
   toWire(): Record<string, unknown> {
     return { kind: 'task', id: this.id, contextId: this.contextId, status: this.#status() };
   }
 
-  /** Record the first event (`task`, submitted). */
+  /** Record the first event (`task`, submitted; or already `rejected` when the start was refused). */
   accepted(): void {
-    this.#push('task', this.toWire(), false);
+    this.#push('task', this.toWire(), this.closesStreams);
   }
 
   /** Move to `state` with an optional message and tell every stream (A28). */
   transition(state: EmuState, message: { role: string; text: string } | null): void {
     this.state = state;
     this.message = message;
-    const final = state === 'input-required' || TERMINAL.has(state);
+    const final = state === 'input-required' || state === 'auth-required' || TERMINAL.has(state);
     this.#push(
       'statusUpdate',
       { kind: 'status-update', taskId: this.id, contextId: this.contextId, status: this.#status(), final },
@@ -77,7 +89,7 @@ export class EmuTask {
   /** Attach a stream; returns the events it missed (or a snapshot), and whether it must close at once. */
   attach(sub: Subscriber): { backlog: TaskEventRecord[]; closeNow: boolean } {
     const missed = this.events.filter((e) => e.seq > this.delivered);
-    const closeNow = this.state === 'input-required' || this.terminal;
+    const closeNow = this.closesStreams;
     const snapshot = { seq: this.delivered, name: 'task' as const, result: this.toWire(), final: closeNow };
     const backlog = missed.length > 0 ? missed : [snapshot];
     if (missed.length > 0) this.delivered = missed[missed.length - 1]!.seq;
@@ -113,6 +125,12 @@ export class EmuTask {
     const w = this.#wake;
     this.#wake = undefined;
     w?.();
+  }
+
+  /** Close every open stream without a final event (a task stuck `unknown`, A27-states). */
+  closeStreams(): void {
+    for (const sub of this.subscribers) sub.end();
+    this.subscribers.clear();
   }
 
   #status(): Record<string, unknown> {
@@ -151,6 +169,7 @@ export class EmuTask {
 export async function runScript(task: EmuTask, clock: Clock, stepDelayMs: number, resumeAfterMs: number): Promise<void> {
   const script = task.script;
   const connect = script.connect ?? 'auto';
+  if (task.terminal) return; // refused at the start (`reject`)
   if (connect === 'never') {
     await task.waitForWake();
   } else {
@@ -158,14 +177,33 @@ export async function runScript(task: EmuTask, clock: Clock, stepDelayMs: number
   }
   if (task.terminal || task.state !== 'submitted') return;
   if (typeof connect === 'object') {
-    task.transition('failed', { role: 'agent', text: connect.fail });
-    return;
+    if ('fail' in connect) {
+      task.transition('failed', { role: 'agent', text: connect.fail });
+      return;
+    }
+    if ('authRequired' in connect) {
+      await waitWhileAuthRequired(task, connect.authRequired);
+      return;
+    }
   }
   task.transition('working', null);
   for (const step of script.steps ?? []) {
     await clock.sleep(step.afterMs ?? stepDelayMs);
     if (task.terminal) return;
-    if ('say' in step && !('end' in step)) {
+    if ('state' in step) {
+      // A27-states: the A2A 0.3 states the document does not list.
+      if (step.state === 'auth-required') {
+        await waitWhileAuthRequired(task, step.say);
+        return;
+      }
+      task.transition(step.state, step.say === undefined ? null : { role: 'agent', text: step.say });
+      if (step.state === 'rejected') return;
+      if (step.hold) {
+        task.stuck = true;
+        task.closeStreams();
+        return;
+      }
+    } else if ('say' in step && !('end' in step)) {
       task.transition('working', { role: 'agent', text: step.say });
     } else if ('ask' in step) {
       task.transition('input-required', { role: 'agent', text: step.ask });
@@ -183,6 +221,12 @@ export async function runScript(task: EmuTask, clock: Clock, stepDelayMs: number
     }
   }
   if (!task.terminal) task.transition('completed', null);
+}
+
+/** `auth-required` (A27-states): the task waits for an authorisation that never comes here, until it is canceled or ended. */
+async function waitWhileAuthRequired(task: EmuTask, text: string | undefined): Promise<void> {
+  task.transition('auth-required', text === undefined ? null : { role: 'agent', text });
+  while ((task.state as EmuState) === 'auth-required') await task.waitForWake();
 }
 
 /** Connect a task left ringing (`connect: 'never'`). */

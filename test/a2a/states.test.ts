@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCall } from '../../src/a2a/conversation.js';
+import { outcomeLine, Transcript } from '../../src/a2a/transcript.js';
+import { isTerminal, parseTaskEvent, type TaskEvent } from '../../src/a2a/wire.js';
+import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
+import { clientFor, collect, N, shape, startEmu } from './helpers.js';
+
+// A27-states: the A2A 0.3 task states the document does not list.
+
+const task = (state: string, text?: string) => ({
+  kind: 'task',
+  id: 't-1',
+  status: { state, ...(text ? { message: { role: 'agent', parts: [{ kind: 'text', text }] } } : {}) },
+});
+const update = (state: string, final?: boolean) => ({ kind: 'status-update', taskId: 't-1', status: { state }, ...(final === undefined ? {} : { final }) });
+
+describe('A2A states the document does not list: reading (A27-states)', () => {
+  it('reads rejected and auth-required as terminal and final, unknown as neither', () => {
+    expect(parseTaskEvent(task('rejected', 'not allowed'))).toMatchObject({ state: 'rejected', final: true, message: { text: 'not allowed' } });
+    expect(parseTaskEvent(update('auth-required'))).toMatchObject({ state: 'auth-required', final: true });
+    expect(parseTaskEvent(update('unknown'))).toMatchObject({ state: 'unknown', final: false });
+    expect(isTerminal('rejected')).toBe(true);
+    expect(isTerminal('auth-required')).toBe(true);
+    expect(isTerminal('unknown')).toBe(false);
+  });
+
+  it('reads other bindings\' spellings, and a state it does not know as unknown instead of dropping the event', () => {
+    expect(parseTaskEvent(task('TASK_STATE_REJECTED'))?.state).toBe('rejected');
+    expect(parseTaskEvent(update('auth_required'))?.state).toBe('auth-required');
+    expect(parseTaskEvent(update('cancelled'))?.state).toBe('canceled');
+    expect(parseTaskEvent(update('paused-for-review'))).toMatchObject({ state: 'unknown', final: false });
+    // The server's own `final` still wins.
+    expect(parseTaskEvent(update('unknown', true))?.final).toBe(true);
+  });
+
+  it('the transcript and the outcome line say what happened and what to do', () => {
+    const t = new Transcript();
+    const ev = (state: TaskEvent['state'], text?: string): TaskEvent => ({ kind: 'status-update', taskId: 't', state, message: text ? { role: 'agent', text } : null, final: true });
+    expect(t.lines(ev('rejected', 'no'))).toEqual(['call refused by the service, not placed: no']);
+    expect(t.lines(ev('auth-required'))[0]).toContain('authorisation the A2A key does not give');
+    expect(t.lines(ev('unknown'))[0]).toContain('unknown');
+    const line = (state: 'rejected' | 'auth-required' | 'unknown') => outcomeLine({ taskId: 't', state, reason: undefined, endedBy: 'call', answers: 0 });
+    expect(line('rejected')).toContain('refused the call; it is not retried');
+    expect(line('auth-required')).toContain('check the key and its connected agent in the portal');
+    expect(line('unknown')).toContain('may have been placed');
+  });
+});
+
+describe('A2A states the document does not list: over real HTTP against the scripted emulator', () => {
+  let emu: RunningA2aEmulator;
+  beforeAll(async () => {
+    emu = await startEmu();
+  });
+  afterAll(async () => emu.close());
+
+  const requestsOf = (method: string) => emu.emulator.requests.filter((r) => r.rpcMethod === method).length;
+
+  it('rejected at the start: the stream is that one event, and runCall ends "rejected" with the reason, once', async () => {
+    const client = clientFor(emu.url);
+    expect(shape(await collect(client.streamCall({ to: N.reject, goal: 'Try' })))).toEqual(['task:rejected:number not allowed for this account']);
+    const before = emu.emulator.credits;
+    const resubs = requestsOf('tasks/resubscribe');
+    const outcome = await runCall(client, { to: N.reject, goal: 'Try' }, { answer: async () => 'x' });
+    expect(outcome).toMatchObject({ state: 'rejected', reason: 'number not allowed for this account', endedBy: 'call', answers: 0 });
+    expect(emu.emulator.credits).toBe(before + 1);
+    expect(requestsOf('tasks/resubscribe')).toBe(resubs);
+    await client.close();
+  });
+
+  it('rejected at the start of message/send (no streaming): no resubscribe, outcome rejected', async () => {
+    const client = clientFor(emu.url);
+    const resubs = requestsOf('tasks/resubscribe');
+    const outcome = await runCall(client, { to: N.reject, goal: 'Try' }, { answer: async () => 'x', stream: false });
+    expect(outcome).toMatchObject({ state: 'rejected', reason: 'number not allowed for this account' });
+    expect(requestsOf('tasks/resubscribe')).toBe(resubs);
+    await client.close();
+  });
+
+  it('rejected mid-call ends the call with the reason', async () => {
+    const client = clientFor(emu.url);
+    const outcome = await runCall(client, { to: N.rejectMidCall, goal: 'Try' }, { answer: async () => 'x' });
+    expect(outcome).toMatchObject({ state: 'rejected', reason: 'the agent declined the goal' });
+    await client.close();
+  });
+
+  for (const [name, to, reason] of [
+    ['before the call connects', N.authAtStart, 'the connected agent needs a signed-in user'],
+    ['mid-call', N.authMidCall, 'the order tool needs authorisation'],
+  ] as const) {
+    it(`auth-required ${name}: ends "auth-required" without answering or retrying, and the task is canceled`, async () => {
+      const client = clientFor(emu.url);
+      const before = emu.emulator.credits;
+      const asked: string[] = [];
+      const outcome = await runCall(client, { to, goal: 'Order' }, { answer: async (q) => (asked.push(q), 'x') });
+      expect(outcome).toMatchObject({ state: 'auth-required', reason, endedBy: 'call', answers: 0 });
+      expect(asked).toEqual([]);
+      expect(emu.emulator.credits).toBe(before + 1);
+      const t = emu.emulator.task(outcome.taskId)!;
+      expect(t.answers).toEqual([]);
+      expect(t.state).toBe('canceled');
+      await client.close();
+    });
+  }
+
+  it('unknown that passes: the call goes on and ends as it ends', async () => {
+    const client = clientFor(emu.url);
+    const seen: TaskEvent[] = [];
+    const outcome = await runCall(client, { to: N.unknownPasses, goal: 'Chat' }, { answer: async () => 'x', onEvent: (e) => seen.push(e) });
+    expect(outcome).toMatchObject({ state: 'completed', reason: 'Done.' });
+    expect(shape(seen)).toEqual([
+      'task:submitted',
+      'status-update:working',
+      'status-update:working:Hello.',
+      'status-update:unknown:line noise',
+      'status-update:working:Back again.',
+      'status-update:completed:Done.',
+    ]);
+    await client.close();
+  });
+
+  it('a task left unknown: reopened a bounded number of times, then the outcome is "unknown" (never a new call start)', async () => {
+    const client = clientFor(emu.url);
+    const before = emu.emulator.credits;
+    const resubs = requestsOf('tasks/resubscribe');
+    const outcome = await runCall(client, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', maxReconnects: 2 });
+    expect(outcome).toMatchObject({ state: 'unknown', endedBy: 'call', answers: 0 });
+    expect(requestsOf('tasks/resubscribe') - resubs).toBe(2);
+    expect(emu.emulator.credits).toBe(before + 1);
+    await client.close();
+  });
+
+  it('the emulator drives the states by hand too: hangUp(taskId, "rejected")', async () => {
+    const client = clientFor(emu.url);
+    const t = await client.startCall({ to: N.never, goal: 'Ringing' });
+    const stream = collect(client.resubscribe(t.taskId));
+    await emu.emulator.waitForState(t.taskId, 'submitted');
+    await new Promise((r) => setTimeout(r, 20));
+    emu.emulator.hangUp(t.taskId, 'rejected', 'too many calls today');
+    expect(shape(await stream)).toEqual(['task:submitted', 'status-update:rejected:too many calls today']);
+    await client.close();
+  });
+});
