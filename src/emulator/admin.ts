@@ -30,6 +30,9 @@ const schemas = {
   dataset: z.object({ id: z.string().min(1), name: z.string().optional(), api_enabled: z.boolean().optional(), records: z.array(recordSchema).optional() }).strict(),
   key: z.object({ dataset: z.string(), key: z.string().optional(), roles: z.array(z.enum(ROLES)).optional(), legacy: z.boolean().optional() }).strict(),
   revoke: z.object({ key: z.string() }).strict(),
+  reissue: z
+    .object({ key: z.string(), grace_ms: z.number().min(0), new_key: z.string().optional(), roles: z.array(z.enum(ROLES)).optional() })
+    .strict(),
   api: z.object({ enabled: z.boolean() }).strict(),
   advance: z.object({ ms: z.number().min(0) }).strict(),
   settings: z
@@ -98,6 +101,12 @@ function route(e: Emulator, req: ApiRequest, path: string): ApiResponse {
       const b = body(schemas.key, req);
       const key = e.addKey({ dataset: b.dataset, ...(b.key ? { key: b.key } : {}), ...(b.roles ? { roles: b.roles as Role[] } : {}), legacy: b.legacy ?? false });
       return json(201, { key, dataset: b.dataset });
+    }
+    case 'POST /keys/reissue': {
+      const b = body(schemas.reissue, req);
+      const r = e.reissueKey({ key: b.key, graceMs: b.grace_ms, ...(b.new_key ? { newKey: b.new_key } : {}), ...(b.roles ? { roles: b.roles as Role[] } : {}) });
+      const until = r.oldValidUntil === null ? null : new Date(r.oldValidUntil).toISOString();
+      return json(201, { key: r.key, old_key_valid_until: until });
     }
     case 'POST /keys/revoke':
       e.revokeKey(body(schemas.revoke, req).key);

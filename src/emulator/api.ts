@@ -90,7 +90,7 @@ async function dispatch(emulator: Emulator, req: ApiRequest, log: RequestLogEntr
   const slash = afterPrefix.indexOf('/');
   const datasetId = decodeURIComponent(slash < 0 ? afterPrefix : afterPrefix.slice(0, slash));
   const rest = slash < 0 ? '' : afterPrefix.slice(slash).replace(/\/$/, '');
-  const key = emulator.keys.authenticate(token);
+  const key = emulator.keys.authenticate(token, now);
   const ds = emulator.datasets.get(datasetId);
   // Spec: a request for another dataset gets 404, as if it did not exist.
   if (!ds || key.dataset !== datasetId) throw httpError(404, 'DATASET_NOT_FOUND', `dataset ${datasetId} does not exist`);

@@ -104,6 +104,16 @@ export class Emulator {
     return this.keys.add(input).key;
   }
 
+  /**
+   * Reissue a key as the portal does: returns the new key; the old one keeps
+   * working for `graceMs` of the emulator clock (at most 24 hours; 0: ends now),
+   * then gets 401. The new key has the old one's dataset and roles unless `roles` is given.
+   */
+  reissueKey(input: { key: string; graceMs: number; newKey?: string; roles?: readonly Role[] }): { key: string; oldValidUntil: number | null } {
+    const r = this.keys.reissue(input.key, { graceMs: input.graceMs, ...(input.newKey === undefined ? {} : { key: input.newKey }), ...(input.roles ? { roles: input.roles } : {}) }, this.clock.now());
+    return { key: r.entry.key, oldValidUntil: r.oldValidUntil };
+  }
+
   /** Revoke a key (its requests get 401). */
   revokeKey(key: string): void {
     if (!this.keys.revoke(key)) throw httpError(404, 'NOT_FOUND', 'no such key');
