@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
 import { ConnectorError } from '../errors.js';
 import { stateBusy, stateCorrupt, stateTooNew } from './errors.js';
@@ -67,10 +67,11 @@ export class StateDb {
  * Open (or create) the state database at `path`: WAL, synchronous=FULL, a busy
  * timeout, a quick integrity check, then pending migrations. An existing file
  * that is not a readable state database throws STATE_CORRUPT (action stop);
- * it is never re-initialised.
+ * it is never re-initialised. A folder or file it creates is private (see
+ * createPrivately), for the daemon and every CLI command alike.
  */
 export function openStateDb(path: string, options: StateDbOptions = {}): StateDb {
-  mkdirSync(dirname(path), { recursive: true });
+  createPrivately(path);
   let conn: Database.Database;
   try {
     conn = new Database(path, { fileMustExist: false });
@@ -91,6 +92,38 @@ export function openStateDb(path: string, options: StateDbOptions = {}): StateDb
     throw stateCorrupt(path, sqliteMessage(err), err);
   }
   return new StateDb(path, conn, options.clock ?? systemClock);
+}
+
+/**
+ * Make the state folder (0700, with any parent it needs) and an empty
+ * database file (0600) when they do not exist, whatever the umask: the
+ * snapshot is the shop's data. SQLite creates -wal and -shm with the mode of
+ * the database file, so they are 0600 too. A folder or file that exists keeps
+ * its mode: the operator (or systemd's StateDirectoryMode=) chose it, it may
+ * not be ours to chmod, and the 0600 files keep the data private in any folder.
+ */
+function createPrivately(path: string): void {
+  const dir = resolve(dirname(path));
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first !== undefined) {
+    // mode is masked by the umask: set it exactly on each folder made here, from the deepest up to the first.
+    for (let d = dir; ; d = dirname(d)) {
+      chmodSync(d, 0o700);
+      if (d === first || dirname(d) === d) break;
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600); // only when absent: an existing file is left as it is
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw err;
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function checkIntegrity(conn: Database.Database, path: string): void {
