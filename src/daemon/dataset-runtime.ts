@@ -7,6 +7,7 @@ import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
 import type { ReadyFile } from '../triggers/watcher.js';
 import { disposeReported } from './dispose.js';
+import { repairDrift } from './drift-repair.js';
 import { pruneArchives } from './prune.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays } from './file-order.js';
@@ -57,7 +58,11 @@ export class DatasetRuntime {
     this.#timers = deps.timers ?? systemTimers;
     this.#queue = new DatasetQueue({
       run: (job) => this.#run(job),
-      superseded: (job, by) => void this.#supersede(job, by),
+      superseded: (job, by) => {
+        // A folder file says so when archived; a reapply is only dropped.
+        if (job.origin === 'reapply') this.#log.info(event('file.skipped', { file: job.file.path, origin: job.origin, reason: 'superseded', by: by.path }), 'file skipped');
+        void this.#supersede(job, by);
+      },
       depthChanged: (depth) => deps.metrics.queueDepth.set({ dataset: this.#ds.name }, depth),
     });
     this.#order = new FileOrder({
@@ -196,8 +201,9 @@ export class DatasetRuntime {
           return;
         }
         if (job.kind === 'reconcile') {
-          // The engine logs reconcile.done with what the rebuild found.
-          await engine.reconcile!(ds, { signal: this.#stopping.signal });
+          // The engine logs reconcile.done with what the rebuild found; drift in our records has the export applied again.
+          const view = await engine.reconcile!(ds, { signal: this.#stopping.signal });
+          await repairDrift(ds, view.rebuilt, { state: this.#deps.state, logger: this.#log, push: (j) => this.#queue.push(j) });
         } else {
           const result = await engine.resume(ds, { signal: this.#stopping.signal });
           const outcome = (result as { result?: unknown } | undefined)?.result ?? null;

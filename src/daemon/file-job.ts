@@ -56,6 +56,19 @@ export function nextForError(err: unknown): FileNext {
   }
 }
 
+/**
+ * Pure: why a file with content `hash` is not synced, or null. An export whose
+ * content is the last one processed (`last`) is known. A reapply (its expected
+ * content `reapplyOf`) runs only while the last export's hash stays forgotten:
+ * any export processed since then is newer than the archived one.
+ */
+export function skipReason(hash: string, last: string | null, reapplyOf?: string): 'same_content' | 'archive_changed' | 'newer_export' | null {
+  if (reapplyOf !== undefined && hash !== reapplyOf) return 'archive_changed';
+  if (hash === last) return 'same_content';
+  if (reapplyOf !== undefined && last !== null) return 'newer_export';
+  return null;
+}
+
 /** Everything a file job needs. */
 export interface FileJobDeps {
   engine: DaemonEngine;
@@ -104,8 +117,9 @@ export async function runFileJob(
     deps.health.set(ds.name, 'file', 'FILE_UNREADABLE', `cannot read ${file.path}: ${code}; ${hint}`, deps.now());
     return { next: 'retry', slow: false, accepted: false };
   }
-  if (hash === deps.state.lastFileHash(ds.name)) {
-    log.info(event('file.skipped', { file: file.path, origin, reason: 'same_content', file_hash: hash }), 'file skipped');
+  const skip = skipReason(hash, deps.state.lastFileHash(ds.name), job.reapplyOf);
+  if (skip) {
+    log.info(event('file.skipped', { file: file.path, origin, reason: skip, file_hash: hash }), 'file skipped');
     next = nextForResult('skipped');
     accepted = true;
   } else {

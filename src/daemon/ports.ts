@@ -1,5 +1,5 @@
 import type { DatasetConfig } from '../config/schema.js';
-import type { HeldDraft } from '../snapshot/types.js';
+import type { HeldDraft, RebuildReport } from '../snapshot/types.js';
 import type { SyncSummary } from '../sync/outcome.js';
 
 /**
@@ -12,8 +12,8 @@ export interface DaemonEngine {
    * `signal` stops it between journaled steps (result interrupted; the next start resumes it).
    */
   sync(ds: DatasetConfig, input: { file: string }, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
-  /** Read the published records from the server and repair drift in the snapshot (when the engine offers it). */
-  reconcile?(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<unknown>;
+  /** Read the published records from the server and repair drift in the snapshot (when the engine offers it); says what the rebuild found. */
+  reconcile?(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<{ rebuilt: RebuildReport | null }>;
   /** Finish work the journal says was in flight when the process last stopped. */
   resume(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<unknown>;
 }
@@ -24,4 +24,6 @@ export interface DaemonState {
   lastFileHash(dataset: string): string | null;
   /** The held or staged draft of the dataset, or null. */
   held(dataset: string): HeldDraft | null;
+  /** Forget the last export's content hash (not its row count), so the next export with that content is synced, not skipped. */
+  forgetFileHash(dataset: string): void;
 }

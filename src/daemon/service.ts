@@ -283,5 +283,6 @@ function stateOf(db: StateDb): DaemonState {
   return {
     lastFileHash: (dataset) => db.snapshot(dataset).info().lastSource?.fileHash ?? null,
     held: (dataset) => db.snapshot(dataset).held(),
+    forgetFileHash: (dataset) => db.snapshot(dataset).forgetSourceHash(),
   };
 }

@@ -22,6 +22,7 @@ export const LOG_EVENTS = [
   'reconcile.started',
   'reconcile.drift',
   'reconcile.done',
+  'reconcile.reapply',
   // files and triggers
   'file.ready',
   'file.skipped',

@@ -36,6 +36,15 @@ export class DatasetState {
     this.update('source_hash = ?, source_rows = ?, source_at = ?', source.fileHash, source.rowCount, source.at);
   }
 
+  /**
+   * Forget the last export's content hash, keeping its row count: the daemon
+   * then syncs the next export with that content instead of skipping it as
+   * known (a reconcile found the server drifted from it).
+   */
+  forgetSourceHash(): void {
+    this.update('source_hash = NULL');
+  }
+
   /** Remember how long a replace/import job of `records` records took, for the planner's crossover. */
   recordJobTiming(ms: number, records: number): void {
     this.update('last_job_ms = ?, last_job_records = ?', Math.round(ms), records);
@@ -108,7 +117,9 @@ export class DatasetState {
       ownedCount,
       notOwnedCount: recordCount - ownedCount,
       lastSource:
-        r?.source_hash != null ? { fileHash: r.source_hash, rowCount: r.source_rows ?? 0, at: r.source_at ?? 0 } : null,
+        r?.source_hash != null || r?.source_rows != null
+          ? { fileHash: r.source_hash ?? null, rowCount: r.source_rows ?? 0, at: r.source_at ?? 0 }
+          : null,
       lastJob: r?.last_job_ms != null ? { ms: r.last_job_ms, records: r.last_job_records ?? 0 } : null,
       lastOutcome:
         r?.last_outcome != null

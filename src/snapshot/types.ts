@@ -33,7 +33,8 @@ export interface SnapshotInfo {
   recordCount: number;
   ownedCount: number;
   notOwnedCount: number;
-  lastSource: SourceIdentity | null;
+  /** The last export processed; its fileHash is null once forgotten (forgetSourceHash), its row count stays the row-drop guard's base. */
+  lastSource: (Omit<SourceIdentity, 'fileHash'> & { fileHash: string | null }) | null;
   /** Last measured replace/import job: duration and record count. */
   lastJob: { ms: number; records: number } | null;
   lastOutcome: { outcome: string; detail: unknown; at: number } | null;

@@ -1,7 +1,7 @@
 import type { ReadyFile } from './watcher.js';
 
-/** Where a file job came from (logged with the sync). */
-export type FileOrigin = 'watch' | 'startup' | 'reread' | 'command';
+/** Where a file job came from (logged with the sync); reapply: the last export, from processed/, after a reconcile found drift. */
+export type FileOrigin = 'watch' | 'startup' | 'reread' | 'command' | 'reapply';
 
 /** Work for one dataset. A file job carries what to sync; the others are whole-dataset tasks. */
 export type DatasetJob =
@@ -11,6 +11,8 @@ export type DatasetJob =
       origin: FileOrigin;
       /** Called once the job is finished or dropped (e.g. to delete a command's temp output). */
       cleanup?: () => Promise<void>;
+      /** A reapply: the content hash the file must still have; it runs only while no export was processed since. */
+      reapplyOf?: string;
     }
   | { kind: 'reconcile' }
   | { kind: 'resume' };

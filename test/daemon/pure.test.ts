@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { DatasetConfig } from '../../src/config/schema.js';
 import { configDelta } from '../../src/daemon/daemon.js';
 import { DRAFT_LIFETIME_MS, draftExpiry } from '../../src/daemon/draft-expiry.js';
-import { nextForError, nextForResult } from '../../src/daemon/file-job.js';
+import { driftToRepair } from '../../src/daemon/drift-repair.js';
+import { nextForError, nextForResult, skipReason } from '../../src/daemon/file-job.js';
 import { ConnectorError } from '../../src/errors.js';
-import type { HeldDraft } from '../../src/snapshot/types.js';
+import type { HeldDraft, RebuildReport } from '../../src/snapshot/types.js';
 
 const ds = (name: string, extra: Record<string, unknown> = {}) => ({ name, file: `/etc/${name}.yaml`, ...extra }) as unknown as DatasetConfig;
 
@@ -69,5 +70,37 @@ describe('what happens to a file after its sync', () => {
     expect(nextForError(err('retry'))).toEqual({ next: 'retry', slow: false });
     expect(nextForError(err('stop'))).toEqual({ next: 'retry', slow: true });
     expect(nextForError(new TypeError('bug'))).toEqual({ next: 'retry', slow: false });
+  });
+});
+
+describe('same-content skip', () => {
+  it.each([
+    ['a new export', 'h2', 'h1', undefined, null],
+    ['the last export again', 'h1', 'h1', undefined, 'same_content'],
+    ['any export once the hash is forgotten', 'h1', null, undefined, null],
+    ['a reapply while the hash stays forgotten', 'h1', null, 'h1', null],
+    ['a reapply after another export was processed', 'h1', 'h2', 'h1', 'newer_export'],
+    ['a reapply after the same content was processed again', 'h1', 'h1', 'h1', 'same_content'],
+    ['a reapply whose archived file changed', 'h3', null, 'h1', 'archive_changed'],
+  ] as const)('%s', (_what, hash, last, reapplyOf, want) => {
+    expect(skipReason(hash, last, reapplyOf)).toBe(want);
+  });
+});
+
+describe('drift to repair', () => {
+  const report: RebuildReport = {
+    records: 10,
+    added: 2,
+    removed: 1,
+    changed: 3,
+    foreignEdits: [{ record_id: 'a', fields: ['display_name'] }, { record_id: 'b', fields: ['attributes'] }],
+    ownedRemoved: 1,
+  };
+  it.each([
+    ['source + overwrite: edits and deletions of ours', { ownership: 'source', on_foreign_edit: 'overwrite' }, { edited: 2, deleted: 1, added: 0 }],
+    ['source + keep: the kept edits are not drift', { ownership: 'source', on_foreign_edit: 'keep' }, { edited: 0, deleted: 1, added: 0 }],
+    ['full: records added by hand are drift too', { ownership: 'full', on_foreign_edit: 'overwrite' }, { edited: 2, deleted: 1, added: 2 }],
+  ] as const)('%s', (_what, policy, want) => {
+    expect(driftToRepair(report, policy)).toEqual(want);
   });
 });

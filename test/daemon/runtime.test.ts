@@ -58,7 +58,7 @@ function runtime(ds: DatasetConfig, engine: DaemonEngine, opts: { held?: HeldDra
   health.setPhase('running');
   const r = new DatasetRuntime(ds, {
     engine,
-    state: { lastFileHash: () => null, held: () => opts.held ?? null },
+    state: { lastFileHash: () => null, held: () => opts.held ?? null, forgetFileHash: () => undefined },
     logger: silentLogger(),
     metrics: new DaemonMetrics(),
     health,

@@ -1,0 +1,28 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { hashFile } from './file-hash.js';
+import { isArchivedName } from './retention.js';
+import type { ReadyFile } from './watcher.js';
+
+/**
+ * The newest export archived in `dir` (processed/) whose content is `hash`, or
+ * null: pruned, never archived there, or the folder is missing. Superseded
+ * files (never synced) and reject files are passed over; the rest are hashed
+ * newest first (by modification time, which the move keeps) until one matches.
+ */
+export async function findArchivedExport(dir: string, hash: string): Promise<ReadyFile | null> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  const candidates: ReadyFile[] = [];
+  for (const e of entries) {
+    if (!e.isFile() || !isArchivedName(e.name) || /\.(superseded|rejected)(-\d+)?(\.|$)/.test(e.name)) continue;
+    const path = join(dir, e.name);
+    const st = await stat(path).catch(() => undefined);
+    if (st) candidates.push({ path, name: e.name, size: st.size, mtimeMs: st.mtimeMs });
+  }
+  candidates.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const c of candidates) if ((await hashFile(c.path).catch(() => null)) === hash) return c;
+  return null;
+}

@@ -1,0 +1,139 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Service } from '../../src/daemon/service.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import type { DatasetRecord } from '../../src/model/record.js';
+import type { CronStarter } from '../../src/triggers/scheduler.js';
+import { capture, drop, events, exportCsv, serviceScenario, waitEvent, type Line, type ServiceScenario } from './service-harness.js';
+
+/** Cron ticks fired by the test: the reconcile runs when `fire()` says so. */
+function manualCron(): { starter: CronStarter; fire: () => void } {
+  const fires: Array<() => void> = [];
+  return {
+    starter: (_expr, _tz, fire) => {
+      fires.push(fire);
+      return { stop: () => undefined, nextRun: () => null };
+    },
+    fire: () => fires.forEach((f) => f()),
+  };
+}
+
+const RECONCILE = [{ type: 'reconcile', cron: '30 4 * * *' }];
+
+// A reconcile that finds someone changed or deleted our records in the portal
+// has the shop's export applied again, though its content was already processed.
+describe('daemon: drift found by a reconcile is repaired from the last export', () => {
+  let emu: RunningEmulator;
+  const services: Service[] = [];
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+  });
+  afterEach(async () => {
+    await Promise.all(services.splice(0).map((s) => s.stop()));
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+
+  const stocks = (id: string) => Object.fromEntries(emu.emulator.records(id).map((r) => [r.record_id, (r.attributes as { stock?: number }).stock]));
+
+  /** A person edits P-0001's stock to 99 and deletes P-0002 in the portal. */
+  function portalDrift(id: string): void {
+    const p1 = emu.emulator.records(id).find((r) => r.record_id === 'P-0001')!;
+    const edited = { ...p1, attributes: { ...(p1.attributes as object), stock: 99 } } as DatasetRecord;
+    emu.emulator.portalPublish(id, { upsert: [edited], delete: ['P-0002'] });
+  }
+
+  async function start(s: ServiceScenario, cron: CronStarter, log = capture()): Promise<{ service: Service; lines: Line[] }> {
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, cronStarter: cron });
+    services.push(service);
+    return { service, lines: log.lines };
+  }
+
+  it('re-queues the archived export: the edit is overwritten, the deleted record comes back, the archive stays put', async () => {
+    const s = await serviceScenario(emu, 'drift-move');
+    await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE }) });
+    const cron = manualCron();
+    const { service, lines } = await start(s, cron.starter);
+    await drop(s.inbox, 'stock.csv', exportCsv(4, 3));
+    await waitEvent(lines, 'file.processed');
+    const archive = await readdir(join(s.inbox, 'processed'));
+    expect(archive).toHaveLength(1);
+
+    portalDrift(s.datasetId);
+    cron.fire();
+    const reapply = await waitEvent(lines, 'reconcile.reapply');
+    expect(reapply).toMatchObject({ action: 'requeued', edited: 1, deleted: 1, added: 0, file: join(s.inbox, 'processed', archive[0]!) });
+    await waitEvent(lines, 'sync.summary', { result: 'published' }, 2);
+    await service.datasets.idle();
+    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+    expect(events(lines, 'file.ready', { origin: 'reapply' })).toHaveLength(1);
+    expect(await readdir(join(s.inbox, 'processed'))).toEqual(archive);
+
+    // Applied again, its content is the last processed once more: the same export is skipped as before.
+    await drop(s.inbox, 'stock-2.csv', exportCsv(4, 3));
+    await waitEvent(lines, 'file.skipped', { reason: 'same_content' });
+  });
+
+  it('with on_foreign_edit: keep, the re-applied export brings the deleted record back and keeps the portal edit', async () => {
+    const s = await serviceScenario(emu, 'drift-keep');
+    await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE, policy: { staging: false, on_foreign_edit: 'keep' } }) });
+    const cron = manualCron();
+    const { service, lines } = await start(s, cron.starter);
+    await drop(s.inbox, 'stock.csv', exportCsv(4, 3));
+    await waitEvent(lines, 'file.processed');
+
+    portalDrift(s.datasetId);
+    cron.fire();
+    // The kept edit is no drift to repair; the deletion is.
+    expect(await waitEvent(lines, 'reconcile.reapply')).toMatchObject({ action: 'requeued', edited: 0, deleted: 1 });
+    await waitEvent(lines, 'sync.summary', { result: 'published' }, 2);
+    await service.datasets.idle();
+    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 99, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+  });
+
+  it('not archived (after: delete): the marker is cleared, in the state db, so the next export with the same content is synced, after a restart too', async () => {
+    const s = await serviceScenario(emu, 'drift-delete');
+    const ds = s.dataset({ schedules: RECONCILE });
+    await s.writeConfig({ shop: { ...ds, watch: { ...(ds.watch as object), after: 'delete' } } });
+    const cron = manualCron();
+    const first = await start(s, cron.starter);
+    await drop(s.inbox, 'stock.csv', exportCsv(4, 3));
+    await waitEvent(first.lines, 'file.processed');
+
+    portalDrift(s.datasetId);
+    cron.fire();
+    expect(await waitEvent(first.lines, 'reconcile.reapply')).toMatchObject({ action: 'marker_cleared', reason: 'after_delete', edited: 1, deleted: 1 });
+    await first.service.datasets.idle();
+    expect(stocks(s.datasetId)).toMatchObject({ 'P-0001': 99 });
+    await services.pop()!.stop();
+
+    const second = await start(s, manualCron().starter);
+    await drop(s.inbox, 'stock.csv', exportCsv(4, 3));
+    await waitEvent(second.lines, 'sync.summary', { result: 'published' });
+    await second.service.datasets.idle();
+    expect(events(second.lines, 'file.skipped')).toEqual([]);
+    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+  });
+
+  it('leaves a held change alone: the older export is not applied over it', async () => {
+    const s = await serviceScenario(emu, 'drift-held');
+    await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE }) });
+    const cron = manualCron();
+    const { service, lines } = await start(s, cron.starter);
+    await drop(s.inbox, 'stock.csv', exportCsv(10, 3), Date.now() - 60_000);
+    await waitEvent(lines, 'file.processed');
+    // 9 of 10 records deleted: the delete-ratio guard holds it for a person.
+    await drop(s.inbox, 'stock-2.csv', exportCsv(1, 3));
+    await waitEvent(lines, 'sync.summary', { result: 'held' });
+    await service.datasets.idle();
+
+    portalDrift(s.datasetId);
+    cron.fire();
+    expect(await waitEvent(lines, 'reconcile.reapply')).toMatchObject({ action: 'none', reason: 'change_held', held: 'guard' });
+    await service.datasets.idle();
+    expect(events(lines, 'file.ready', { origin: 'reapply' })).toEqual([]);
+    expect(events(lines, 'sync.summary')).toHaveLength(2);
+  });
+});
