@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { readFileSync } from 'node:fs';
 
 /** Who holds (or wants) a dataset's lock. */
 export interface LockOwner {
@@ -6,6 +7,8 @@ export interface LockOwner {
   id: string;
   pid: number;
   host: string;
+  /** The boot of `host` the process runs in (currentBootId()); null or absent where it cannot be read. */
+  bootId?: string | null;
   /** For people: "the daemon", "a dataset-connector sync command". */
   label: string;
 }
@@ -16,6 +19,7 @@ export interface LockRow {
   ownerId: string;
   pid: number;
   host: string;
+  bootId: string | null;
   label: string;
   purpose: string;
   acquiredAt: number;
@@ -27,6 +31,7 @@ interface Row {
   owner_id: string;
   pid: number;
   host: string;
+  boot_id: string | null;
   label: string;
   purpose: string;
   acquired_at: number;
@@ -37,7 +42,8 @@ interface Row {
  * Per-dataset locks in the state database, so that every process using it
  * (the daemon, a CLI command) works on a dataset one at a time. Taken in a
  * BEGIN IMMEDIATE transaction; a lease refreshed while held. A lease that ran
- * out, or a holder on this host whose process is gone, is taken over.
+ * out is taken over, and so is a holder on this host that is gone: from an
+ * earlier boot (its pid may have been reused since) or whose process ended.
  */
 export class LockTable {
   constructor(
@@ -50,17 +56,28 @@ export class LockTable {
   tryAcquire(dataset: string, owner: LockOwner, purpose: string, now: number, leaseMs: number): LockRow | null {
     const take = this.conn.transaction((): LockRow | null => {
       const cur = this.get(dataset);
-      if (cur && cur.ownerId !== owner.id && cur.expiresAt > now && !(cur.host === owner.host && !this.alive(cur.pid))) return cur;
+      if (cur && cur.ownerId !== owner.id && cur.expiresAt > now && !this.#gone(cur, owner)) return cur;
       this.conn
         .prepare(
-          `INSERT INTO locks (dataset, owner_id, pid, host, label, purpose, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (dataset) DO UPDATE SET owner_id = excluded.owner_id, pid = excluded.pid, host = excluded.host, label = excluded.label,
-             purpose = excluded.purpose, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at`,
+          `INSERT INTO locks (dataset, owner_id, pid, host, boot_id, label, purpose, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (dataset) DO UPDATE SET owner_id = excluded.owner_id, pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id,
+             label = excluded.label, purpose = excluded.purpose, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at`,
         )
-        .run(dataset, owner.id, owner.pid, owner.host, owner.label, purpose, now, now + leaseMs);
+        .run(dataset, owner.id, owner.pid, owner.host, owner.bootId ?? null, owner.label, purpose, now, now + leaseMs);
       return null;
     });
     return take.immediate();
+  }
+
+  /**
+   * A holder on this host that cannot still be working: it took the lock in
+   * another boot (after a reboot its pid may belong to some other process),
+   * or its process is gone. Holders on other hosts are left to their lease.
+   */
+  #gone(cur: LockRow, owner: LockOwner): boolean {
+    if (cur.host !== owner.host) return false;
+    if (cur.bootId && owner.bootId && cur.bootId !== owner.bootId) return true;
+    return !this.alive(cur.pid);
   }
 
   /** Extend a lease we hold; false when it is no longer ours (it ran out and was taken over). */
@@ -77,7 +94,17 @@ export class LockTable {
   get(dataset: string): LockRow | null {
     const r = this.conn.prepare('SELECT * FROM locks WHERE dataset = ?').get(dataset) as Row | undefined;
     return r
-      ? { dataset: r.dataset, ownerId: r.owner_id, pid: r.pid, host: r.host, label: r.label, purpose: r.purpose, acquiredAt: r.acquired_at, expiresAt: r.expires_at }
+      ? {
+          dataset: r.dataset,
+          ownerId: r.owner_id,
+          pid: r.pid,
+          host: r.host,
+          bootId: r.boot_id,
+          label: r.label,
+          purpose: r.purpose,
+          acquiredAt: r.acquired_at,
+          expiresAt: r.expires_at,
+        }
       : null;
   }
 }
@@ -90,4 +117,18 @@ export function pidAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by another user
   }
+}
+
+let bootId: string | null | undefined;
+
+/** This machine's boot id (Linux: /proc/sys/kernel/random/boot_id, new at every boot); null where it cannot be read. */
+export function currentBootId(): string | null {
+  if (bootId === undefined) {
+    try {
+      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+    } catch {
+      bootId = null; // not Linux, or /proc hidden: the pid check and the lease decide
+    }
+  }
+  return bootId;
 }

@@ -118,6 +118,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 4,
+    description: "the holder's boot id in a dataset lock, so a lock left from before a reboot is stale at once",
+    sql: `
+      -- /proc/sys/kernel/random/boot_id of the holder's boot; NULL where it cannot be read (then pid and lease decide).
+      ALTER TABLE locks ADD COLUMN boot_id TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { ConnectorError } from '../errors.js';
-import type { LockOwner, LockRow, LockTable } from '../snapshot/locks.js';
+import { currentBootId, type LockOwner, type LockRow, type LockTable } from '../snapshot/locks.js';
 import { checkpoint } from './interrupt.js';
 
 /** How the shared per-dataset lock is held and waited for. */
@@ -46,7 +46,7 @@ export class SharedLocks {
     private readonly now: () => number = Date.now,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {
-    this.#owner = { id: randomUUID(), pid: process.pid, host: hostname(), label: settings.label };
+    this.#owner = { id: randomUUID(), pid: process.pid, host: hostname(), bootId: currentBootId(), label: settings.label };
   }
 
   /** Run `fn` holding `dataset`'s lock; DatasetBusyError when another process keeps it past `waitMs`, InterruptedError when `signal` aborts the wait. */
