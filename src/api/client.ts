@@ -59,6 +59,12 @@ export interface DatasetClientOptions {
   logger?: Logger;
   /** Called after every attempt (metrics). */
   onRequest?: (e: RequestEvent) => void;
+  /**
+   * After a 401, read the key's source again (e.g. `rereadKey` of
+   * src/config/key.ts): a different key is used from then on and the request
+   * is sent again once; undefined keeps the 401. For a key reissued with a grace period.
+   */
+  rereadKey?: (current: Secret) => Promise<Secret | undefined>;
 }
 
 /** Typed client of the Business Dataset Editing API for one dataset and one key. */
@@ -70,11 +76,21 @@ export class DatasetClient {
   constructor(opts: DatasetClientOptions) {
     this.datasetId = opts.datasetId;
     this.#clock = opts.clock ?? systemClock;
+    const rate = opts.ratePerMinute ?? 100;
+    const reread = opts.rereadKey;
     this.#t = new Transport({
       baseUrl: opts.baseUrl,
       datasetId: opts.datasetId,
       key: opts.key,
-      limiter: limiterFor(opts.key, opts.ratePerMinute ?? 100, this.#clock),
+      limiter: limiterFor(opts.key, rate, this.#clock),
+      ...(reread
+        ? {
+            rereadKey: async (current: Secret) => {
+              const key = await reread(current);
+              return key && { key, limiter: limiterFor(key, rate, this.#clock) };
+            },
+          }
+        : {}),
       policy: { ...DEFAULT_RETRY_POLICY, ...opts.retry },
       clock: this.#clock,
       connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,

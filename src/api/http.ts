@@ -65,11 +65,19 @@ export interface RequestEvent {
   durationMs: number;
 }
 
+/** A key read again after a 401, with the limiter shared by its clients. */
+export interface Rekeyed {
+  key: Secret;
+  limiter: RateLimiter;
+}
+
 export interface TransportOptions {
   baseUrl: string;
   datasetId: string;
   key: Secret;
   limiter: RateLimiter;
+  /** After a 401: read the key's source again; a different key is used from then on (see `send`). */
+  rereadKey?: (current: Secret) => Promise<Rekeyed | undefined>;
   policy: RetryPolicy;
   clock: Clock;
   connectTimeoutMs: number;
@@ -87,9 +95,19 @@ export class Transport {
   /** scheme://host:port of api.base_url, named in network errors. */
   readonly #origin: string;
   readonly #redact: (t: string) => string;
+  /** The key and limiter in use: the configured ones until a 401 finds a new key at the source. */
+  #key: Secret;
+  #limiter: RateLimiter;
+  /** Every key this transport has used, so each stays out of error text. */
+  readonly #keys: Secret[];
+  /** One re-read at a time; requests refused together share it. */
+  #rereading: Promise<boolean> | undefined;
 
   constructor(o: TransportOptions) {
     this.#o = o;
+    this.#key = o.key;
+    this.#limiter = o.limiter;
+    this.#keys = [o.key];
     const url = new URL(o.baseUrl);
     this.#origin = url.origin;
     this.#pool = new Pool(url.origin, {
@@ -99,15 +117,27 @@ export class Transport {
       keepAliveTimeout: 4_000,
     });
     this.#basePath = `${url.pathname.replace(/\/+$/, '')}/api/v1/business-datasets/${encodeURIComponent(o.datasetId)}`;
-    this.#redact = (t) => redactText(t, [o.key]);
+    this.#redact = (t) => redactText(t, this.#keys);
   }
 
   /** Send `req`, retrying what policy and safety allow; throws ApiError for anything but 2xx. */
   async send(req: HttpRequest): Promise<HttpResponse> {
+    let reread = false;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#attempt(req, attempt);
+      const sent: { key?: Secret } = {};
+      const outcome = await this.#attempt(req, attempt, sent);
       if ('response' in outcome) return outcome.response;
       const { error, kind } = outcome;
+      // A 401 is a refusal before anything is applied, so sending again is safe for every request,
+      // POST included. Once per request: the key source is read again, and a new key there is used.
+      if (error.status === 401 && !reread && this.#o.rereadKey && (await this.#rekey(sent.key!))) {
+        reread = true;
+        this.#o.logger?.warn(
+          event('api.retry', { method: req.method, path: req.path, status: 401, code: error.code, attempt, delay_ms: 0, reason: 'key_changed' }),
+          'api key refused; its source holds a new key, retrying with it',
+        );
+        continue;
+      }
       const decision = decideRetry(this.#o.policy, kind, attempt, req.safe, error.retryAfterMs);
       if (!decision.retry) {
         if (decision.reason === 'unsafe') throw this.#unknownOutcome(req, attempt, error);
@@ -129,6 +159,35 @@ export class Transport {
   }
   #closing: Promise<void> | undefined;
 
+  /**
+   * After a 401 with `used`: true when a different key is now in use (read
+   * again from its source here, or by a request refused at the same time).
+   * A source that cannot be read leaves the key as it is (logged; the 401 stands).
+   */
+  async #rekey(used: Secret): Promise<boolean> {
+    if (this.#key !== used) return true;
+    this.#rereading ??= (async () => {
+      try {
+        const next = await this.#o.rereadKey!(used);
+        if (!next) return false;
+        this.#keys.push(next.key);
+        this.#key = next.key;
+        this.#limiter = next.limiter;
+        return true;
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        this.#o.logger?.warn(
+          event('key.warning', { code, message: this.#redact(String((err as Error).message)), outcome: 'kept_previous_key' }),
+          'api key refused, and its source cannot be read again',
+        );
+        return false;
+      } finally {
+        this.#rereading = undefined;
+      }
+    })();
+    return this.#rereading;
+  }
+
   async #wait(req: HttpRequest, ms: number, attempt: number): Promise<void> {
     try {
       await this.#o.clock.sleep(ms, req.signal);
@@ -138,10 +197,10 @@ export class Transport {
     this.stats.backoffWaitMs += ms;
   }
 
-  async #attempt(req: HttpRequest, attempt: number): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
+  async #attempt(req: HttpRequest, attempt: number, sent: { key?: Secret }): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
     let waited: number;
     try {
-      waited = await this.#o.limiter.acquire(req.signal);
+      waited = await this.#limiter.acquire(req.signal);
     } catch (cause) {
       throw this.#aborted(req, attempt, cause);
     }
@@ -149,7 +208,7 @@ export class Transport {
     this.stats.requests++;
     if (attempt > 1) this.stats.retries++;
     const started = this.#o.clock.now();
-    const result = await this.#dispatch(req, attempt);
+    const result = await this.#dispatch(req, attempt, sent);
     const status = 'response' in result ? result.response.status : result.error.status;
     const code = 'response' in result ? null : result.error.code;
     const durationMs = this.#o.clock.now() - started;
@@ -158,11 +217,12 @@ export class Transport {
     return result;
   }
 
-  async #dispatch(req: HttpRequest, attempt: number): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
+  async #dispatch(req: HttpRequest, attempt: number, sent: { key?: Secret }): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
     const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
     const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
+    sent.key = this.#key;
     const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#o.key.reveal()}`,
+      authorization: `Bearer ${this.#key.reveal()}`,
       accept: 'application/json',
       'user-agent': 'dataset-connector',
     };

@@ -1,5 +1,6 @@
 import type { DatasetClientOptions } from '../api/client.js';
 import type { Secret } from '../secret.js';
+import { rereadKey } from './key.js';
 import type { DatasetConfig } from './schema.js';
 
 /** Options of a DatasetClient for one configured dataset (the key resolved by resolveKey). */
@@ -15,6 +16,7 @@ export function clientOptionsFor(
     ratePerMinute: ds.api.rate_per_minute,
     connectTimeoutMs: ds.api.connect_timeout_ms,
     requestTimeoutMs: ds.api.request_timeout_ms,
+    rereadKey, // a 401 reads api.key's source again: a key reissued with a grace period is picked up
     ...extra,
     retry: {
       maxAttempts: ds.api.retry.max_attempts,

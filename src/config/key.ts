@@ -31,8 +31,33 @@ export async function resolveKey(
   return resolved.secret;
 }
 
+/** Where each key resolveKey gave was read from (the source, never the value), so it can be read again. */
+const readFrom = new WeakMap<Secret, { source: KeySource; env: NodeJS.ProcessEnv }>();
+
+/**
+ * Read the source of a key that resolveKey gave again: after a 401 the shop
+ * may have reissued the key in the portal and written the new one to the key
+ * file (spec: the old key works for at most 24 hours after a reissue). Returns
+ * the new key when the source now holds a different one; undefined when it
+ * holds the same, or when `current` was not read by resolveKey. Throws like
+ * resolveKey when the source cannot be read. A systemd credential is a copy
+ * systemd made at start, so it changes only with a restart.
+ */
+export async function rereadKey(current: Secret): Promise<Secret | undefined> {
+  const from = readFrom.get(current);
+  if (!from) return undefined;
+  const next = await resolveKeyDetailed(from.source, from.env);
+  return next.secret.reveal() === current.reveal() ? undefined : next.secret;
+}
+
 /** resolveKey with where the key came from and any warnings (for `doctor`). */
 export async function resolveKeyDetailed(source: KeySource, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedKey> {
+  const resolved = await readSource(source, env);
+  readFrom.set(resolved.secret, { source, env });
+  return resolved;
+}
+
+async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<ResolvedKey> {
   const tried: string[] = [];
   if (source.credential !== undefined) {
     const dir = env.CREDENTIALS_DIRECTORY;
