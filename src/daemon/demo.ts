@@ -13,6 +13,12 @@ export interface Demo {
   emulator: RunningEmulator;
   /** The config with state_dir moved to a fresh temporary folder. */
   config: Config;
+  /**
+   * A reloaded config (SIGHUP): create in the emulator the datasets and keys it
+   * does not have yet, as the start did, so an added dataset (or a new
+   * dataset_id or key variable) is served. Sample files are not copied again.
+   */
+  provision(config: Config): void;
 }
 
 /**
@@ -24,20 +30,43 @@ export interface Demo {
 export async function startDemo(config: Config, demo: DemoConfig, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<Demo> {
   const emulator = await startEmulator({ port: demo.emulator_port, host: '127.0.0.1' });
   const stateDir = await mkdtemp(join(tmpdir(), 'dataset-connector-demo-'));
+  provisionDatasets(emulator, config, env, logger);
+  logger.info(event('emulator.started', { url: emulator.url, state_dir: stateDir, datasets: Object.keys(config.datasets) }), 'embedded emulator started');
+  if (demo.sample_export_dir) await copySamples(config, resolve(demo.sample_export_dir), logger);
+  return {
+    emulator,
+    config: { ...config, state_dir: stateDir },
+    provision: (next) => {
+      for (const name of provisionDatasets(emulator, next, env, logger)) {
+        logger.info(event('demo.dataset_added', { dataset: name, url: emulator.url }), 'dataset created in the embedded emulator');
+      }
+    },
+  };
+}
+
+/**
+ * Create each dataset of `config` the emulator lacks, and register its key
+ * (made up when its env var is unset) unless the emulator already has it for
+ * that dataset. Returns the names of the datasets that were created.
+ */
+function provisionDatasets(emulator: RunningEmulator, config: Config, env: NodeJS.ProcessEnv, logger: Logger): string[] {
+  const created: string[] = [];
   for (const ds of Object.values(config.datasets)) {
     const id = ds.api.dataset_id;
-    if (!emulator.emulator.datasets.has(id)) emulator.emulator.addDataset({ id, name: `${ds.name} (demo)` });
+    if (!emulator.emulator.datasets.has(id)) {
+      emulator.emulator.addDataset({ id, name: `${ds.name} (demo)` });
+      created.push(ds.name);
+    }
     const envName = ds.api.key.env;
     if (envName === undefined) {
       logger.warn(event('emulator.started', { dataset: ds.name, code: 'DEMO_KEY_ENV_MISSING' }), 'demo datasets need key: {env: NAME}');
       continue;
     }
-    env[envName] ??= generateDatasetKey();
-    emulator.emulator.addKey({ dataset: id, key: env[envName] });
+    const key = (env[envName] ??= generateDatasetKey());
+    const known = emulator.emulator.keys.list().some((k) => k.key === key && k.dataset === id && !k.revoked);
+    if (!known) emulator.emulator.addKey({ dataset: id, key });
   }
-  logger.info(event('emulator.started', { url: emulator.url, state_dir: stateDir, datasets: Object.keys(config.datasets) }), 'embedded emulator started');
-  if (demo.sample_export_dir) await copySamples(config, resolve(demo.sample_export_dir), logger);
-  return { emulator, config: { ...config, state_dir: stateDir } };
+  return created;
 }
 
 /** Copy each sample file into every watched folder (through a dot-name, so the watcher sees it whole). */

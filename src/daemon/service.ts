@@ -172,6 +172,8 @@ export class Service {
       }
     }
     next = { ...next, state_dir: old.state_dir, health: old.health, demo: old.demo };
+    // Demo mode: a dataset the reload adds must exist in the embedded emulator, with its key, before it is served.
+    this.#demo?.provision(next);
     this.#applyLogLevel(next);
     const { keys, failed } = await resolveDatasetKeys(next, this.#log, this.opts.env);
     // A served dataset whose key cannot be read now keeps its running config and old key.

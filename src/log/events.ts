@@ -39,6 +39,7 @@ export const LOG_EVENTS = [
   'watch.failed',
   'watch.started',
   'demo.sample_copied',
+  'demo.dataset_added',
   'command.failed',
   // api
   'api.request',
