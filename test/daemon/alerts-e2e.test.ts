@@ -1,52 +1,15 @@
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { Service } from '../../src/daemon/service.js';
 import { startA2aEmulator, type RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { capture, drop, exportCsv, until } from './service-harness.js';
 
 const A2A_KEY = 'tba_live_DAEMONALERTCANARY_5f1e';
 const ALERT_TO = '+81355550100';
-
-type Line = Record<string, unknown>;
-
-function capture(): { logger: pino.Logger; lines: Line[]; raw: () => string } {
-  let raw = '';
-  const lines: Line[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      raw += String(chunk);
-      for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Line);
-      cb();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines, raw: () => raw };
-}
-
-async function until<T>(find: () => T | undefined, what: string, lines: Line[]): Promise<T> {
-  for (const deadline = Date.now() + 20_000; ; ) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function exportCsv(n: number): string {
-  const rows = ['sku,name,code,stock'];
-  for (let i = 1; i <= n; i++) rows.push(`P-${String(i).padStart(4, '0')},Product ${i},C${i},${i % 50}`);
-  return `${rows.join('\n')}\n`;
-}
-
-/** Write through a dot-name and rename, as a POS writing by rename would. */
-async function drop(dir: string, name: string, text: string): Promise<void> {
-  await writeFile(join(dir, `.${name}.tmp`), text);
-  await rename(join(dir, `.${name}.tmp`), join(dir, name));
-}
 
 /** connector.yaml of one dataset watching `inbox`, with call alerts when `alerts` is given. */
 function configYaml(o: { dir: string; inbox: string; apiUrl: string; datasetId: string; alerts?: Record<string, unknown> }): string {

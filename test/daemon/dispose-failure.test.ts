@@ -1,23 +1,16 @@
 import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { capture, drop, exportCsv, freePort, healthz as getHealthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, healthz as getHealthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
 
 // Review item 2: a file that cannot be moved after its sync is said so (log and
 // /healthz), keeps its marker, and its move is tried again.
 describe('daemon: a failed move to processed/ is reported and retried', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
 
   it('a plain file named processed blocks the move: file.dispose_failed, degraded health, marker kept; fixed, the retry moves it', async () => {
-    const s = await serviceScenario(emu, 'dispose-fail');
+    const s = await serviceScenario(fx.emu, 'dispose-fail');
     await writeFile(join(s.inbox, 'processed'), 'not a folder');
     const watch = { path: s.inbox, include: ['*.csv'], settle_ms: 100, poll_interval_ms: 30, marker: '{name}.done' };
     await s.writeConfig({ shop: s.dataset({ watch }) }, { health: { listen: `127.0.0.1:${await freePort()}` } });
@@ -46,7 +39,7 @@ describe('daemon: a failed move to processed/ is reported and retried', () => {
       expect(await healthz()).toMatchObject({ status: 'ok', reasons: [] });
       expect(await readdir(s.inbox)).toEqual(['processed']);
       expect((await stat(join(s.inbox, 'processed'))).isDirectory()).toBe(true);
-      expect(emu.emulator.counters.recordWrites).toBeGreaterThan(0);
+      expect(fx.emu.emulator.counters.recordWrites).toBeGreaterThan(0);
     } finally {
       await service.stop();
     }

@@ -1,11 +1,10 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
-import { capture, drop, events, exportCsv, serviceScenario, waitEvent, type Line, type ServiceScenario } from './service-harness.js';
+import { capture, daemonFixture, drop, events, exportCsv, type Line, type ServiceScenario, serviceScenario, waitEvent } from './service-harness.js';
 
 /** Cron ticks fired by the test: the reconcile runs when `fire()` says so. */
 function manualCron(): { starter: CronStarter; fire: () => void } {
@@ -24,25 +23,16 @@ const RECONCILE = [{ type: 'reconcile', cron: '30 4 * * *' }];
 // A reconcile that finds someone changed or deleted our records in the portal
 // has the shop's export applied again, though its content was already processed.
 describe('daemon: drift found by a reconcile is repaired from the last export', () => {
-  let emu: RunningEmulator;
-  const services: Service[] = [];
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterEach(async () => {
-    await Promise.all(services.splice(0).map((s) => s.stop()));
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
+  const services = fx.services;
 
-  const stocks = (id: string) => Object.fromEntries(emu.emulator.records(id).map((r) => [r.record_id, (r.attributes as { stock?: number }).stock]));
+  const stocks = (id: string) => Object.fromEntries(fx.emu.emulator.records(id).map((r) => [r.record_id, (r.attributes as { stock?: number }).stock]));
 
   /** A person edits P-0001's stock to 99 and deletes P-0002 in the portal. */
   function portalDrift(id: string): void {
-    const p1 = emu.emulator.records(id).find((r) => r.record_id === 'P-0001')!;
+    const p1 = fx.emu.emulator.records(id).find((r) => r.record_id === 'P-0001')!;
     const edited = { ...p1, attributes: { ...(p1.attributes as object), stock: 99 } } as DatasetRecord;
-    emu.emulator.portalPublish(id, { upsert: [edited], delete: ['P-0002'] });
+    fx.emu.emulator.portalPublish(id, { upsert: [edited], delete: ['P-0002'] });
   }
 
   async function start(s: ServiceScenario, cron: CronStarter, log = capture()): Promise<{ service: Service; lines: Line[] }> {
@@ -52,7 +42,7 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
   }
 
   it('re-queues the archived export: the edit is overwritten, the deleted record comes back, the archive stays put', async () => {
-    const s = await serviceScenario(emu, 'drift-move');
+    const s = await serviceScenario(fx.emu, 'drift-move');
     await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE }) });
     const cron = manualCron();
     const { service, lines } = await start(s, cron.starter);
@@ -77,7 +67,7 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
   });
 
   it('with on_foreign_edit: keep, the re-applied export brings the deleted record back and keeps the portal edit', async () => {
-    const s = await serviceScenario(emu, 'drift-keep');
+    const s = await serviceScenario(fx.emu, 'drift-keep');
     await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE, policy: { staging: false, on_foreign_edit: 'keep' } }) });
     const cron = manualCron();
     const { service, lines } = await start(s, cron.starter);
@@ -94,7 +84,7 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
   });
 
   it('not archived (after: delete): the marker is cleared, in the state db, so the next export with the same content is synced, after a restart too', async () => {
-    const s = await serviceScenario(emu, 'drift-delete');
+    const s = await serviceScenario(fx.emu, 'drift-delete');
     const ds = s.dataset({ schedules: RECONCILE });
     await s.writeConfig({ shop: { ...ds, watch: { ...(ds.watch as object), after: 'delete' } } });
     const cron = manualCron();
@@ -118,7 +108,7 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
   });
 
   it('leaves a held change alone: the older export is not applied over it', async () => {
-    const s = await serviceScenario(emu, 'drift-held');
+    const s = await serviceScenario(fx.emu, 'drift-held');
     await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE }) });
     const cron = manualCron();
     const { service, lines } = await start(s, cron.starter);

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { capture, drop, events, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, events, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
 
 // Review item 11: a key that cannot be read at reload is not reported as a stopped dataset when it keeps running.
 describe('daemon: a key unreadable at reload', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
 
   it('is logged as a key warning; the dataset keeps syncing on its previous key and /healthz says so', async () => {
-    const s = await serviceScenario(emu, 'reload-key');
+    const s = await serviceScenario(fx.emu, 'reload-key');
     await s.writeConfig({ shop: s.dataset() });
     const log = capture();
     const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env });
@@ -31,7 +24,7 @@ describe('daemon: a key unreadable at reload', () => {
       ]);
       await drop(s.inbox, 'stock.csv', exportCsv(2));
       await waitEvent(log.lines, 'sync.summary', { result: 'published' });
-      expect(emu.emulator.records('reload-key')).toHaveLength(2);
+      expect(fx.emu.emulator.records('reload-key')).toHaveLength(2);
     } finally {
       await service.stop();
     }

@@ -1,11 +1,10 @@
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { isArchivedName } from '../../src/triggers/retention.js';
-import { capture, drop, events, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, events, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
 
 const DAY = 86_400_000;
 
@@ -16,13 +15,7 @@ async function aged(path: string, ageMs: number, now = Date.now()): Promise<void
 
 // Review item 6: processed/ and failed/ do not grow without limit.
 describe('daemon: archived files are kept for watch.retention_days', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
 
   it('knows the names it archives under', () => {
     for (const n of ['stock.20240412-031500.csv', 'stock.20240412-031500-2.csv', 'stock.20240412-031500.superseded.csv', 'stock.20240412-031500.rejected.csv', 'README.20240412-031500']) {
@@ -32,7 +25,7 @@ describe('daemon: archived files are kept for watch.retention_days', () => {
   });
 
   it('deletes archived files older than retention_days at start and after later syncs, keeping newer ones and files it did not write', async () => {
-    const s = await serviceScenario(emu, 'retention');
+    const s = await serviceScenario(fx.emu, 'retention');
     const processed = join(s.inbox, 'processed');
     const failed = join(s.inbox, 'failed');
     await mkdir(processed);

@@ -1,31 +1,21 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { capture, drop, events, exportCsv, ManualTimers, serviceScenario, until, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, events, exportCsv, ManualTimers, serviceScenario, until, waitEvent } from './service-harness.js';
 
 // Review item 1: an older export must never be published over a newer one,
 // whether through a pending retry or a late file with an older modification time.
 describe('daemon: newer exports win over retries of older ones', () => {
-  let emu: RunningEmulator;
-  const services: Service[] = [];
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterEach(async () => {
-    emu.emulator.faults.clear();
-    await Promise.all(services.splice(0).map((s) => s.stop()));
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
+  const services = fx.services;
+  afterEach(() => fx.emu.emulator.faults.clear());
 
   const stockOf = (datasetId: string) =>
-    new Set(emu.emulator.records(datasetId).map((r) => (r.attributes as { stock?: number } | undefined)?.stock));
+    new Set(fx.emu.emulator.records(datasetId).map((r) => (r.attributes as { stock?: number } | undefined)?.stock));
 
   it('a newer file published while an older one waits for its retry: the retry is dropped and the older file archived as superseded', async () => {
-    const s = await serviceScenario(emu, 'retry-order');
+    const s = await serviceScenario(fx.emu, 'retry-order');
     await s.writeConfig({ shop: s.dataset() });
     const log = capture();
     const timers = new ManualTimers();
@@ -33,12 +23,12 @@ describe('daemon: newer exports win over retries of older ones', () => {
     services.push(service);
 
     const t0 = Date.now() - 60_000;
-    emu.emulator.faults.add({ path: /retry-order/, status: 503, count: Infinity });
+    fx.emu.emulator.faults.add({ path: /retry-order/, status: 503, count: Infinity });
     await drop(s.inbox, 'a.csv', exportCsv(5, 44), t0);
     await waitEvent(log.lines, 'sync.retry_scheduled');
     expect(timers.labels()).toContain('retry');
 
-    emu.emulator.faults.clear();
+    fx.emu.emulator.faults.clear();
     await drop(s.inbox, 'b.csv', exportCsv(5, 45), t0 + 10_000);
     await waitEvent(log.lines, 'sync.summary', { result: 'published' });
     await waitEvent(log.lines, 'file.processed');
@@ -56,7 +46,7 @@ describe('daemon: newer exports win over retries of older ones', () => {
   });
 
   it('a file older than the last one processed is not synced: it is archived as superseded', async () => {
-    const s = await serviceScenario(emu, 'older-file');
+    const s = await serviceScenario(fx.emu, 'older-file');
     await s.writeConfig({ shop: s.dataset() });
     const log = capture();
     const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers: new ManualTimers() });

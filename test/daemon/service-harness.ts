@@ -1,15 +1,17 @@
-import { createServer } from 'node:net';
-import { mkdir, mkdtemp, rename, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rename, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { stringify } from 'yaml';
+import { afterEach } from 'vitest';
+import type { Service } from '../../src/daemon/service.js';
 import type { Timers } from '../../src/daemon/timers.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
+import { emulatorFixture, events, scenario, type LogLine, type Scenario } from './scenario.js';
+
+export { events, exportCsv, freePort } from './scenario.js';
 
 /** One JSON log line. */
-export type Line = Record<string, unknown> & { event?: string; msg?: string };
+export type Line = LogLine;
 
 /** A pino logger whose lines the test reads. */
 export function capture(): { logger: pino.Logger; lines: Line[]; raw: () => string } {
@@ -35,11 +37,6 @@ export async function until<T>(find: () => T | undefined | false | Promise<T | u
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-/** Lines of `event` whose fields match. */
-export function events(lines: Line[], name: string, match: Record<string, unknown> = {}): Line[] {
-  return lines.filter((l) => l.event === name && Object.entries(match).every(([k, v]) => l[k] === v));
 }
 
 /** Wait for the `count`th line of `event` matching `match`. */
@@ -74,13 +71,6 @@ export class ManualTimers implements Timers {
   }
 }
 
-/** A CSV export of `n` products, every stock `stock`. */
-export function exportCsv(n: number, stock = 1): string {
-  const rows = ['sku,name,code,stock'];
-  for (let i = 1; i <= n; i++) rows.push(`P-${String(i).padStart(4, '0')},Product ${i},C${i},${stock}`);
-  return `${rows.join('\n')}\n`;
-}
-
 /** Write through a dot-name and rename, as a POS writing by rename would; `mtimeMs` sets the modification time first. */
 export async function drop(dir: string, name: string, text: string, mtimeMs?: number): Promise<string> {
   const tmp = join(dir, `.${name}.tmp`);
@@ -90,71 +80,36 @@ export async function drop(dir: string, name: string, text: string, mtimeMs?: nu
   return join(dir, name);
 }
 
-/** A temp folder with an inbox, a dataset on the emulator and its key, and a config writer. */
-export interface ServiceScenario {
-  dir: string;
-  inbox: string;
-  configPath: string;
-  datasetId: string;
-  env: NodeJS.ProcessEnv;
-  /** The `shop` dataset of this scenario, with overrides. */
-  dataset(overrides?: Record<string, unknown>): Record<string, unknown>;
-  /** Write connector.yaml with these datasets. */
-  writeConfig(datasets: Record<string, unknown>, extra?: Record<string, unknown>): Promise<void>;
-}
+/** A scenario of the daemon tests (the Service in this process). */
+export type ServiceScenario = Scenario;
 
-/** Set up a scenario on `emu`: dataset `datasetId`, its key in env DATASET_KEY. */
-export async function serviceScenario(emu: RunningEmulator, datasetId: string): Promise<ServiceScenario> {
-  const dir = await mkdtemp(join(tmpdir(), 'dc-svc-'));
-  const inbox = join(dir, 'inbox');
-  await mkdir(inbox);
-  emu.emulator.addDataset({ id: datasetId });
-  const key = emu.emulator.addKey({ dataset: datasetId });
-  const configPath = join(dir, 'connector.yaml');
-  return {
-    dir,
-    inbox,
-    configPath,
-    datasetId,
-    env: { DATASET_KEY: key },
-    dataset: (overrides = {}) => ({
-      api: {
-        base_url: emu.url,
-        dataset_id: datasetId,
-        key: { env: 'DATASET_KEY' },
-        retry: { max_attempts: 2, base_delay_ms: 10, max_delay_ms: 20 },
-      },
-      source: { type: 'csv' },
-      mapping: {
-        fields: {
-          record_id: 'sku',
-          display_name: 'name',
-          api_value: 'code',
-          'attributes.stock': { column: 'stock', transforms: [{ integer: {} }] },
-        },
-      },
-      policy: { staging: false },
-      watch: { path: inbox, include: ['*.csv'], settle_ms: 100, poll_interval_ms: 30 },
-      ...overrides,
-    }),
-    async writeConfig(datasets, extra = {}) {
-      const doc = { state_dir: join(dir, 'state'), timezone: 'UTC', ...extra, datasets };
-      await writeFile(`${configPath}.tmp`, stringify(doc));
-      await rename(`${configPath}.tmp`, configPath);
-    },
-  };
-}
-
-/** A TCP port free on 127.0.0.1 now (health.listen refuses port 0). */
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
+/** Set up a scenario on `emu`: dataset `datasetId`, its key in env DATASET_KEY; short waits, as everything runs in this process. */
+export function serviceScenario(emu: RunningEmulator, datasetId: string): Promise<ServiceScenario> {
+  return scenario(emu, datasetId, {
+    prefix: 'dc-svc-',
+    keyEnv: 'DATASET_KEY',
+    retry: { max_attempts: 2, base_delay_ms: 10, max_delay_ms: 20 },
+    settleMs: 100,
+    pollMs: 30,
+  });
 }
 
 /** GET /healthz of a running service. */
 export async function healthz(port: number): Promise<Record<string, unknown>> {
   return (await fetch(`http://127.0.0.1:${port}/healthz`)).json() as Promise<Record<string, unknown>>;
+}
+
+/** For a describe block: an emulator shared by its tests, and the services a test starts, stopped after it. */
+export function daemonFixture(): { readonly emu: RunningEmulator; readonly services: Service[] } {
+  const fx = emulatorFixture();
+  const services: Service[] = [];
+  afterEach(async () => {
+    await Promise.all(services.splice(0).map((s) => s.stop()));
+  });
+  return {
+    get emu() {
+      return fx.emu;
+    },
+    services,
+  };
 }

@@ -1,24 +1,17 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { capture, drop, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
 
 const modeOf = async (p: string) => (await stat(p)).mode & 0o777;
 
 // Review item 11: outside systemd (no StateDirectoryMode=, UMask=) the snapshot is not readable by others.
 describe('daemon: the state folder it creates', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
 
   it('is 0700, with state.db and its WAL 0600, whatever the umask', async () => {
-    const s = await serviceScenario(emu, 'state-mode');
+    const s = await serviceScenario(fx.emu, 'state-mode');
     const stateDir = join(s.dir, 'var', 'state');
     await s.writeConfig({ shop: s.dataset() }, { state_dir: stateDir });
     const log = capture();

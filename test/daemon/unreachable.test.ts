@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { capture, drop, exportCsv, freePort, healthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, healthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
 
 // Review item 7: "API unreachable" names the address, the errno and the setting to check.
 describe('daemon: an API that cannot be reached', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
 
   it('the failed sync and /healthz say which address, which errno and which setting', async () => {
-    const s = await serviceScenario(emu, 'unreachable');
+    const s = await serviceScenario(fx.emu, 'unreachable');
     const closed = `http://127.0.0.1:${await freePort()}`;
     const ds = s.dataset();
     const port = await freePort();

@@ -1,26 +1,16 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { capture, drop, exportCsv, freePort, healthz, ManualTimers, serviceScenario, until, waitEvent, type Line } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, healthz, type Line, ManualTimers, serviceScenario, until, waitEvent } from './service-harness.js';
 
 // Review item 4: a folder that is missing, removed, replaced or remounted is
 // watched again once it is back, and /healthz says so while it is not watched.
 describe('daemon: the folder watch recovers', () => {
-  let emu: RunningEmulator;
-  const services: Service[] = [];
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0 });
-  });
-  afterEach(async () => {
-    await Promise.all(services.splice(0).map((s) => s.stop()));
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = daemonFixture();
+  const services = fx.services;
 
   async function start(datasetId: string, opts: { createInbox?: boolean } = {}) {
-    const s = await serviceScenario(emu, datasetId);
+    const s = await serviceScenario(fx.emu, datasetId);
     if (opts.createInbox === false) await rm(s.inbox, { recursive: true });
     const port = await freePort();
     await s.writeConfig({ shop: s.dataset() }, { health: { listen: `127.0.0.1:${port}` } });
@@ -32,7 +22,7 @@ describe('daemon: the folder watch recovers', () => {
       const file = await drop(s.inbox, name, exportCsv(n));
       await waitEvent(lines, 'sync.summary', { result: 'published', rows: n });
       await waitEvent(lines, 'file.processed', { file });
-      expect(emu.emulator.records(datasetId)).toHaveLength(n);
+      expect(fx.emu.emulator.records(datasetId)).toHaveLength(n);
     };
     return { s, log, timers, service, health: () => healthz(port), published };
   }

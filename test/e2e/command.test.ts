@@ -1,9 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/server.js';
-import { freePort } from '../daemon/service-harness.js';
-import { emulator, scenario } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorFixture, freePort, scenario } from './harness.js';
 
 /** True when `pid` has ended (gone, or a zombie that nobody reaped yet). */
 async function ended(pid: number): Promise<boolean> {
@@ -27,16 +25,10 @@ async function eventually(cond: () => Promise<boolean>, what: string): Promise<v
 // Review item 3: an export command that starts child processes must not hang its schedule,
 // leave orphans behind at a timeout or a stop, or put anything but JSON on stdout.
 describe('daemon end to end: export commands', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await emulator();
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = emulatorFixture();
 
   it('a command whose child outlives it is killed with its group at timeout_ms; the schedule goes on; /healthz says COMMAND_TIMEOUT', async () => {
-    const s = await scenario(emu, 'e2e-cmd-hang');
+    const s = await scenario(fx.emu, 'e2e-cmd-hang');
     const port = await freePort();
     // sh starts a sleep that holds stderr open, then waits: killing sh alone leaves the pipe open forever.
     const command = ['sh', '-c', `sleep 1000 & echo $! > ${s.dir}/pid-$$; wait`];
@@ -60,7 +52,7 @@ describe('daemon end to end: export commands', () => {
   });
 
   it('SIGTERM kills a running export command and its children', async () => {
-    const s = await scenario(emu, 'e2e-cmd-stop');
+    const s = await scenario(fx.emu, 'e2e-cmd-stop');
     const command = ['sh', '-c', `sleep 1000 & echo $! > ${s.dir}/pid-$$; wait`];
     const { watch: _none, ...ds } = s.dataset({ schedules: [{ type: 'command', name: 'pos', cron: '* * * * * *', command, timeout_ms: 600_000 }] });
     await s.writeConfig({ shop: ds });

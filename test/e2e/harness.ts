@@ -1,16 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { events, scenario as baseScenario, type LogLine, type Scenario as BaseScenario } from '../daemon/scenario.js';
+
+export { emulatorFixture, exportCsv, freePort, HEADER, type LogLine } from '../daemon/scenario.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'dist/cli/main.js');
-
-/** One JSON log line of the daemon. */
-export type LogLine = Record<string, unknown> & { event?: string; msg?: string };
 
 /** The real CLI running as a child process, with its log lines parsed. */
 export class DaemonProcess {
@@ -46,7 +43,7 @@ export class DaemonProcess {
 
   /** Lines with this event (and matching fields). */
   events(name: string, match: Record<string, unknown> = {}): LogLine[] {
-    return this.lines.filter((l) => l.event === name && Object.entries(match).every(([k, v]) => l[k] === v));
+    return events(this.lines, name, match);
   }
 
   /** Wait until `count` lines with this event (and fields) were logged. */
@@ -78,74 +75,23 @@ export class DaemonProcess {
   }
 }
 
-/** A temp folder with an inbox, a state dir, a config path and an emulator dataset with its key. */
-export interface Scenario {
-  dir: string;
-  inbox: string;
-  configPath: string;
-  emu: RunningEmulator;
-  datasetId: string;
-  env: NodeJS.ProcessEnv;
-  /** Write connector.yaml with these datasets (defaults filled in by `dataset()`). */
-  writeConfig(datasets: Record<string, unknown>, extra?: Record<string, unknown>): Promise<void>;
-  /** A dataset config for this scenario's emulator, inbox and key. */
-  dataset(overrides?: Record<string, unknown>): Record<string, unknown>;
+/** A scenario of the end-to-end tests: the shared one, plus `run` of the built CLI on its config. */
+export interface Scenario extends BaseScenario {
   /** Start `run` on this scenario's config, as another user when `as` says so (the scenario's folder must be theirs). */
   start(as?: { uid?: number; gid?: number }): DaemonProcess;
 }
 
-/** Columns of the test exports. */
-export const HEADER = 'sku,name,code,stock';
-
-/** A CSV export of `n` products (first `from`), optionally with `stockOf(i)`. */
-export function exportCsv(n: number, opts: { from?: number; stock?: (i: number) => string } = {}): string {
-  const rows = [HEADER];
-  for (let i = opts.from ?? 1; i < (opts.from ?? 1) + n; i++) {
-    rows.push(`P-${String(i).padStart(4, '0')},Product ${i},C${i},${opts.stock ? opts.stock(i) : String(i % 50)}`);
-  }
-  return `${rows.join('\n')}\n`;
-}
-
-/** Set up a scenario: an emulator in this process on a free port, a dataset and a key. */
+/** Set up a scenario: a dataset and its key on `emu`; waits long enough for a child process on a loaded machine. */
 export async function scenario(emu: RunningEmulator, datasetId: string): Promise<Scenario> {
-  const dir = await mkdtemp(join(tmpdir(), 'dc-e2e-'));
-  const inbox = join(dir, 'inbox');
-  await mkdir(inbox);
-  emu.emulator.addDataset({ id: datasetId });
-  const key = emu.emulator.addKey({ dataset: datasetId });
-  const envName = `E2E_KEY_${datasetId.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
-  const configPath = join(dir, 'connector.yaml');
-  const s: Scenario = {
-    dir,
-    inbox,
-    configPath,
-    emu,
-    datasetId,
-    env: { [envName]: key },
-    dataset: (overrides = {}) => ({
-      api: { base_url: emu.url, dataset_id: datasetId, key: { env: envName }, retry: { max_attempts: 3, base_delay_ms: 50, max_delay_ms: 200 } },
-      source: { type: 'csv' },
-      mapping: {
-        fields: {
-          record_id: 'sku',
-          display_name: 'name',
-          api_value: 'code',
-          'attributes.stock': { column: 'stock', transforms: [{ integer: {} }] },
-        },
-      },
-      policy: { staging: false },
-      watch: { path: inbox, include: ['*.csv'], settle_ms: 250, poll_interval_ms: 50 },
-      ...overrides,
-    }),
-    writeConfig: async (datasets, extra = {}) => {
-      const doc = { state_dir: join(dir, 'state'), timezone: 'UTC', log: { level: 'info' }, ...extra, datasets };
-      await writeFile(`${configPath}.tmp`, stringify(doc));
-      const { rename } = await import('node:fs/promises');
-      await rename(`${configPath}.tmp`, configPath);
-    },
-    start: (as) => new DaemonProcess(['run', '--config', configPath], s.env, as),
-  };
-  return s;
+  const s = await baseScenario(emu, datasetId, {
+    prefix: 'dc-e2e-',
+    keyEnv: `E2E_KEY_${datasetId.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`,
+    retry: { max_attempts: 3, base_delay_ms: 50, max_delay_ms: 200 },
+    settleMs: 250,
+    pollMs: 50,
+    defaults: { log: { level: 'info' } },
+  });
+  return { ...s, start: (as) => new DaemonProcess(['run', '--config', s.configPath], s.env, as) };
 }
 
 /** Start the emulator for a test file. */

@@ -1,20 +1,13 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/server.js';
-import { emulator, exportCsv, scenario } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorFixture, exportCsv, scenario } from './harness.js';
 
 describe('daemon end to end: schedules, reload, stop', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await emulator();
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = emulatorFixture();
 
   it('per-second schedules: a reread syncs a fixed file then skips it while unchanged; a reconcile sees a portal edit', async () => {
-    const s = await scenario(emu, 'e2e-schedule');
+    const s = await scenario(fx.emu, 'e2e-schedule');
     const fixed = join(s.dir, 'fixed.csv');
     await writeFile(fixed, exportCsv(5));
     const { watch: _none, ...ds } = s.dataset({
@@ -29,9 +22,9 @@ describe('daemon end to end: schedules, reload, stop', () => {
       await d.waitFor('schedule.fired', { schedule: 'reread-1' });
       expect(await d.waitFor('sync.summary')).toMatchObject({ file: fixed, result: 'published', adds: 5 });
       await d.waitFor('file.skipped', { reason: 'same_content', origin: 'reread' });
-      expect(emu.emulator.records('e2e-schedule')).toHaveLength(5);
+      expect(fx.emu.emulator.records('e2e-schedule')).toHaveLength(5);
       expect(await readdir(s.dir)).toContain('fixed.csv');
-      emu.emulator.portalPublish('e2e-schedule', { delete: ['P-0001'] });
+      fx.emu.emulator.portalPublish('e2e-schedule', { delete: ['P-0001'] });
       await d.waitFor('reconcile.done', { removed: 1 });
     } finally {
       expect(await d.stop()).toBe(0);
@@ -39,8 +32,8 @@ describe('daemon end to end: schedules, reload, stop', () => {
   });
 
   it('SIGHUP adds a dataset from a good config and keeps the old one on a bad config', async () => {
-    const a = await scenario(emu, 'e2e-reload-a');
-    const b = await scenario(emu, 'e2e-reload-b');
+    const a = await scenario(fx.emu, 'e2e-reload-a');
+    const b = await scenario(fx.emu, 'e2e-reload-b');
     // One process serves both; b's key travels in a's environment.
     Object.assign(a.env, b.env);
     await a.writeConfig({ a: a.dataset() });
@@ -60,39 +53,39 @@ describe('daemon end to end: schedules, reload, stop', () => {
       expect(rejected.issues).toBeInstanceOf(Array);
       await writeFile(join(a.inbox, 'a.csv'), exportCsv(4));
       await d.waitFor('sync.summary', { dataset: 'a', result: 'published' });
-      expect(emu.emulator.records('e2e-reload-a')).toHaveLength(4);
-      expect(emu.emulator.records('e2e-reload-b')).toHaveLength(3);
+      expect(fx.emu.emulator.records('e2e-reload-a')).toHaveLength(4);
+      expect(fx.emu.emulator.records('e2e-reload-b')).toHaveLength(3);
     } finally {
       expect(await d.stop()).toBe(0);
     }
   });
 
   it('SIGTERM during a sync stops it at the next journaled step; a restart finishes it, nothing lost and nothing sent twice', async () => {
-    const s = await scenario(emu, 'e2e-stop');
+    const s = await scenario(fx.emu, 'e2e-stop');
     await s.writeConfig({ shop: s.dataset() });
-    const writesBefore = emu.emulator.counters.recordWrites;
+    const writesBefore = fx.emu.emulator.counters.recordWrites;
     // Few enough records for the per-record path (its cost estimate beats a replace job);
     // slow writes keep the sync running while the signal arrives.
     const N = 15;
-    emu.emulator.faults.add({ method: 'POST', path: /\/records$/, delayMs: 60, count: Infinity });
+    fx.emu.emulator.faults.add({ method: 'POST', path: /\/records$/, delayMs: 60, count: Infinity });
     const d = s.start();
     await d.waitFor('daemon.started');
     await writeFile(join(s.inbox, 'stock.csv'), exportCsv(N));
     await d.waitFor('sync.planned');
-    for (const deadline = Date.now() + 20_000; emu.emulator.counters.recordWrites < writesBefore + 3; ) {
+    for (const deadline = Date.now() + 20_000; fx.emu.emulator.counters.recordWrites < writesBefore + 3; ) {
       if (Date.now() > deadline) throw new Error('the sync never started writing');
       await new Promise((r) => setTimeout(r, 20));
     }
     d.child.kill('SIGTERM');
     expect(await d.exited).toBe(0);
-    emu.emulator.faults.clear();
+    fx.emu.emulator.faults.clear();
     const stopping = d.lines.findIndex((l) => l.event === 'daemon.stopping');
     const summary = d.lines.findIndex((l) => l.event === 'sync.summary');
     expect(stopping).toBeGreaterThan(-1);
     expect(summary).toBeGreaterThan(stopping);
     // Review item 5: the stop does not wait for the whole sync, only for the request in flight.
     expect(d.lines[summary]).toMatchObject({ result: 'interrupted', code: 'INTERRUPTED' });
-    expect(emu.emulator.records('e2e-stop').length).toBeLessThan(N);
+    expect(fx.emu.emulator.records('e2e-stop').length).toBeLessThan(N);
     expect(await readdir(s.inbox)).toContain('stock.csv');
     expect(d.events('sync.retry_scheduled')).toEqual([]);
 
@@ -101,10 +94,10 @@ describe('daemon end to end: schedules, reload, stop', () => {
       await again.waitFor('daemon.started');
       await again.waitFor('sync.resumed');
       await again.waitFor('file.processed');
-      expect(emu.emulator.records('e2e-stop')).toHaveLength(N);
+      expect(fx.emu.emulator.records('e2e-stop')).toHaveLength(N);
       // Every record written exactly once, across the stop and the restart.
-      expect(emu.emulator.counters.recordWrites - writesBefore).toBe(N);
-      const posts = emu.emulator.requests.filter((r) => r.method === 'POST' && /e2e-stop\/records$/.test(r.path));
+      expect(fx.emu.emulator.counters.recordWrites - writesBefore).toBe(N);
+      const posts = fx.emu.emulator.requests.filter((r) => r.method === 'POST' && /e2e-stop\/records$/.test(r.path));
       expect(posts).toHaveLength(N);
       expect(await readdir(join(s.inbox, 'processed'))).toHaveLength(1);
     } finally {

@@ -2,10 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/server.js';
-import { freePort } from '../daemon/service-harness.js';
-import { emulator, exportCsv, scenario } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorFixture, exportCsv, freePort, scenario } from './harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -21,16 +19,10 @@ async function execStartPreArgs(): Promise<string[]> {
 
 // Review item 10: one dataset's bad key must not stop the service for the others.
 describe('systemd unit: a bad key of one dataset', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await emulator();
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = emulatorFixture();
 
   it('passes ExecStartPre (the config is fine); the daemon serves the other dataset and reports the bad one in /healthz', async () => {
-    const s = await scenario(emu, 'e2e-unit-good');
+    const s = await scenario(fx.emu, 'e2e-unit-good');
     const port = await freePort();
     const { watch: _none, ...rest } = s.dataset();
     const bad = { ...rest, api: { ...(rest.api as object), dataset_id: 'e2e-unit-bad', key: { env: 'E2E_KEY_NOT_SET' } } };

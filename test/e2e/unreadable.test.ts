@@ -1,9 +1,7 @@
 import { chmod, chown, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/server.js';
-import { freePort } from '../daemon/service-harness.js';
-import { emulator, exportCsv, scenario } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { emulatorFixture, exportCsv, freePort, scenario } from './harness.js';
 
 /** The user the daemon runs as: nobody when the tests run as root (root reads any file), else the test's own. */
 const asRoot = process.getuid?.() === 0;
@@ -11,16 +9,10 @@ const NOBODY = 65534;
 
 // Review item 8: an export the service user may not read is not "gone".
 describe('daemon end to end: an unreadable export', () => {
-  let emu: RunningEmulator;
-  beforeAll(async () => {
-    emu = await emulator();
-  });
-  afterAll(async () => {
-    await emu?.close();
-  });
+  const fx = emulatorFixture();
 
   it('is reported as FILE_UNREADABLE with its errno and what to grant, shown in /healthz, kept and retried', async () => {
-    const s = await scenario(emu, 'e2e-unreadable');
+    const s = await scenario(fx.emu, 'e2e-unreadable');
     const port = await freePort();
     await s.writeConfig({ shop: s.dataset() }, { health: { listen: `127.0.0.1:${port}` } });
     if (asRoot) for (const p of [s.dir, s.inbox, s.configPath]) await chown(p, NOBODY, NOBODY);
@@ -42,7 +34,7 @@ describe('daemon end to end: an unreadable export', () => {
         reasons: [{ dataset: 'shop', topic: 'file', code: 'FILE_UNREADABLE', message: expect.stringContaining(file) }],
       });
       expect(await readdir(s.inbox)).toEqual(['stock.csv']);
-      expect(emu.emulator.counters.recordWrites).toBe(0);
+      expect(fx.emu.emulator.counters.recordWrites).toBe(0);
     } finally {
       expect(await d.stop()).toBe(0);
     }
