@@ -166,26 +166,32 @@ export class Transport {
    */
   async #rekey(used: Secret): Promise<boolean> {
     if (this.#key !== used) return true;
-    this.#rereading ??= (async () => {
-      try {
-        const next = await this.#o.rereadKey!(used);
-        if (!next) return false;
-        this.#keys.push(next.key);
-        this.#key = next.key;
-        this.#limiter = next.limiter;
-        return true;
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        this.#o.logger?.warn(
-          event('key.warning', { code, message: this.#redact(String((err as Error).message)), outcome: 'kept_previous_key' }),
-          'api key refused, and its source cannot be read again',
-        );
-        return false;
-      } finally {
-        this.#rereading = undefined;
-      }
-    })();
+    if (!this.#rereading) {
+      const reading = this.#reread(used);
+      this.#rereading = reading;
+      void reading.finally(() => {
+        if (this.#rereading === reading) this.#rereading = undefined;
+      });
+    }
     return this.#rereading;
+  }
+
+  async #reread(used: Secret): Promise<boolean> {
+    try {
+      const next = await this.#o.rereadKey!(used);
+      if (!next) return false;
+      this.#keys.push(next.key);
+      this.#key = next.key;
+      this.#limiter = next.limiter;
+      return true;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      this.#o.logger?.warn(
+        event('key.warning', { code, message: this.#redact(String((err as Error).message)), outcome: 'kept_previous_key' }),
+        'api key refused, and its source cannot be read again',
+      );
+      return false;
+    }
   }
 
   async #wait(req: HttpRequest, ms: number, attempt: number): Promise<void> {
