@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, open, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { ApiError } from '../api/errors.js';
 import { ConnectorError } from '../errors.js';
@@ -7,7 +7,7 @@ import { canonicalHash } from '../model/canonical.js';
 import { hashFile } from '../sources/meter.js';
 import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob, refusedForSure, stageOptions } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
+import { copyPrivately, uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
 import { serverRowErrors, uploadRowLine } from './source-read.js';
@@ -41,14 +41,7 @@ export async function stageUpload(
   fields: { mapping: Record<string, string>; encoding: string },
 ): Promise<PlanUpload | null> {
   const path = uploadCopyPath(planDir, planId);
-  await mkdir(planDir, { recursive: true });
-  await copyFile(source.file, path);
-  const fh = await open(path, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+  await copyPrivately(source.file, path); // 0600 in a 0700 plan folder: the export is the shop's data
   if ((await hashFile(path)) !== source.fileHash) return null;
   return { path, filename: basename(source.file), contentType: 'text/csv', sha256: source.fileHash, ...fields };
 }

@@ -1,5 +1,6 @@
-import { mkdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, readFileSync, readdirSync, rmSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { dirname, join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import type { PublishOptions } from '../api/wire.js';
 import type { SourceIdentity } from '../snapshot/types.js';
@@ -77,12 +78,58 @@ export function planDir(stateDbPath: string): string {
   return join(stateDbPath + '.plans');
 }
 
-/** Write the plan atomically (temp file, fsync, rename) before anything is sent. */
+/**
+ * Make the plan folder 0700 (with any parent it needs) when it does not exist,
+ * whatever the umask: plans and upload copies hold the shop's records. A folder
+ * that exists keeps its mode, as openStateDb does for the state folder (the
+ * operator chose it; `doctor` warns when others can read it).
+ */
+export function ensurePlanDir(dir: string): void {
+  const abs = resolve(dir);
+  const first = mkdirSync(abs, { recursive: true, mode: 0o700 });
+  if (first === undefined) return;
+  // mkdir's mode is masked by the umask: set it exactly on each folder made here, from the deepest up to the first.
+  for (let d = abs; ; d = dirname(d)) {
+    chmodSync(d, 0o700);
+    if (d === first || dirname(d) === d) break;
+  }
+}
+
+/** Open `path` as a new 0600 file, whatever the umask; a leftover of that name (a crash mid-write) is replaced, its mode not kept. */
+function openPrivate(path: string): number {
+  rmSync(path, { force: true });
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
+
+/**
+ * Copy `from` into the plan folder as `to`, 0600 whatever the umask and the
+ * source's mode (copyFile would give the copy the export's mode, often 0644),
+ * and fsync it: a resumed upload must find these exact bytes.
+ */
+export async function copyPrivately(from: string, to: string): Promise<void> {
+  ensurePlanDir(dirname(to));
+  const fd = openPrivate(to);
+  try {
+    await pipeline(createReadStream(from), createWriteStream(to, { fd, autoClose: false }));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Write the plan atomically (temp file, fsync, rename) before anything is sent; 0600 in a folder made 0700 (ensurePlanDir). */
 export function savePlan(dir: string, plan: ExecPlan): void {
-  mkdirSync(dir, { recursive: true });
+  ensurePlanDir(dir);
   const file = join(dir, `${plan.planId}.json`);
   const tmp = `${file}.tmp`;
-  const fd = openSync(tmp, 'w', 0o600);
+  const fd = openPrivate(tmp);
   try {
     writeSync(fd, JSON.stringify(plan));
     fsyncSync(fd);

@@ -1,0 +1,82 @@
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { copyPrivately, loadPlan, savePlan, type ExecPlan } from '../../src/sync/exec-plan.js';
+import { tempDir } from './diff-fixtures.js';
+import { recs, scenario, type Scenario } from './harness.js';
+
+/**
+ * Plan files and upload copies hold the shop's records: whoever writes them
+ * (daemon or CLI, under any umask) makes the plan folder 0700 and each file
+ * 0600, as openStateDb does for the state db. An existing folder keeps its mode.
+ */
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+/** A minimal plan (only its id and dataset matter to the plan file functions). */
+const plan = (planId: string) => ({ planId, dataset: 'shop-1', changeset: { upserts: recs(2) } }) as unknown as ExecPlan;
+
+let t: ReturnType<typeof tempDir>;
+let umask: number;
+let s: Scenario | undefined;
+beforeEach(() => {
+  t = tempDir();
+  umask = process.umask(0o022); // the usual permissive umask of a shell
+});
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+  process.umask(umask);
+  t.cleanup();
+});
+
+describe('plan files are private whatever the umask', () => {
+  it('savePlan makes the folder (and a parent it needs) 0700 and the plan file 0600', () => {
+    const dir = join(t.dir, 'var', 'state.db.plans');
+    savePlan(dir, plan('p1'));
+    expect({ parent: mode(join(t.dir, 'var')), dir: mode(dir), file: mode(join(dir, 'p1.json')) }).toEqual({ parent: 0o700, dir: 0o700, file: 0o600 });
+    expect(loadPlan(dir, 'p1')?.planId).toBe('p1');
+  });
+
+  it('a leftover temp file of another mode (a crash mid-write) does not lend the plan its mode', () => {
+    const dir = join(t.dir, 'state.db.plans');
+    mkdirSync(dir, { mode: 0o700 });
+    writeFileSync(join(dir, 'p2.json.tmp'), 'half a plan');
+    chmodSync(join(dir, 'p2.json.tmp'), 0o644);
+    savePlan(dir, plan('p2'));
+    expect(mode(join(dir, 'p2.json'))).toBe(0o600);
+    expect(readdirSync(dir)).toEqual(['p2.json']);
+  });
+
+  it('an existing folder keeps the mode the operator chose; the files in it are 0600', async () => {
+    const dir = join(t.dir, 'state.db.plans');
+    mkdirSync(dir);
+    chmodSync(dir, 0o750);
+    savePlan(dir, plan('p3'));
+    const exported = join(t.dir, 'export.csv');
+    writeFileSync(exported, 'SKU,Name\nA,Apple\n');
+    chmodSync(exported, 0o644);
+    await copyPrivately(exported, join(dir, 'p3.upload'));
+    expect({ dir: mode(dir), plan: mode(join(dir, 'p3.json')), upload: mode(join(dir, 'p3.upload')) }).toEqual({ dir: 0o750, plan: 0o600, upload: 0o600 });
+    expect(readFileSync(join(dir, 'p3.upload'), 'utf8')).toBe('SKU,Name\nA,Apple\n');
+  });
+
+  it('an upload sync keeps its plan and its copy of the export (a 0644 file) 0600 in a 0700 folder', async () => {
+    let seen: Record<string, number> | null = null;
+    s = await scenario({
+      records: recs(30),
+      policy: { replace: { max_per_record_changes: 2, job_poll_ms: 100 } },
+      // While the upload is sent, the plan file and the copy of the export are both there.
+      onRequest: (e) => {
+        if (e.method !== 'POST' || !e.path.endsWith('/imports')) return;
+        const dir = join(s!.dir, 'state.db.plans');
+        seen = Object.fromEntries([['(folder)', mode(dir)], ...readdirSync(dir).map((n) => [n.replace(/^.*\./, '*.'), mode(join(dir, n))])]);
+      },
+    });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(30)) })).result).toBe('unchanged'); // adopt
+    const renamed = await s.writeExport(recs(30).map((r) => ({ ...r, display_name: `New ${r.record_id}` })));
+    chmodSync(renamed, 0o644);
+    expect(await s.engine.sync(s.ds, { file: renamed })).toMatchObject({ result: 'published', path: 'import' });
+    expect(seen).toEqual({ '(folder)': 0o700, '*.json': 0o600, '*.upload': 0o600 });
+  });
+});
