@@ -203,7 +203,12 @@ export class DatasetRuntime {
         if (job.kind === 'reconcile') {
           // The engine logs reconcile.done with what the rebuild found; drift in our records has the export applied again.
           const view = await engine.reconcile!(ds, { signal: this.#stopping.signal });
-          await repairDrift(ds, view.rebuilt, { state: this.#deps.state, logger: this.#log, push: (j) => this.#queue.push(j) });
+          await repairDrift(ds, view.rebuilt, {
+            state: this.#deps.state,
+            logger: this.#log,
+            push: (j) => this.#queue.push(j),
+            fileWaiting: () => this.#queue.fileWaiting,
+          });
         } else {
           const result = await engine.resume(ds, { signal: this.#stopping.signal });
           const outcome = (result as { result?: unknown } | undefined)?.result ?? null;

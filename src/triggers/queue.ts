@@ -48,6 +48,11 @@ export class DatasetQueue {
     return this.#waiting.length + (this.#running ? 1 : 0);
   }
 
+  /** True when a file job waits to run (at most one does). */
+  get fileWaiting(): boolean {
+    return this.#waiting.some((j) => j.kind === 'file');
+  }
+
   /** The job being run now, if any. */
   get running(): DatasetJob | undefined {
     return this.#running;

@@ -1,16 +1,19 @@
-import { mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetConfigSchema, type DatasetConfig } from '../../src/config/schema.js';
 import { DatasetRuntime } from '../../src/daemon/dataset-runtime.js';
 import { HealthState } from '../../src/daemon/health-state.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
-import type { DaemonEngine } from '../../src/daemon/ports.js';
+import type { DaemonEngine, DaemonState } from '../../src/daemon/ports.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { HeldDraft } from '../../src/snapshot/types.js';
+import type { HeldDraft, RebuildReport } from '../../src/snapshot/types.js';
 import { emptySummary, type SyncSummary } from '../../src/sync/outcome.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
+import { capture, events } from './service-harness.js';
 
 const runtimes: DatasetRuntime[] = [];
 afterEach(async () => {
@@ -34,6 +37,10 @@ function dataset(inbox: string, extra: Record<string, unknown> = {}): DatasetCon
  */
 class GatedEngine implements DaemonEngine {
   readonly synced: string[] = [];
+  /** What reconcile reports, once the test releases it. */
+  rebuilt: RebuildReport | null = null;
+  #reconcileGate: (() => void) | undefined;
+  #reconcileStarted: Array<() => void> = [];
   #gates: Array<() => void> = [];
   #started: Array<() => void> = [];
   async sync(ds: DatasetConfig, input: { file: string }): Promise<SyncSummary> {
@@ -45,6 +52,17 @@ class GatedEngine implements DaemonEngine {
   async resume(): Promise<unknown> {
     return undefined;
   }
+  async reconcile(): Promise<{ rebuilt: RebuildReport | null }> {
+    this.#reconcileStarted.splice(0).forEach((r) => r());
+    await new Promise<void>((r) => (this.#reconcileGate = r));
+    return { rebuilt: this.rebuilt };
+  }
+  reconcileStarted(): Promise<void> {
+    return new Promise((r) => this.#reconcileStarted.push(r));
+  }
+  releaseReconcile(): void {
+    this.#reconcileGate?.();
+  }
   nextSync(): Promise<void> {
     return new Promise((r) => this.#started.push(r));
   }
@@ -53,13 +71,17 @@ class GatedEngine implements DaemonEngine {
   }
 }
 
-function runtime(ds: DatasetConfig, engine: DaemonEngine, opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number } = {}) {
+function runtime(
+  ds: DatasetConfig,
+  engine: DaemonEngine,
+  opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number; state?: DaemonState; logger?: Logger } = {},
+) {
   const health = new HealthState();
   health.setPhase('running');
   const r = new DatasetRuntime(ds, {
     engine,
-    state: { lastFileHash: () => null, held: () => opts.held ?? null, forgetFileHash: () => undefined },
-    logger: silentLogger(),
+    state: opts.state ?? { lastFileHash: () => null, held: () => opts.held ?? null, forgetFileHash: () => undefined },
+    logger: opts.logger ?? silentLogger(),
     metrics: new DaemonMetrics(),
     health,
     timezone: 'UTC',
@@ -130,5 +152,39 @@ describe('dataset runtime', () => {
     now = 25 * H;
     await fires[0]!();
     expect(health.report().reasons).toMatchObject([{ code: 'DRAFT_EXPIRED' }]);
+  });
+
+  it('drift found while an export waits: the waiting export goes, with the last hash forgotten, and nothing is re-queued', async () => {
+    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+    const engine = new GatedEngine();
+    engine.rebuilt = { records: 3, added: 0, removed: 1, changed: 0, foreignEdits: [], ownedRemoved: 1 };
+    // The last export is still archived: without a waiting export it would be re-queued.
+    const lastExport = 'sku,name\n1,old\n';
+    await mkdir(join(inbox, 'processed'));
+    await writeFile(join(inbox, 'processed', 'stock.20240101-000000.csv'), lastExport);
+    const hash = createHash('sha256').update(lastExport).digest('hex');
+    let last: string | null = hash;
+    const log = capture();
+    const { r } = runtime(dataset(inbox), engine, {
+      logger: log.logger,
+      state: { lastFileHash: () => last, held: () => null, forgetFileHash: () => void (last = null) },
+    });
+    await r.start();
+    await r.idle();
+    const started = engine.reconcileStarted();
+    r.push({ kind: 'reconcile' });
+    await started;
+    await writeFile(join(inbox, 'w.csv'), 'sku,name\n1,a\n');
+    await until(() => r.depth === 2, 'w.csv queued behind the reconcile');
+    const synced = engine.nextSync();
+    engine.releaseReconcile();
+    await synced;
+    engine.release();
+    await r.idle();
+    expect(last).toBeNull();
+    expect(events(log.lines, 'reconcile.reapply')).toEqual([
+      expect.objectContaining({ action: 'marker_cleared', reason: 'export_waiting', deleted: 1, file_hash: hash }),
+    ]);
+    expect(engine.synced).toEqual(['w.csv']);
   });
 });
