@@ -75,7 +75,7 @@ export const sourceConfigSchema = z
       .union([z.string().min(1), z.number().int().min(1)])
       .nullable()
       .default(null)
-      .describe('XLSX sheet by name, or by 1-based position in the workbook; null = the first sheet.'),
+      .describe('XLSX sheet by name, or by 1-based position in the workbook (hidden sheets count); null = the first worksheet.'),
     header: headerConfigSchema.default(() => headerConfigSchema.parse({})),
     limits: limitsConfigSchema.default(() => limitsConfigSchema.parse({})),
     on_row_errors: z

@@ -34,6 +34,10 @@ export function checkCsvHead(head: Uint8Array, source: SourceConfig, file: strin
 /** Refuse an XLSX source that is not a zip archive at all. */
 export function checkXlsxHead(head: Uint8Array, file: string): void {
   if (startsWith(head, ZIP)) return;
-  const what = startsWith(head, OLE) ? 'a legacy binary Excel (.xls) file' : head.length === 0 ? 'empty' : 'not a zip archive';
-  throw new SourceError('WRONG_FORMAT', `${file}: is ${what}, so not an XLSX workbook`, { file, setting: 'type' });
+  const ctx = { file, setting: 'type' };
+  if (startsWith(head, OLE)) {
+    // Excel also wraps a password-protected .xlsx in this container, so both causes are named.
+    throw new SourceError('WRONG_FORMAT', `${file}: is a legacy binary Excel (.xls) file or a password-protected workbook, not an XLSX workbook; save it as .xlsx without a password`, ctx);
+  }
+  throw new SourceError('WRONG_FORMAT', `${file}: is ${head.length === 0 ? 'empty' : 'not a zip archive'}, so not an XLSX workbook`, ctx);
 }

@@ -1,125 +1,94 @@
 import { createReadStream } from 'node:fs';
-import { Transform } from 'node:stream';
-import ExcelJS from 'exceljs';
 import type { SourceConfig } from './config.js';
 import type { ByteMeter } from './meter.js';
 import { SourceError } from './errors.js';
-import { cellText } from './cell.js';
 import { checkXlsxHead } from './sniff.js';
-import { checkXlsxArchive } from './zip-guard.js';
-
-// Records mapped from these rows stay alive until the consumer takes them; few enough to die young.
-const YIELD_ROWS = 256;
-
-interface SheetReader extends AsyncIterable<ExcelJS.Row> {
-  id: number | string;
-  name: string;
-}
-
-/** Bytes → meter (hash, size limit) on their way into the unzipper. */
-function metered(file: string, meter: ByteMeter): Transform {
-  let first = true;
-  const input = createReadStream(file, { highWaterMark: 256 * 1024 });
-  const tee = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      try {
-        if (first) checkXlsxHead(chunk, file);
-        first = false;
-        meter.add(chunk);
-        done(null, chunk);
-      } catch (err) {
-        done(err as Error);
-      }
-    },
-  });
-  input.on('error', (err) => tee.destroy(err));
-  return input.pipe(tee);
-}
+import { WorkbookArchive } from './xlsx/archive.js';
+import { readDateStyles } from './xlsx/styles.js';
+import { readSharedStrings } from './xlsx/shared-strings.js';
+import { readSheetRows } from './xlsx/sheet.js';
+import { readWorkbookInfo, type SheetInfo } from './xlsx/workbook.js';
+import { checkArchiveSizes } from './xlsx/zip-guard.js';
 
 /**
- * Streams one sheet of an XLSX workbook into `sink`, row by row (line = sheet
- * row number), with exceljs's streaming reader, yielding every `YIELD_ROWS`
- * rows: shared strings are cached, rows are not, so memory stays bounded by
- * the strings table. The zip central directory is checked for bombs before
- * anything is inflated.
+ * Streams one sheet of an XLSX workbook into `sink`, row by row (line = the
+ * sheet's row number), yielding after each inflated piece of the sheet.
+ *
+ * The zip is read by random access (yauzl) and its XML parts with saxes, as
+ * streams decoded whole. We used exceljs's streaming reader before; it
+ * decodes each inflated chunk on its own, so a CJK character split across
+ * two chunks came out as U+FFFD (exceljs issues #2063, #2084, #2316), it
+ * read the furigana of a Japanese name instead of the name, and building a
+ * Row of Cells for every row cost more than the whole rest of the read.
+ *
+ * Memory is bounded by the shared strings table, which the central
+ * directory's sizes (checked first) bound in turn.
  */
-export async function* readXlsxRows(file: string, source: SourceConfig, meter: ByteMeter, sink: (cells: string[], line: number) => void): AsyncGenerator<void> {
-  const head = Buffer.alloc(8);
-  const fh = await import('node:fs/promises').then((fs) => fs.open(file, 'r'));
+export async function* readXlsxRows(
+  file: string,
+  source: SourceConfig,
+  meter: ByteMeter,
+  sink: (cells: string[], line: number) => void,
+  chunkBytes?: number,
+): AsyncGenerator<void> {
+  await meterWholeFile(file, meter);
+  const archive = await WorkbookArchive.open(file, chunkBytes);
   try {
-    await fh.read(head, 0, 8, 0);
-  } finally {
-    await fh.close();
-  }
-  checkXlsxHead(head, file);
-  await checkXlsxArchive(file, source.limits);
-
-  const input = metered(file, meter);
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
-    sharedStrings: 'cache',
-    styles: 'cache', // needed to tell dates from numbers (number formats)
-    hyperlinks: 'ignore',
-    worksheets: 'emit',
-    entries: 'ignore',
-  });
-  const seen: string[] = [];
-  const maxChars = source.limits.max_record_bytes;
-  const skip = source.header.skip_lines;
-  try {
-    for await (const sheet of reader as unknown as AsyncIterable<SheetReader>) {
-      seen.push(sheet.name);
-      if (!isWanted(sheet, source.sheet, reader, seen.length)) {
-        // Drain a skipped sheet: exceljs removes a spooled sheet's temp file as
-        // soon as it moves on, and an unread sheet's stream would then open a
-        // file that is gone (an uncaught ENOENT).
-        for await (const _row of sheet) void _row;
-        continue;
+    checkArchiveSizes(file, archive.entries(), source.limits);
+    const book = await readWorkbookInfo(archive);
+    const sheet = pickSheet(file, book.sheets, source.sheet);
+    const sharedStrings = book.sharedStringsPart ? await readSharedStrings(archive, book.sharedStringsPart) : [];
+    const dateStyles = book.stylesPart ? await readDateStyles(archive, book.stylesPart) : [];
+    const skip = source.header.skip_lines;
+    const maxChars = source.limits.max_record_bytes;
+    const onRow = (cells: string[], row: number) => {
+      if (row <= skip) return;
+      let chars = 0;
+      for (const c of cells) chars += c.length;
+      if (chars > maxChars) {
+        throw new SourceError('LIMIT_RECORD_BYTES', `${file}: row ${row} is longer than max_record_bytes (${maxChars})`, {
+          file,
+          line: row,
+          setting: 'limits.max_record_bytes',
+        });
       }
-      let pending = 0;
-      for await (const row of sheet) {
-        if (row.number <= skip) continue;
-        const values = row.values as unknown[];
-        const cells: string[] = [];
-        let chars = 0;
-        for (let i = 1; i < values.length; i++) {
-          const t = cellText(values[i]);
-          chars += t.length;
-          cells.push(t);
-        }
-        if (chars > maxChars) {
-          throw new SourceError('LIMIT_RECORD_BYTES', `${file}: row ${row.number} is longer than max_record_bytes (${maxChars})`, {
-            file,
-            line: row.number,
-            setting: 'limits.max_record_bytes',
-          });
-        }
-        sink(cells, row.number);
-        if (++pending >= YIELD_ROWS) {
-          pending = 0;
-          yield;
-        }
-      }
-      yield;
-      return;
-    }
+      sink(cells, row);
+    };
+    yield* readSheetRows(archive, sheet.part!, { sharedStrings, dateStyles, date1904: book.date1904 }, onRow);
   } catch (err) {
     if (err instanceof SourceError) throw err;
     throw new SourceError('WRONG_FORMAT', `${file}: could not be read as an XLSX workbook: ${(err as Error)?.message ?? String(err)}`, { file, setting: 'type' }, err);
   } finally {
-    input.destroy();
+    archive.close();
   }
-  const want = source.sheet === null ? 'any sheet' : `sheet ${JSON.stringify(source.sheet)}`;
-  throw new SourceError('SHEET_NOT_FOUND', `${file}: no ${want}; sheets are: ${seen.map((s) => JSON.stringify(s)).join(', ') || 'none'}`, {
-    file,
-    setting: 'sheet',
-  });
 }
 
-function isWanted(sheet: SheetReader, wanted: string | number | null, reader: unknown, position: number): boolean {
-  if (typeof wanted === 'string') return sheet.name === wanted;
-  const index = wanted ?? 1;
-  // Position in the workbook's tab order when workbook.xml has been read; else the order of sheets in the archive.
-  const sheets = (reader as { model?: { sheets?: Array<{ name: string }> } }).model?.sheets;
-  const byOrder = sheets?.[index - 1]?.name;
-  return byOrder !== undefined ? sheet.name === byOrder : position === index;
+/** The file's bytes through the meter (its hash identifies the export; its size limit applies), checking the head first. */
+async function meterWholeFile(file: string, meter: ByteMeter): Promise<void> {
+  let first = true;
+  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    if (first) checkXlsxHead(chunk, file);
+    first = false;
+    meter.add(chunk);
+  }
+}
+
+/** The sheet the source names (by name, or by 1-based tab position), or the first worksheet. */
+function pickSheet(file: string, sheets: readonly SheetInfo[], wanted: string | number | null): SheetInfo {
+  const found = wanted === null ? sheets.find((s) => s.kind === 'worksheet') : typeof wanted === 'string' ? sheets.find((s) => s.name === wanted) : sheets[wanted - 1];
+  const listed = sheets.map((s) => JSON.stringify(s.name)).join(', ') || 'none';
+  if (!found) {
+    const want = wanted === null ? 'worksheet' : `sheet ${JSON.stringify(wanted)}`;
+    throw new SourceError('SHEET_NOT_FOUND', `${file}: no ${want}; sheets are: ${listed}`, { file, setting: 'sheet' });
+  }
+  if (found.kind !== 'worksheet') {
+    throw new SourceError('SHEET_NOT_FOUND', `${file}: sheet ${JSON.stringify(found.name)} is a ${found.kind === 'chartsheet' ? 'chart sheet' : 'sheet without cells'}; sheets are: ${listed}`, {
+      file,
+      setting: 'sheet',
+    });
+  }
+  if (found.part === null) {
+    throw new SourceError('WRONG_FORMAT', `${file}: sheet ${JSON.stringify(found.name)} has no cells part in the archive; the workbook is damaged — export it again`, { file, setting: 'type' });
+  }
+  return found;
 }
