@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { join } from 'node:path';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import ExcelJS from 'exceljs';
 import { sourceConfigSchema, type SourceConfigInput } from '../../src/sources/config.js';
 import { ByteMeter } from '../../src/sources/meter.js';
@@ -285,5 +286,20 @@ describe('XLSX reader: damaged and hostile workbooks', () => {
     expect(err.code).toBe('WRONG_FORMAT');
     expect(err.message).toContain('password-protected workbook');
     expect(err.message).toContain('save it as .xlsx without a password');
+  });
+});
+
+describe('XLSX reader: a read stopped early', () => {
+  it.skipIf(process.platform !== 'linux')('releases the file it had open, each time', async () => {
+    // Text that does not compress, so that most of the sheet is still unread when the read stops at row 10.
+    const rows = Array.from({ length: 4000 }, (_, i) => `<row r="${i + 1}"><c r="A${i + 1}" t="inlineStr"><is><t>${randomBytes(i === 9 ? 3000 : 200).toString('hex')}</t></is></c></row>`).join('');
+    const file = await save(handMadeXlsx({ sheets: [{ name: 'S', rows }] }));
+    const open = async () => (await readdir('/proc/self/fd')).length;
+    const before = await open();
+    for (let i = 0; i < 20; i++) {
+      const err = await refusal(file, { limits: { max_record_bytes: 1000 } }).catch((e: unknown) => e);
+      expect((err as SourceError).code).toBe('LIMIT_RECORD_BYTES');
+    }
+    expect(await open()).toBeLessThanOrEqual(before);
   });
 });

@@ -108,17 +108,23 @@ export class WorkbookArchive {
     const stream = method === 8 ? raw.pipe(createInflateRaw({ chunkSize: this.chunkBytes })) : raw;
     if (stream !== raw) raw.on('error', (err) => stream.destroy(err));
     let bytes = 0;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      if (bytes > entry.uncompressedSize) {
-        throw new SourceError('ZIP_BOMB', `${this.file}: archive entry ${entry.fileName} inflates to more than the ${entry.uncompressedSize} bytes its directory declares; refused as a possible zip bomb`, {
-          file: this.file,
-          setting: 'limits.max_uncompressed_bytes',
-        });
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        bytes += chunk.length;
+        if (bytes > entry.uncompressedSize) {
+          throw new SourceError('ZIP_BOMB', `${this.file}: archive entry ${entry.fileName} inflates to more than the ${entry.uncompressedSize} bytes its directory declares; refused as a possible zip bomb`, {
+            file: this.file,
+            setting: 'limits.max_uncompressed_bytes',
+          });
+        }
+        yield chunk;
       }
-      yield chunk;
+      if (bytes !== entry.uncompressedSize) throw new Error(`inflated ${bytes} bytes where the directory declares ${entry.uncompressedSize}`);
+    } finally {
+      // A read stopped early (a refused row, a stop) must release the file: the daemon reads for years.
+      stream.destroy();
+      raw.destroy();
     }
-    if (bytes !== entry.uncompressedSize) throw new Error(`inflated ${bytes} bytes where the directory declares ${entry.uncompressedSize}`);
   }
 
   close(): void {
