@@ -55,6 +55,14 @@ export const limitsConfigSchema = z
       .min(1)
       .default(200)
       .describe('XLSX: largest uncompressed/compressed ratio of an entry over 1 MiB (zip bomb guard).'),
+    max_shared_strings_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(256 * MIB)
+      .describe(
+        'XLSX: largest shared strings table (xl/sharedStrings.xml, uncompressed), in bytes. The table is held in memory while the sheet is read, at about 1.6 bytes per byte; a million-row export has one of about 100 MB.',
+      ),
   })
   .describe('Limits; a file beyond one is refused whole.');
 

@@ -1,4 +1,5 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, open } from 'node:fs';
+import { promisify } from 'node:util';
 import type { SourceConfig } from './config.js';
 import type { ByteMeter } from './meter.js';
 import { SourceError } from './errors.js';
@@ -21,8 +22,8 @@ import { checkArchiveSizes } from './xlsx/zip-guard.js';
  * read the furigana of a Japanese name instead of the name, and building a
  * Row of Cells for every row cost more than the whole rest of the read.
  *
- * Memory is bounded by the shared strings table, which the central
- * directory's sizes (checked first) bound in turn.
+ * Memory is bounded by the shared strings table (limits.max_shared_strings_bytes)
+ * and one row (limits.max_record_bytes).
  */
 export async function* readXlsxRows(
   file: string,
@@ -31,13 +32,19 @@ export async function* readXlsxRows(
   sink: (cells: string[], line: number) => void,
   chunkBytes?: number,
 ): AsyncGenerator<void> {
-  await meterWholeFile(file, meter);
-  const archive = await WorkbookArchive.open(file, chunkBytes);
+  const fd = await openFile(file);
+  try {
+    await meterWholeFile(file, fd, meter);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  const archive = await WorkbookArchive.open(file, fd, chunkBytes);
   try {
     checkArchiveSizes(file, archive.entries(), source.limits);
     const book = await readWorkbookInfo(archive);
     const sheet = pickSheet(file, book.sheets, source.sheet);
-    const sharedStrings = book.sharedStringsPart ? await readSharedStrings(archive, book.sharedStringsPart) : [];
+    const sharedStrings = book.sharedStringsPart ? await readSharedStrings(archive, book.sharedStringsPart, source.limits.max_shared_strings_bytes) : [];
     const dateStyles = book.stylesPart ? await readDateStyles(archive, book.stylesPart) : [];
     const skip = source.header.skip_lines;
     const maxChars = source.limits.max_record_bytes;
@@ -46,7 +53,7 @@ export async function* readXlsxRows(
       let chars = 0;
       for (const c of cells) chars += c.length;
       if (chars > maxChars) {
-        throw new SourceError('LIMIT_RECORD_BYTES', `${file}: row ${row} is longer than max_record_bytes (${maxChars})`, {
+        throw new SourceError('LIMIT_RECORD_BYTES', `${file}: row ${row} is longer than max_record_bytes (${maxChars}); if the export is genuine, raise limits.max_record_bytes`, {
           file,
           line: row,
           setting: 'limits.max_record_bytes',
@@ -54,7 +61,7 @@ export async function* readXlsxRows(
       }
       sink(cells, row);
     };
-    yield* readSheetRows(archive, sheet.part!, { sharedStrings, dateStyles, date1904: book.date1904 }, onRow);
+    yield* readSheetRows(archive, sheet.part!, { sharedStrings, dateStyles, date1904: book.date1904, maxChars }, onRow);
   } catch (err) {
     if (err instanceof SourceError) throw err;
     throw new SourceError('WRONG_FORMAT', `${file}: could not be read as an XLSX workbook: ${(err as Error)?.message ?? String(err)}`, { file, setting: 'type' }, err);
@@ -63,10 +70,19 @@ export async function* readXlsxRows(
   }
 }
 
+async function openFile(file: string): Promise<number> {
+  try {
+    return await promisify(open)(file, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE';
+    throw new SourceError(code, `${file}: ${(err as Error).message}`, { file }, err);
+  }
+}
+
 /** The file's bytes through the meter (its hash identifies the export; its size limit applies), checking the head first. */
-async function meterWholeFile(file: string, meter: ByteMeter): Promise<void> {
+async function meterWholeFile(file: string, fd: number, meter: ByteMeter): Promise<void> {
   let first = true;
-  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of createReadStream(file, { fd, autoClose: false, start: 0, highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
     if (first) checkXlsxHead(chunk, file);
     first = false;
     meter.add(chunk);

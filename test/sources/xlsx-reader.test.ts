@@ -74,6 +74,17 @@ break, _x005F_x0041_ kept</v></c></row>`;
     ]);
   });
 
+  it('numbers rows without a reference after their first cell, and reads ISO dates as the time written', async () => {
+    const rows = '<row><c r="A5" t="d"><v>2024-03-05T10:00:00+09:00</v></c></row><row><c r="A9" s="1"><v>45356</v></c></row><row><c t="d"><v>2024-03-06</v></c></row>';
+    const styles = '<cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="71"/></cellXfs>';
+    const file = await save(handMadeXlsx({ sheets: [{ name: 'S', rows }], styles }));
+    expect(await rowsOf(file)).toEqual([
+      [5, ['2024-03-05T10:00:00']],
+      [9, ['2024-03-05']], // 71 is a Thai built-in date format
+      [10, ['2024-03-06']],
+    ]);
+  });
+
   it('counts dates from 1904 in a workbook that says so', async () => {
     const rows = '<row r="1"><c r="A1" s="1"><v>43894</v></c></row>';
     const file = await save(handMadeXlsx({ sheets: [{ name: 'S', rows }], styles: STYLES, date1904: true }));
@@ -96,6 +107,34 @@ break, _x005F_x0041_ kept</v></c></row>`;
     const rows = '<x:row r="1"><x:c r="A1" t="s"><x:v>0</x:v></x:c><x:c r="B1"><x:v>5</x:v></x:c></x:row>';
     const file = await save(handMadeXlsx({ sheets: [{ name: 'S', rows }], sharedStrings: ['SKU'], prefix: 'x' }));
     expect(await rowsOf(file)).toEqual([[1, ['SKU', '5']]]);
+  });
+
+  it('takes no element of another namespace for its own: a 1904 workbook stays 1904 beside x15:workbookPr', async () => {
+    const zip = makeZip([
+      {
+        name: 'xl/workbook.xml',
+        data: Buffer.from(
+          '<x:workbook xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:x15="http://schemas.microsoft.com/office/spreadsheetml/2010/11/main">' +
+            '<x:workbookPr date1904="1"/><x:sheets><x:sheet name="S" sheetId="1"/></x:sheets>' +
+            '<x:extLst><x:ext uri="{140A7094-0E35-4892-8432-C4D2E57EDEB5}"><x15:workbookPr chartTrackingRefBase="1"/></x:ext></x:extLst></x:workbook>',
+        ),
+      },
+      { name: 'xl/styles.xml', data: Buffer.from('<x:styleSheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:cellXfs><x:xf numFmtId="0"/><x:xf numFmtId="14"/></x:cellXfs></x:styleSheet>') },
+      { name: 'xl/worksheets/sheet1.xml', data: Buffer.from('<x:worksheet xmlns:x="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><x:sheetData><x:row r="1"><x:c r="A1" s="1"><x:v>43894</x:v></x:c></x:row></x:sheetData></x:worksheet>') },
+    ]);
+    expect(await rowsOf(await save(zip))).toEqual([[1, ['2024-03-05']]]);
+  });
+
+  it('finds a workbook at the root of the archive, and sheet files named with percent escapes', async () => {
+    const ns = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+    const rel = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+    const zip = makeZip([
+      { name: '_rels/.rels', data: Buffer.from(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="r" Type="${rel}/officeDocument" Target="workbook.xml"/></Relationships>`) },
+      { name: 'workbook.xml', data: Buffer.from(`<workbook xmlns="${ns}" xmlns:r="${rel}"><sheets><sheet name="S" sheetId="1" r:id="s1"/></sheets></workbook>`) },
+      { name: '_rels/workbook.xml.rels', data: Buffer.from(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="s1" Type="${rel}/worksheet" Target="sheets/Sheet%201.xml"/></Relationships>`) },
+      { name: 'sheets/Sheet 1.xml', data: Buffer.from(`<worksheet xmlns="${ns}"><sheetData><row r="1"><c r="A1"><v>3</v></c></row></sheetData></worksheet>`) },
+    ]);
+    expect(await rowsOf(await save(zip))).toEqual([[1, ['3']]]);
   });
 
   it('skips the preamble rows the source says to skip, by sheet row number', async () => {
@@ -249,6 +288,7 @@ describe('XLSX reader: damaged and hostile workbooks', () => {
     const err = await refusal(await save(liar));
     expect(err.code).toBe('ZIP_BOMB');
     expect(err.message).toContain('xl/worksheets/sheet1.xml inflates to more than the 300 bytes');
+    expect(err.context.setting).toBe('type'); // no limit would let it through
   });
 
   it('reads stored (uncompressed) entries too', async () => {
@@ -273,11 +313,43 @@ describe('XLSX reader: damaged and hostile workbooks', () => {
     expect(encoding.message).toContain('xl/worksheets/sheet1.xml is not valid utf-8');
     const malformed = await refusal(await save(sheet(Buffer.from(`${head}oops</c></row></sheetData></worksheet>`))));
     expect(malformed.code).toBe('WRONG_FORMAT');
-    expect(malformed.message).toContain('xl/worksheets/sheet1.xml is not well-formed XML');
+    expect(malformed.message).toContain('xl/worksheets/sheet1.xml is not well-formed XML after row 1');
     const index = await refusal(await save(handMadeXlsx({ sheets: [{ name: 'S', rows: '<row r="4"><c r="A4" t="s"><v>7</v></c></row>' }], sharedStrings: ['only one'] })));
     expect(index.code).toBe('WRONG_FORMAT');
-    expect(index.message).toContain('row 4 refers to shared string 7, but the workbook has 1');
+    expect(index.message).toContain('row 4: refers to shared string 7, but the workbook has 1');
     expect(index.context.line).toBe(4);
+  });
+
+  it('refuses a cell beyond column XFD before it allocates anything', async () => {
+    const file = await save(handMadeXlsx({ sheets: [{ name: 'S', rows: '<row r="3"><c r="ZZZZZZZ3"><v>1</v></c></row>' }] }));
+    const err = await refusal(file);
+    expect(err.code).toBe('WRONG_FORMAT');
+    expect(err.message).toContain('row 3: cell ZZZZZZZ3 is beyond column XFD (16384)');
+    expect(err.context.line).toBe(3);
+    expect(await rowsOf(await save(handMadeXlsx({ sheets: [{ name: 'S', rows: '<row r="1"><c r="XFD1"><v>1</v></c></row>' }] })))).toEqual([[1, [...Array(16_383).fill(''), '1']]]);
+  });
+
+  it('refuses an archive of more entries than any workbook has, and elements nested deeper than any writer nests them', async () => {
+    const many = makeZip(Array.from({ length: 10_001 }, (_, i) => ({ name: `e${i}`, data: Buffer.alloc(0), method: 0 as const })));
+    const entries = await refusal(await save(many));
+    expect(entries.code).toBe('WRONG_FORMAT');
+    expect(entries.message).toContain('10001 entries, more than the 10000');
+    const deep = handMadeXlsx({ sheets: [{ name: 'S', rows: `<row r="1">${'<x>'.repeat(100)}${'</x>'.repeat(100)}</row>` }] });
+    const nested = await refusal(await save(deep));
+    expect(nested.code).toBe('WRONG_FORMAT');
+    expect(nested.message).toContain('xl/worksheets/sheet1.xml nests elements deeper than any workbook writer does');
+  });
+
+  it('refuses a shared strings table beyond its limit, and a cell beyond max_record_bytes as it grows', async () => {
+    const file = await save(handMadeXlsx({ sheets: [{ name: 'S', rows: '<row r="2"><c r="A2" t="s"><v>0</v></c></row>' }], sharedStrings: ['x'.repeat(5000)] }));
+    const table = await refusal(file, { limits: { max_shared_strings_bytes: 4096 } });
+    expect(table.code).toBe('LIMIT_SHARED_STRINGS');
+    expect(table.message).toContain('raise limits.max_shared_strings_bytes');
+    const long = await save(handMadeXlsx({ sheets: [{ name: 'S', rows: `<row r="7"><c r="A7" t="inlineStr"><is><t>${'y'.repeat(5000)}</t></is></c></row>` }] }));
+    const cell = await refusal(long, { limits: { max_record_bytes: 1000 } });
+    expect(cell.code).toBe('LIMIT_RECORD_BYTES');
+    expect(cell.context.line).toBe(7);
+    expect(cell.message).toContain('raise limits.max_record_bytes');
   });
 
   it('refuses a password-protected workbook (an OLE container) with what to do', async () => {

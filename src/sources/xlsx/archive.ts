@@ -1,3 +1,4 @@
+import { closeSync } from 'node:fs';
 import yauzl from 'yauzl';
 import { TextDecoder } from 'node:util';
 import { createInflateRaw } from 'node:zlib';
@@ -10,6 +11,11 @@ export interface ZipEntryInfo {
   uncompressedBytes: number;
 }
 
+// Larger pieces cost less per byte in zlib, the decoder and saxes; a sheet's records are handed on a piece at a time.
+const INFLATE_CHUNK_BYTES = 128 * 1024;
+// A workbook of many sheets, each with its rels, comments and drawings, has a few thousand parts.
+const MAX_ENTRIES = 10_000;
+
 /**
  * An XLSX file opened for random access: parts are read by name in the
  * order we need them (workbook, strings, styles, then one sheet), whatever
@@ -19,9 +25,6 @@ export interface ZipEntryInfo {
  * while it inflates, so the zip-bomb check on the declared sizes
  * (zip-guard.ts) cannot be lied past.
  */
-// Larger pieces cost less per byte in zlib, the decoder and saxes; a sheet's records are handed on a piece at a time.
-const INFLATE_CHUNK_BYTES = 128 * 1024;
-
 export class WorkbookArchive {
   private constructor(
     readonly file: string,
@@ -30,13 +33,29 @@ export class WorkbookArchive {
     private readonly chunkBytes: number,
   ) {}
 
-  /** `chunkBytes`: bytes inflated at a time (zlib's least is 64); tests make it small to split characters. */
-  static async open(file: string, chunkBytes = INFLATE_CHUNK_BYTES): Promise<WorkbookArchive> {
+  /**
+   * Opens the zip on `fd` and takes it over: close() closes it, and so does
+   * a failure here. (The caller opened it to hash the same bytes that are
+   * read, even if the path is replaced meanwhile.) `chunkBytes`: bytes
+   * inflated at a time (zlib's least is 64); tests make it small to split
+   * characters.
+   */
+  static async open(file: string, fd: number, chunkBytes = INFLATE_CHUNK_BYTES): Promise<WorkbookArchive> {
     let zip: yauzl.ZipFile;
     try {
-      zip = await yauzl.openPromise(file, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
+      zip = await yauzl.fromFdPromise(fd, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
     } catch (err) {
+      // Until a ZipFile exists yauzl holds no reference to the descriptor, so it is ours to close.
+      closeSync(fd);
       throw notZip(file, err);
+    }
+    // Checked before the directory is read: every entry costs memory, and empty ones pass the size checks.
+    if (zip.entryCount > MAX_ENTRIES) {
+      zip.close();
+      throw new SourceError('WRONG_FORMAT', `${file}: the archive has ${zip.entryCount} entries, more than the ${MAX_ENTRIES} any workbook writer makes; refused as damaged or crafted`, {
+        file,
+        setting: 'type',
+      });
     }
     const byName = new Map<string, yauzl.Entry>();
     try {
@@ -55,6 +74,11 @@ export class WorkbookArchive {
       throw notZip(file, err);
     }
     return new WorkbookArchive(file, zip, byName, Math.max(64, chunkBytes));
+  }
+
+  /** The declared uncompressed size of a part; 0 when there is none. */
+  declaredBytes(part: string): number {
+    return this.byName.get(part.toLowerCase())?.uncompressedSize ?? 0;
   }
 
   /** Every entry's declared sizes, for the zip-bomb check. */
@@ -112,14 +136,20 @@ export class WorkbookArchive {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         bytes += chunk.length;
         if (bytes > entry.uncompressedSize) {
-          throw new SourceError('ZIP_BOMB', `${this.file}: archive entry ${entry.fileName} inflates to more than the ${entry.uncompressedSize} bytes its directory declares; refused as a possible zip bomb`, {
-            file: this.file,
-            setting: 'limits.max_uncompressed_bytes',
-          });
+          throw new SourceError(
+            'ZIP_BOMB',
+            `${this.file}: archive entry ${entry.fileName} inflates to more than the ${entry.uncompressedSize} bytes its directory declares; refused as damaged or crafted (a possible zip bomb)`,
+            { file: this.file, setting: 'type' },
+          );
         }
         yield chunk;
       }
-      if (bytes !== entry.uncompressedSize) throw new Error(`inflated ${bytes} bytes where the directory declares ${entry.uncompressedSize}`);
+      if (bytes !== entry.uncompressedSize) {
+        throw new SourceError('WRONG_FORMAT', `${this.file}: archive entry ${entry.fileName} inflates to ${bytes} bytes where its directory declares ${entry.uncompressedSize}; the workbook is damaged — export it again`, {
+          file: this.file,
+          setting: 'type',
+        });
+      }
     } finally {
       // A read stopped early (a refused row, a stop) must release the file: the daemon reads for years.
       stream.destroy();
@@ -127,6 +157,7 @@ export class WorkbookArchive {
     }
   }
 
+  /** Closes the zip and its descriptor (once every stream on it has ended). */
   close(): void {
     this.zip.close();
   }

@@ -37,10 +37,11 @@ export function serialDateText(v: string, date1904: boolean): string {
   return wallTimeText(new Date(ms));
 }
 
-/** A `t="d"` cell (an ISO 8601 date, strict OOXML) as the sheet's wall time. */
+/** A `t="d"` cell (an ISO 8601 date, strict OOXML) as the sheet's wall time: the time as written, any zone offset dropped. */
 export function isoDateText(v: string): string {
-  const hasZone = /(?:Z|[+-]\d\d:?\d\d)$/.test(v);
-  const d = new Date(hasZone || !v.includes('T') ? v : `${v}Z`);
+  const wall = /^(\d{4}-\d\d-\d\d)(?:T(\d\d:\d\d(?::\d\d(?:\.\d+)?)?))?/.exec(v);
+  if (!wall) return v;
+  const d = new Date(`${wall[1]}T${wall[2] ?? '00:00'}Z`);
   return Number.isNaN(d.getTime()) ? v : wallTimeText(new Date(Math.round(d.getTime() / 1000) * 1000));
 }
 

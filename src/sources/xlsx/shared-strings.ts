@@ -1,3 +1,4 @@
+import { SourceError } from '../errors.js';
 import type { WorkbookArchive } from './archive.js';
 import { unescapeXstring } from './cell-text.js';
 import { readXml, type XmlHandlers } from './xml.js';
@@ -12,6 +13,7 @@ export class StringItem {
   private depthInPhonetic = 0;
   private inText = false;
   private parts: string[] = [];
+  private length = 0;
 
   open(name: string): void {
     if (name === 'rPh') this.depthInPhonetic++;
@@ -23,22 +25,36 @@ export class StringItem {
     else if (name === 't') this.inText = false;
   }
 
-  text(value: string): void {
-    if (this.inText) this.parts.push(value);
+  /** Adds character data; returns the item's length so far. */
+  text(value: string): number {
+    if (this.inText) {
+      this.parts.push(value);
+      this.length += value.length;
+    }
+    return this.length;
   }
 
   /** The item's text, still with its `_xHHHH_` escapes; starts the next item. */
   take(): string {
     const s = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
     this.parts = [];
+    this.length = 0;
     this.depthInPhonetic = 0;
     this.inText = false;
     return s;
   }
 }
 
-/** The shared strings table, in order (cells refer to it by index). */
-export async function readSharedStrings(archive: WorkbookArchive, part: string): Promise<string[]> {
+/** The shared strings table, in order (cells refer to it by index); refused beyond `maxBytes` uncompressed. */
+export async function readSharedStrings(archive: WorkbookArchive, part: string, maxBytes: number): Promise<string[]> {
+  const declared = archive.declaredBytes(part);
+  if (declared > maxBytes) {
+    throw new SourceError(
+      'LIMIT_SHARED_STRINGS',
+      `${archive.file}: its shared strings table (${part}) is ${declared} bytes, more than max_shared_strings_bytes (${maxBytes}); if the export is genuine, raise limits.max_shared_strings_bytes`,
+      { file: archive.file, setting: 'limits.max_shared_strings_bytes' },
+    );
+  }
   const strings: string[] = [];
   const item = new StringItem();
   let inItem = false;

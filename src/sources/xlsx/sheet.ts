@@ -10,18 +10,33 @@ export interface SheetContext {
   /** By cell format index: whether numbers in that format are dates. */
   dateStyles: readonly boolean[];
   date1904: boolean;
+  /** Longest text a row may hold (max_record_bytes); a cell is refused as soon as it grows beyond. */
+  maxChars: number;
 }
 
-/** 1-based column of a cell reference (`AB12` → 28); 0 when it has no letters. */
+/** Excel's last column, XFD. */
+export const MAX_COLUMN = 16_384;
+
+/**
+ * 1-based column of a cell reference (`AB12` → 28); 0 when it has no
+ * letters; more than MAX_COLUMN for four letters or more.
+ */
 export function columnOf(ref: string): number {
   let col = 0;
-  for (let i = 0; i < ref.length; i++) {
+  for (let i = 0; i < ref.length && i < 4; i++) {
     const c = ref.charCodeAt(i);
     if (c >= 65 && c <= 90) col = col * 26 + (c - 64);
     else if (c >= 97 && c <= 122) col = col * 26 + (c - 96);
     else break;
   }
   return col;
+}
+
+/** The row number in a cell reference (`AB12` → 12); NaN when there is none. */
+function rowOf(ref: string): number {
+  let i = 0;
+  while (i < ref.length && ref.charCodeAt(i) > 57) i++;
+  return i < ref.length ? Number(ref.slice(i)) : NaN;
 }
 
 /**
@@ -32,7 +47,7 @@ export function columnOf(ref: string): number {
  */
 export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx: SheetContext, onRow: (cells: string[], row: number) => void): AsyncGenerator<void> {
   const file = archive.file;
-  const { sharedStrings, dateStyles, date1904 } = ctx;
+  const { sharedStrings, dateStyles, date1904, maxChars } = ctx;
   const inline = new StringItem();
   let rowNumber = 0;
   let cells: string[] = [];
@@ -43,19 +58,24 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
   let hasValue = false;
   let inValue = false;
   let inInline = false;
+  // A row without `r` takes its number from its first cell's reference when there is one.
+  let rowFromCell = false;
+
+  const refuse = (why: string) =>
+    new SourceError('WRONG_FORMAT', `${file}: row ${rowNumber}: ${why}; the workbook is damaged — export it again`, { file, line: rowNumber, setting: 'type' });
+  const tooLong = () =>
+    new SourceError('LIMIT_RECORD_BYTES', `${file}: row ${rowNumber} is longer than max_record_bytes (${maxChars}); if the export is genuine, raise limits.max_record_bytes`, {
+      file,
+      line: rowNumber,
+      setting: 'limits.max_record_bytes',
+    });
 
   const text = (): string => {
     if (value === '') return '';
     switch (type) {
       case 's': {
         const s = sharedStrings[Number(value)];
-        if (s === undefined) {
-          throw new SourceError('WRONG_FORMAT', `${file}: row ${rowNumber} refers to shared string ${value}, but the workbook has ${sharedStrings.length}; the workbook is damaged — export it again`, {
-            file,
-            line: rowNumber,
-            setting: 'type',
-          });
-        }
+        if (s === undefined) throw refuse(`refers to shared string ${value}, but the workbook has ${sharedStrings.length}`);
         return s;
       }
       case 'inlineStr':
@@ -76,7 +96,16 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     open(name, a) {
       switch (name) {
         case 'c':
-          col = a.r !== undefined ? columnOf(a.r) || col + 1 : col + 1;
+          if (a.r !== undefined) {
+            col = columnOf(a.r) || col + 1;
+            if (rowFromCell) {
+              rowFromCell = false;
+              const r = rowOf(a.r);
+              if (r > rowNumber) rowNumber = r;
+            }
+          } else col++;
+          // The padding below would otherwise try to allocate whatever a crafted reference asks for.
+          if (col > MAX_COLUMN) throw refuse(`cell ${a.r ?? `number ${col}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
           type = a.t;
           style = a.s !== undefined ? Number(a.s) : 0;
           value = '';
@@ -90,6 +119,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
           inInline = true;
           return;
         case 'row':
+          rowFromCell = a.r === undefined;
           rowNumber = a.r !== undefined ? Number(a.r) : rowNumber + 1;
           cells = [];
           col = 0;
@@ -123,9 +153,11 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       }
     },
     text(piece) {
-      if (inValue) value += piece;
-      else if (inInline) inline.text(piece);
+      if (inValue) {
+        value += piece;
+        if (value.length > maxChars) throw tooLong();
+      } else if (inInline && inline.text(piece) > maxChars) throw tooLong();
     },
   };
-  yield* parseXml(file, part, archive.text(part), handlers);
+  yield* parseXml(file, part, archive.text(part), handlers, () => (rowNumber > 0 ? `after row ${rowNumber}` : ''));
 }

@@ -4,14 +4,18 @@ import { readXml } from './xml.js';
 /**
  * Built-in number formats that show dates or times: 14–22 and 45–47 in
  * every locale, 27–36 and 50–58 in the Chinese, Japanese and Korean ones
- * (年月日, 時分秒, era years), which a workbook uses without defining them.
+ * (年月日, 時分秒, era years), 71–81 in the Thai one; a workbook uses them
+ * without defining them (ECMA-376 Part 1, 18.8.30).
  */
-const BUILT_IN_DATE_FORMATS = new Set([14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58]);
+const BUILT_IN_DATE_FORMATS = new Set([
+  14, 15, 16, 17, 18, 19, 20, 21, 22, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 45, 46, 47, 50, 51, 52, 53, 54, 55, 56, 57, 58, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81,
+]);
 
 /**
- * Whether a format code shows a date or time: a y, m, d, h, s (or b, e, g
- * for Buddhist and era years) outside quoted text, [colour]/[$-411] blocks
- * and backslash escapes. `[h]:mm` (elapsed hours) counts, as in exceljs.
+ * Whether a format code shows a date or time: one of exceljs's date letters
+ * (y m d h M s b), or the era letters e and g, outside quoted text,
+ * [colour]/[$-411] blocks and escapes. Case matters as it did in exceljs,
+ * so that unquoted words some writers leave in (`#,##0 Stk.`) stay numbers.
  */
 export function isDateFormat(code: string): boolean {
   const tokens = code
@@ -22,7 +26,7 @@ export function isDateFormat(code: string): boolean {
     .replace(/\[[^\]]*\]/g, '') // colour, condition, locale
     .replace(/General/gi, '')
     .replace(/e[+-]/gi, ''); // scientific notation
-  return /[ymdhsbeg]/i.test(tokens);
+  return /[ymdhMsbeg]/.test(tokens);
 }
 
 /**

@@ -42,8 +42,9 @@ export async function readWorkbookInfo(archive: WorkbookArchive): Promise<Workbo
     throw new SourceError('WRONG_FORMAT', `${file}: a zip archive without ${DEFAULT_WORKBOOK}, so not an XLSX workbook`, { file, setting: 'type' });
   }
   const dir = posix.dirname(workbookPart);
-  const relsPart = `${dir}/_rels/${posix.basename(workbookPart)}.rels`;
-  const rels = archive.has(relsPart) ? await readRelationships(archive, relsPart, dir) : new Map<string, Relationship>();
+  const base = dir === '.' ? '' : `${dir}/`;
+  const relsPart = `${base}_rels/${posix.basename(workbookPart)}.rels`;
+  const rels = archive.has(relsPart) ? await readRelationships(archive, relsPart, base) : new Map<string, Relationship>();
 
   const listed: Array<{ name: string; rId: string }> = [];
   let date1904 = false;
@@ -59,7 +60,7 @@ export async function readWorkbookInfo(archive: WorkbookArchive): Promise<Workbo
   const sheets = listed.map(({ name, rId }, i): SheetInfo => {
     const rel = rels.get(rId);
     // Without relationships, fall back on the usual naming, as Excel itself would write it.
-    const part = rel ? rel.target : rels.size === 0 ? `${dir}/worksheets/sheet${i + 1}.xml` : null;
+    const part = rel ? rel.target : rels.size === 0 ? `${base}worksheets/sheet${i + 1}.xml` : null;
     const kind = !rel || rel.type.endsWith('/worksheet') ? 'worksheet' : rel.type.endsWith('/chartsheet') ? 'chartsheet' : 'other';
     return { name, position: i + 1, part: part && archive.has(part) ? part : null, kind };
   });
@@ -67,7 +68,7 @@ export async function readWorkbookInfo(archive: WorkbookArchive): Promise<Workbo
     const target = [...rels.values()].find((r) => r.type.endsWith(suffix))?.target ?? fallback;
     return archive.has(target) ? target : null;
   };
-  return { sheets, sharedStringsPart: byType('/sharedStrings', `${dir}/sharedStrings.xml`), stylesPart: byType('/styles', `${dir}/styles.xml`), date1904 };
+  return { sheets, sharedStringsPart: byType('/sharedStrings', `${base}sharedStrings.xml`), stylesPart: byType('/styles', `${base}styles.xml`), date1904 };
 }
 
 /** `r:id`, whatever prefix the writer bound the relationships namespace to. */
@@ -82,11 +83,21 @@ async function readRelationships(archive: WorkbookArchive, part: string, base: s
   await readXml(archive.file, part, archive.text(part), {
     open(name, a) {
       if (name !== 'Relationship' || a.TargetMode === 'External' || !a.Id || !a.Target) return;
-      const target = a.Target.startsWith('/') ? a.Target.slice(1) : posix.normalize(posix.join(base, a.Target));
+      // Targets are URIs: a sheet file named 'Sheet 1.xml' is written 'Sheet%201.xml'.
+      const uri = decodeTarget(a.Target);
+      const target = uri.startsWith('/') ? uri.slice(1) : posix.normalize(posix.join(base, uri));
       rels.set(a.Id, { type: a.Type ?? '', target });
     },
     close() {},
     text() {},
   });
   return rels;
+}
+
+function decodeTarget(target: string): string {
+  try {
+    return decodeURIComponent(target);
+  } catch {
+    return target;
+  }
 }

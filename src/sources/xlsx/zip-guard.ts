@@ -18,7 +18,7 @@ export function checkArchiveSizes(file: string, entries: readonly ZipEntryInfo[]
     if (e.uncompressedBytes > RATIO_MIN_BYTES && ratio > limits.max_compression_ratio) {
       throw new SourceError(
         'ZIP_BOMB',
-        `${file}: archive entry ${e.name} inflates ${Math.round(ratio)}× (${e.uncompressedBytes} bytes), beyond max_compression_ratio ${limits.max_compression_ratio}; refused as a possible zip bomb`,
+        `${file}: archive entry ${e.name} inflates ${Math.round(ratio)}× (${e.uncompressedBytes} bytes), beyond max_compression_ratio ${limits.max_compression_ratio}; refused as a possible zip bomb (if the export is genuine, raise limits.max_compression_ratio)`,
         { file, setting: 'limits.max_compression_ratio' },
       );
     }
@@ -26,7 +26,7 @@ export function checkArchiveSizes(file: string, entries: readonly ZipEntryInfo[]
   if (total > limits.max_uncompressed_bytes) {
     throw new SourceError(
       'ZIP_BOMB',
-      `${file}: archive inflates to ${total} bytes, beyond max_uncompressed_bytes ${limits.max_uncompressed_bytes}; refused as a possible zip bomb`,
+      `${file}: archive inflates to ${total} bytes, beyond max_uncompressed_bytes ${limits.max_uncompressed_bytes}; refused as a possible zip bomb (if the export is genuine, raise limits.max_uncompressed_bytes)`,
       { file, setting: 'limits.max_uncompressed_bytes' },
     );
   }
