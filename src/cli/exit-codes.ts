@@ -37,30 +37,24 @@ export function exitCodeFor(err: unknown): ExitCodeValue {
 }
 
 /**
- * Codes of a failed sync that pass by themselves: the service unreachable or
- * not answering (after the client's retries), throttled or busy with a job,
- * the dataset or the state db held by another process. A sync summary keeps
- * its failure's code but not its action, so `sync` decides on these codes
- * (the same ones whose errors carry action 'retry').
+ * The exit code of a finished sync, by the action its summary carries (the
+ * failure's own, src/errors.ts), as exitCodeFor decides for a thrown error:
+ * retry (the API unreachable or not answering after the client's retries,
+ * throttled or busy, the dataset or state db held by another process, a stop
+ * between steps) is 75, hold is 3, reject and stop are 1. Published and
+ * unchanged are 0; a summary without an action goes by its result.
  */
-const TEMPORARY_SYNC_CODES = new Set([
-  'NETWORK_ERROR',
-  'TIMEOUT',
-  'OUTCOME_UNKNOWN',
-  'RATE_LIMITED',
-  'JOB_IN_PROGRESS',
-  'DATASET_BUSY',
-  'STATE_BUSY',
-  'INTERRUPTED',
-]);
-
-/** True when a sync's failure code means "try again later": one of the codes above, or a 5xx the server gave no code for (HTTP_5xx). */
-export function isTemporarySyncCode(code: string | null): boolean {
-  return code !== null && (TEMPORARY_SYNC_CODES.has(code) || /^HTTP_5\d\d$/.test(code));
-}
-
-/** The exit code of a finished sync: by its result, and a failure that passes by itself is 75 (EX_TEMPFAIL), not 1. */
-export function exitCodeForSync(summary: Pick<SyncSummary, 'result' | 'code'>): ExitCodeValue {
-  if (summary.result === 'failed' && isTemporarySyncCode(summary.code)) return ExitCode.TEMPFAIL;
-  return exitCodeForResult(summary.result) as ExitCodeValue;
+export function exitCodeForSync(summary: Pick<SyncSummary, 'result' | 'action'>): ExitCodeValue {
+  if (summary.result === 'published' || summary.result === 'unchanged') return ExitCode.OK;
+  switch (summary.action) {
+    case 'retry':
+      return ExitCode.TEMPFAIL;
+    case 'hold':
+      return ExitCode.HELD;
+    case 'reject':
+    case 'stop':
+      return ExitCode.FAILURE;
+    case null:
+      return exitCodeForResult(summary.result) as ExitCodeValue;
+  }
 }

@@ -41,7 +41,7 @@ export function reportError(err: unknown, out: { write(s: string): unknown } = p
  * return its exit code. The log's sync.summary line has the same, as JSON.
  */
 export function reportSync(
-  s: Pick<SyncSummary, 'dataset' | 'file' | 'result' | 'code' | 'message'>,
+  s: Pick<SyncSummary, 'dataset' | 'file' | 'result' | 'code' | 'action' | 'message'>,
   out: { write(s: string): unknown } = process.stderr,
 ): ExitCodeValue {
   const code = exitCodeForSync(s);
@@ -51,7 +51,7 @@ export function reportSync(
   // Messages of a stopped sync start with their code (stop-messages.ts); it is in the brackets already.
   const message = s.message && s.code && s.message.startsWith(`${s.code}: `) ? s.message.slice(s.code.length + 2) : s.message;
   write(`${s.result} [${s.code ?? 'no code'}] (${ctx})${message ? `: ${message}` : ''}`);
-  const next = code === ExitCode.TEMPFAIL ? 'retry' : code === ExitCode.HELD ? 'hold' : s.result === 'rejected' ? 'reject' : 'stop';
+  const next = s.action ?? (code === ExitCode.TEMPFAIL ? 'retry' : code === ExitCode.HELD ? 'hold' : s.result === 'rejected' ? 'reject' : 'stop');
   write(`  ${NEXT_STEP[next]}`);
   return code;
 }

@@ -11,7 +11,7 @@ import { DEFAULT_LOCK_SETTINGS, SharedLocks, type LockSettings } from './process
 import { asConnectorError } from './unexpected.js';
 import { InterruptedError } from './interrupt.js';
 import { pruneJournal } from './prune.js';
-import { emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
+import { actionForResult, emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
 import { previewPlan, type PlanPreview } from './preview.js';
@@ -105,7 +105,7 @@ export class SyncEngine {
         r = await resumeOpenPlan(ctx);
       } catch (err) {
         if (!(err instanceof InterruptedError)) throw err;
-        Object.assign(ctx.summary, { result: 'interrupted', code: err.code, message: err.message });
+        Object.assign(ctx.summary, { result: 'interrupted', code: err.code, action: err.action, message: err.message });
         return ctx.summary;
       } finally {
         await writeServerRejects(ctx.refused, null);
@@ -117,6 +117,7 @@ export class SyncEngine {
         : e.held === 'foreign_draft' ? 'waiting'
         : e.held === 'guard' ? 'held'
         : 'staged';
+      ctx.summary.action = actionForResult(ctx.summary.result);
       return ctx.summary;
     });
   }
@@ -180,6 +181,7 @@ export class SyncEngine {
 function failedOutside(summary: SyncSummary, logger: Logger, err: ConnectorError): void {
   summary.result = err instanceof InterruptedError ? 'interrupted' : err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   summary.code = err.code;
+  summary.action = err.action;
   summary.message = err.message;
   logger.error({ event: err.action === 'stop' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, err.message);
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ErrorAction } from '../errors.js';
 
 /**
  * The result of one sync and its one `sync.summary` log line. `result` is
@@ -49,6 +50,8 @@ export interface SyncSummary {
   result: SyncResult;
   /** Stable code when the result is not published/unchanged. */
   code: string | null;
+  /** What to do next (the failure's action, src/errors.ts): retry later, hold for a person, reject the input, stop; null when published/unchanged. */
+  action: ErrorAction | null;
   message: string | null;
   warnings: string[];
 }
@@ -75,9 +78,30 @@ export function emptySummary(dataset: string, file: string | null): SyncSummary 
     durationMs: 0,
     result: 'unchanged',
     code: null,
+    action: null,
     message: null,
     warnings: [],
   };
+}
+
+/** The action a result implies when no error gave one (held, staged, waiting: a person; rejected; stopped; interrupted: retry). */
+export function actionForResult(result: SyncResult): ErrorAction | null {
+  switch (result) {
+    case 'published':
+    case 'unchanged':
+    case 'failed': // a failure's action comes from its error; without one, nothing says it would pass
+      return null;
+    case 'held':
+    case 'staged':
+    case 'waiting':
+      return 'hold';
+    case 'rejected':
+      return 'reject';
+    case 'stopped':
+      return 'stop';
+    case 'interrupted':
+      return 'retry';
+  }
 }
 
 /** Write requests were sent and nothing says published: never report success then. */

@@ -1,6 +1,6 @@
 import { ApiError } from '../api/errors.js';
 import type { DatasetConfig } from '../config/schema.js';
-import { ConnectorError } from '../errors.js';
+import { ConnectorError, type ErrorAction } from '../errors.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { crashPoint } from './crash-hook.js';
@@ -19,6 +19,7 @@ import { checkpoint, InterruptedError } from './interrupt.js';
 import { RunJournal } from './run-journal.js';
 import { planSource, readSource, rowLineOf, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
+import { actionForResult, type SyncResult } from './outcome.js';
 
 /** Options of one sync. */
 export interface SyncOptions {
@@ -44,7 +45,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     s.rowErrors = src.rowErrors.length;
     if (src.rejected) {
       ctx.logger.error({ event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile }, src.rejected.message);
-      return end(ctx, 'rejected', src.rejected.code, src.rejected.message);
+      return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
     }
     checkpoint(ctx);
     const resumed = await resumeOpenPlan(ctx);
@@ -179,15 +180,18 @@ function ended(ctx: ExecContext, done: ExecEnd): void {
     ctx.logger.info({ event: 'sync.published', version: done.version }, 'published');
     return end(ctx, 'published', null, null);
   }
-  if (done.kind === 'nothing') return end(ctx, 'failed', 'ALL_REFUSED', `the server refused all ${done.refused} records`);
+  // The server refused every record: the input, not the moment, is wrong (exit 1, not 75).
+  if (done.kind === 'nothing') return end(ctx, 'failed', 'ALL_REFUSED', `the server refused all ${done.refused} records`, 'reject');
   ctx.summary.version = done.version;
   const result = done.held === 'guard' ? 'held' : 'staged';
   return end(ctx, result, `HELD_${done.held.toUpperCase()}`, done.reason);
 }
 
-function end(ctx: ExecContext, result: ExecContext['summary']['result'], code: string | null, message: string | null): void {
+/** Set how the sync ended; the action is the failure's own when there is one, else what the result implies. */
+function end(ctx: ExecContext, result: SyncResult, code: string | null, message: string | null, action: ErrorAction | null = actionForResult(result)): void {
   ctx.summary.result = result;
   ctx.summary.code = code;
+  ctx.summary.action = action;
   ctx.summary.message = message;
 }
 
@@ -199,7 +203,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     // Asked to stop between steps: the open plan (if any) stays for resume.
     ctx.store.recordOutcome('interrupted', { code: err.code });
     ctx.logger.warn({ event: 'sync.failed', kind: 'interrupted', code: err.code }, err.message);
-    return end(ctx, 'interrupted', err.code, err.message);
+    return end(ctx, 'interrupted', err.code, err.message, err.action);
   }
   if (err instanceof MixedDraftError) {
     const stop = holdMixed(ctx, err, src?.fileHash ?? null);
@@ -210,7 +214,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     const open = ctx.db.journal.openPlan(ctx.dataset);
     if (open) closeBlocked(ctx, open.planId);
     ctx.store.recordOutcome('waiting', { code: err.code, version: err.version });
-    return end(ctx, 'waiting', err.code, err.message);
+    return end(ctx, 'waiting', err.code, err.message, err.action);
   }
   if (err instanceof JobEndedError) {
     const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors, rowLineOf(err)) : [];
@@ -221,7 +225,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     const result = err.job.status === 'FAILED' ? 'failed' : 'held';
     ctx.store.recordOutcome(result, { code: err.code, message: err.message, job_id: err.job.job_id });
     ctx.logger.error({ event: 'sync.failed', kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
-    return end(ctx, result, err.code, err.message);
+    return end(ctx, result, err.code, err.message, err.action);
   }
   if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
     const rows = serverRowErrors(src.file, src.lines, err.rowErrors, rowLineOf(err));
@@ -230,7 +234,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     closeOpenPlan(ctx, 'rejected');
     ctx.store.recordOutcome('rejected', { code: err.code, message: err.message });
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
-    return end(ctx, 'rejected', err.code, err.message);
+    return end(ctx, 'rejected', err.code, err.message, err.action);
   }
   // A refused or blocked request: the plan is over, and a draft it staged is discarded when only ours
   // (left for the next run when the server cannot be read now). A retry-class failure stays open for resume.
@@ -239,7 +243,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   const message = stopMessage(err);
   ctx.store.recordOutcome(result, { code: err.code, message });
   ctx.logger.error({ event: result === 'stopped' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, message);
-  return end(ctx, result, err.code, message);
+  return end(ctx, result, err.code, message, err.action);
 }
 
 async function abandonOpenPlan(ctx: ExecContext, why: string): Promise<void> {

@@ -20,15 +20,21 @@ describe('exitCodeFor', () => {
     expect(exitCodeFor(new Error('plain'))).toBe(1);
   });
 
-  it('a sync: by result, and a failure that passes by itself (its code) is 75', () => {
-    expect(exitCodeForSync({ result: 'unchanged', code: null })).toBe(0);
-    expect(exitCodeForSync({ result: 'held', code: 'HELD_GUARD' })).toBe(3);
-    for (const code of ['NETWORK_ERROR', 'TIMEOUT', 'RATE_LIMITED', 'JOB_IN_PROGRESS', 'DATASET_BUSY', 'STATE_BUSY', 'HTTP_503']) {
-      expect(exitCodeForSync({ result: 'failed', code }), code).toBe(75);
-    }
-    for (const code of ['ALL_REFUSED', 'JOB_FAILED', 'HTTP_404', null]) expect(exitCodeForSync({ result: 'failed', code }), String(code)).toBe(1);
-    expect(exitCodeForSync({ result: 'stopped', code: 'UNAUTHORIZED' })).toBe(1);
-    expect(exitCodeForSync({ result: 'interrupted', code: 'INTERRUPTED' })).toBe(75);
+  it('a sync: 0 when published or unchanged, else by the action its summary carries (never by code)', () => {
+    expect(exitCodeForSync({ result: 'unchanged', action: null })).toBe(0);
+    expect(exitCodeForSync({ result: 'published', action: null })).toBe(0);
+    expect(exitCodeForSync({ result: 'held', action: 'hold' })).toBe(3);
+    expect(exitCodeForSync({ result: 'staged', action: 'hold' })).toBe(3);
+    expect(exitCodeForSync({ result: 'waiting', action: 'hold' })).toBe(3);
+    expect(exitCodeForSync({ result: 'failed', action: 'retry' })).toBe(75);
+    expect(exitCodeForSync({ result: 'interrupted', action: 'retry' })).toBe(75);
+    expect(exitCodeForSync({ result: 'failed', action: 'reject' })).toBe(1); // ALL_REFUSED, a FAILED job
+    expect(exitCodeForSync({ result: 'rejected', action: 'reject' })).toBe(1);
+    expect(exitCodeForSync({ result: 'stopped', action: 'stop' })).toBe(1);
+    // Without an action (a summary from before the field), by result as before.
+    expect(exitCodeForSync({ result: 'failed', action: null })).toBe(1);
+    expect(exitCodeForSync({ result: 'held', action: null })).toBe(3);
+    expect(exitCodeForSync({ result: 'interrupted', action: null })).toBe(75);
   });
 });
 
