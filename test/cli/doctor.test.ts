@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
@@ -85,5 +86,50 @@ describe('doctor against the emulator', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.findings).toContainEqual(expect.objectContaining({ check: 'dataset', status: 'fail', message: expect.stringMatching(/^UNAUTHORIZED/) }));
     expect(unknown.findings).toContainEqual(expect.objectContaining({ check: 'watch', status: 'fail', message: '/nonexistent/inbox: does not exist'.replace(/^/, 'folder ') }));
+  });
+});
+
+describe('doctor: the state db and plans must be private', () => {
+  it('warns (exit 0) for each state file or plans folder group or others can read, with the exact chmod; quiet once it was run', async () => {
+    const base = await tempFiles({});
+    const state = join(base, 'state dir'); // a space: the command must quote it
+    await mkdir(join(state, 'state.db.plans'), { recursive: true });
+    for (const [name, mode] of [['state.db', 0o644], ['state.db-wal', 0o640], ['state.db-shm', 0o600]] as const) {
+      await writeFile(join(state, name), '');
+      await chmod(join(state, name), mode);
+    }
+    await chmod(join(state, 'state.db.plans'), 0o755);
+    const yaml = [
+      `state_dir: "${state}"`,
+      'datasets:',
+      '  shop:',
+      `    api: { base_url: "${emu.url}", dataset_id: shop-1, key: { env: SHOP_KEY } }`,
+      '    source: { type: csv }',
+      '    mapping: { fields: { record_id: SKU, display_name: Name, api_value: SKU } }',
+    ].join('\n');
+    const cfg = join(await tempFiles({ 'connector.yaml': yaml }), 'connector.yaml');
+    const run = async () => {
+      const r = await runCli(['doctor', '--json', '--config', cfg], { SHOP_KEY: KEY });
+      return { ...r, state: r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Finding).filter((f) => f.check === 'state') };
+    };
+
+    const before = await run();
+    expect(before.code, before.stdout + before.stderr).toBe(0); // a warning, not a failure
+    const q = (p: string) => `'${join(state, p)}'`;
+    expect(before.state).toEqual([
+      { dataset: null, check: 'state', status: 'warn', message: `${join(state, 'state.db')} is readable by group and others (mode 0644); it holds the shop's records: run chmod 600 ${q('state.db')}` },
+      { dataset: null, check: 'state', status: 'warn', message: `${join(state, 'state.db-wal')} is readable by group (mode 0640); it holds the shop's records: run chmod 600 ${q('state.db-wal')}` },
+      {
+        dataset: null,
+        check: 'state',
+        status: 'warn',
+        message: `folder ${join(state, 'state.db.plans')} can be listed or entered by group and others (mode 0755); its plans hold the shop's records: run chmod 700 ${q('state.db.plans')}`,
+      },
+    ]);
+    // The commands, run as printed, are what it takes.
+    for (const f of before.state) execFileSync('sh', ['-c', f.message.replace(/^.*: run /, '')]);
+    const after = await run();
+    expect(after.code).toBe(0);
+    expect(after.state).toEqual([{ dataset: null, check: 'state', status: 'ok', message: `state db and plans in ${state} are private to their owner` }]);
   });
 });

@@ -10,11 +10,11 @@ interface DoctorOptions {
 
 const MARK: Record<Finding['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', info: 'note' };
 
-/** `doctor`: check each dataset's key, reachability, roles and folders (reads only; sends no write). */
+/** `doctor`: check each dataset's key, reachability, roles and folders, and that the state db is private (reads only; sends no write). */
 export function register(program: Command): void {
   program
     .command('doctor')
-    .description("check each dataset's key, API switch, reachability (read-only requests) and folder permissions; exit 1 when something is wrong")
+    .description("check each dataset's key, API switch, reachability (read-only requests) and folder permissions, and warn when others can read the state db; exit 1 when something is wrong")
     .option('-d, --dataset <name>', 'check only this dataset')
     .option('--json', 'print one JSON object per finding')
     .action(
@@ -26,13 +26,19 @@ export function register(program: Command): void {
           process.stderr.write(`error: no dataset named "${opts.dataset}" in the configuration (known: ${Object.keys(config.datasets).join(', ')})\n`);
           return ExitCode.USAGE;
         }
+        const print = (findings: Finding[]) => {
+          for (const f of findings) {
+            process.stdout.write(opts.json ? `${JSON.stringify(f)}\n` : `${f.dataset ?? '*'}  ${MARK[f.status]}  ${f.check.padEnd(8)}  ${f.message}\n`);
+          }
+        };
+        // Shared by every dataset: the state db and plans (warnings only, never a failure).
+        const { checkStateFiles } = await import('../doctor/state-files.js');
+        print(await checkStateFiles(config.state_dir));
         let failed = false;
         for (const ds of datasets) {
           const findings = await checkDataset(ds, process.env);
           failed ||= findings.some((f) => f.status === 'fail');
-          for (const f of findings) {
-            process.stdout.write(opts.json ? `${JSON.stringify(f)}\n` : `${f.dataset}  ${MARK[f.status]}  ${f.check.padEnd(8)}  ${f.message}\n`);
-          }
+          print(findings);
         }
         return failed ? ExitCode.FAILURE : ExitCode.OK;
       }),

@@ -11,7 +11,8 @@ import type { Secret } from '../../secret.js';
 
 /** One finding of `doctor`. */
 export interface Finding {
-  dataset: string;
+  /** The dataset checked; null for what all datasets share (the state db). */
+  dataset: string | null;
   check: string;
   status: 'ok' | 'warn' | 'fail' | 'info';
   message: string;

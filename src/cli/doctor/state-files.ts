@@ -1,0 +1,58 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { planDir } from '../../sync/exec-plan.js';
+import type { Finding } from './checks.js';
+
+/** A path as one shell word (quoted only when it needs to be). */
+export function shellWord(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
+/** "group", "others" or "group and others" for the bits of `mode` in `groupBits`/`otherBits`; null when neither. */
+function who(mode: number, groupBits: number, otherBits: number): string | null {
+  const g = (mode & groupBits) !== 0;
+  const o = (mode & otherBits) !== 0;
+  return g && o ? 'group and others' : g ? 'group' : o ? 'others' : null;
+}
+
+/**
+ * Check that the state db (and its -wal/-shm) and the plans folder under
+ * `stateDir`, when they exist, are private to their owner: they hold the
+ * shop's records. Each one group or others can read is a warning (never a
+ * failure: the connector works, the data is just exposed) with the exact
+ * chmod to run; the connector never changes the mode of what exists. Reads
+ * only metadata, creates nothing.
+ */
+export async function checkStateFiles(stateDir: string): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  const add = (status: Finding['status'], message: string) => findings.push({ dataset: null, check: 'state', status, message });
+  const db = join(stateDir, 'state.db');
+  const targets = [
+    { path: db, folder: false },
+    { path: `${db}-wal`, folder: false },
+    { path: `${db}-shm`, folder: false },
+    { path: planDir(db), folder: true },
+  ];
+  let seen = 0;
+  for (const t of targets) {
+    let mode: number;
+    try {
+      const st = await stat(t.path);
+      mode = st.mode & 0o777;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') add('info', `${t.path} cannot be checked (${code}): run doctor as the user the connector runs as`);
+      continue;
+    }
+    seen++;
+    const octal = mode.toString(8).padStart(4, '0');
+    const open = t.folder ? who(mode, 0o050, 0o005) : who(mode, 0o040, 0o004);
+    if (open === null) continue;
+    if (t.folder) add('warn', `folder ${t.path} can be listed or entered by ${open} (mode ${octal}); its plans hold the shop's records: run chmod 700 ${shellWord(t.path)}`);
+    else add('warn', `${t.path} is readable by ${open} (mode ${octal}); it holds the shop's records: run chmod 600 ${shellWord(t.path)}`);
+  }
+  if (findings.length === 0) {
+    add(seen ? 'ok' : 'info', seen ? `state db and plans in ${stateDir} are private to their owner` : `no state db in ${stateDir} yet; it will be created private (folder 0700, files 0600)`);
+  }
+  return findings;
+}
