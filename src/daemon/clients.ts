@@ -22,14 +22,22 @@ export class ClientPool {
     private readonly clock?: Clock,
   ) {}
 
-  /** Take the keys of a (re)loaded configuration; datasets in `keep` hold on to their current key. */
-  setKeys(keys: Map<string, Secret>, keep: readonly string[] = []): void {
+  /**
+   * Take the keys of a (re)loaded configuration; datasets in `keep` hold on to
+   * their current key. Returns the datasets that had a key and now have another.
+   */
+  setKeys(keys: Map<string, Secret>, keep: readonly string[] = []): string[] {
     const next = new Map(keys);
     for (const name of keep) {
       const old = this.#keys.get(name);
       if (old) next.set(name, old);
     }
+    const changed = [...next].filter(([name, key]) => {
+      const old = this.#keys.get(name);
+      return old !== undefined && old.reveal() !== key.reveal();
+    });
     this.#keys = next;
+    return changed.map(([name]) => name);
   }
 
   /** The client of a dataset (the engine's clientFor). */

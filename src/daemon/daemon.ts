@@ -52,8 +52,12 @@ export class DatasetSet {
     return [...this.#runtimes.keys()].sort();
   }
 
-  /** Serve exactly the datasets of `datasets`; returns what changed. */
-  async apply(datasets: Record<string, DatasetConfig>, timezone: string): Promise<ConfigDelta> {
+  /**
+   * Serve exactly the datasets of `datasets`; returns what changed. A dataset
+   * whose config changed, or that is in `rekeyed` (its key changed), has its
+   * pending retry run now.
+   */
+  async apply(datasets: Record<string, DatasetConfig>, timezone: string, rekeyed: readonly string[] = []): Promise<ConfigDelta> {
     const before: Record<string, DatasetConfig> = {};
     for (const [n, r] of this.#runtimes) before[n] = r.config;
     const delta = configDelta(before, datasets);
@@ -64,7 +68,10 @@ export class DatasetSet {
       await r.stop();
     }
     // Unchanged datasets too: a reload retries a watch that is not running (review item 4).
-    for (const name of [...delta.changed, ...delta.unchanged]) await this.#runtimes.get(name)!.reconfigure(datasets[name]!);
+    for (const name of [...delta.changed, ...delta.unchanged]) {
+      const why = rekeyed.includes(name) ? 'key_changed' : delta.changed.includes(name) ? 'config_changed' : undefined;
+      await this.#runtimes.get(name)!.reconfigure(datasets[name]!, why);
+    }
     for (const name of delta.added) {
       const r = new DatasetRuntime(datasets[name]!, this.#deps);
       this.#runtimes.set(name, r);

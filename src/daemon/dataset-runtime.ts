@@ -10,7 +10,7 @@ import { disposeReported } from './dispose.js';
 import { repairDrift } from './drift-repair.js';
 import { pruneArchives } from './prune.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
-import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays } from './file-order.js';
+import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
@@ -103,9 +103,11 @@ export class DatasetRuntime {
    * Take a (re)loaded configuration. Triggers restart only when watch or
    * schedules changed, else a watch that is not running is tried again; the
    * running job finishes with the config it began with, waiting jobs run
-   * with the new one.
+   * with the new one. `changed` (the reload changed this dataset's key or
+   * config): an export waiting for its retry, e.g. after a 401 stopped the
+   * dataset, is tried again now rather than on the slow schedule.
    */
-  async reconfigure(ds: DatasetConfig): Promise<void> {
+  async reconfigure(ds: DatasetConfig, changed?: RetryNowReason): Promise<void> {
     const triggersChanged =
       canonicalJson(triggersOf(ds)) !== canonicalJson(triggersOf(this.#ds));
     this.#ds = ds;
@@ -113,6 +115,7 @@ export class DatasetRuntime {
       await this.#stopTriggers();
       await this.#startTriggers();
     } else await this.#watch?.restartIfFailed();
+    if (changed) this.#order.retryNow(changed, this.#queue.running?.kind === 'file');
   }
 
   /** Enqueue a job by hand (tests, the CLI). */

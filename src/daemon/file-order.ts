@@ -17,6 +17,9 @@ export interface RetryDelays {
 
 export const DEFAULT_RETRY: RetryDelays = { firstMs: 30_000, maxMs: 30 * 60_000, slowMs: 15 * 60_000 };
 
+/** Why a reload brings a pending retry forward: it changed what the failed sync depended on. */
+export type RetryNowReason = 'key_changed' | 'config_changed';
+
 /** A file job of a dataset's queue. */
 export type FileJob = Extract<DatasetJob, { kind: 'file' }>;
 
@@ -43,11 +46,13 @@ export interface FileOrderDeps {
  */
 export class FileOrder {
   readonly #deps: FileOrderDeps;
-  /** The file waiting for its retry, with the cancel of its timer. */
-  #pendingRetry: { job: FileJob; cancel: () => void } | undefined;
+  /** The file waiting for its retry, with the cancel of its timer; `queued` once it is on the queue. */
+  #pendingRetry: { job: FileJob; cancel: () => void; slow: boolean; queued?: boolean } | undefined;
   #retryDelay = 0;
   /** Modification time of the newest folder file synced (or found equal): an older one is stale. */
   #newestDoneMtimeMs: number | undefined;
+  /** A reload changed the key or config while a file job ran with the old ones: its retry, if any, goes at once. */
+  #retryAtOnce: RetryNowReason | undefined;
 
   constructor(deps: FileOrderDeps) {
     this.#deps = deps;
@@ -55,6 +60,8 @@ export class FileOrder {
 
   /** True when `job` must not run (it was dropped through `supersede`); call before running a file job. */
   async stale(job: FileJob): Promise<boolean> {
+    // This job runs with the current key and config: a reload before it has nothing more to bring forward.
+    this.#retryAtOnce = undefined;
     const pending = this.#pendingRetry;
     if (pending?.job === job) this.#pendingRetry = undefined;
     else if (pending) {
@@ -78,8 +85,27 @@ export class FileOrder {
 
   /** After a file job ran (and the daemon is not stopping): schedule its retry, or reset the back-off. */
   ran(job: FileJob, result: FileJobResult): void {
-    if (result.next === 'retry') this.#scheduleRetry(job, result.slow);
-    else this.#retryDelay = 0;
+    const atOnce = this.#retryAtOnce;
+    this.#retryAtOnce = undefined;
+    if (result.next !== 'retry') this.#retryDelay = 0;
+    else if (atOnce) this.#retryNow(job, atOnce, result.slow);
+    else this.#scheduleRetry(job, result.slow);
+  }
+
+  /**
+   * A reload changed the dataset's key or config: the pending retry (a stop
+   * such as a 401 waits the slow delay) runs now, through the queue, so a newer
+   * file still wins. With a file job running on the old key or config, its
+   * retry goes at once instead. Nothing pending or running: nothing to do.
+   */
+  retryNow(reason: RetryNowReason, fileJobRunning: boolean): void {
+    const pending = this.#pendingRetry;
+    // Already on the queue (its timer fired): it runs with the new key and config anyway.
+    if (pending?.queued) return;
+    if (pending) {
+      pending.cancel();
+      this.#retryNow(pending.job, reason, pending.slow);
+    } else if (fileJobRunning) this.#retryAtOnce = reason;
   }
 
   /** `job` is being dropped: its pending retry, if any, goes too. */
@@ -110,17 +136,29 @@ export class FileOrder {
     this.#pendingRetry?.cancel();
     this.#deps.logger.info(event('sync.retry_scheduled', { file: job.file.path, retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
     const cancel = this.#deps.timers.after(this.#retryDelay, () => void this.#retry(job), 'retry');
-    this.#pendingRetry = { job, cancel };
+    this.#pendingRetry = { job, cancel, slow };
+  }
+
+  /** Put `job` on the queue now instead of after its back-off (`slow`: the delay skipped was the slow one); it stays the pending retry until it runs. */
+  #retryNow(job: FileJob, reason: RetryNowReason, slow: boolean): void {
+    this.#deps.logger.info(event('sync.retry_now', { file: job.file.path, reason, slow }), 'sync retried now: a reload changed its key or config');
+    this.#pendingRetry = { job, cancel: () => undefined, slow };
+    void this.#retry(job);
   }
 
   async #retry(job: FileJob): Promise<void> {
-    if (this.#pendingRetry?.job !== job) return;
+    const pending = this.#pendingRetry;
+    if (pending?.job !== job) return;
+    const there = await stat(job.file.path).catch(() => undefined);
+    // Superseded, cancelled or brought forward while we looked: that decision stands.
+    if (this.#pendingRetry !== pending) return;
     // A file moved away meanwhile is not retried.
-    if (!(await stat(job.file.path).catch(() => undefined))) {
+    if (!there) {
       this.#pendingRetry = undefined;
       return;
     }
     // It stays pending until it runs, so a newer file running first supersedes it.
+    pending.queued = true;
     this.#deps.push(job);
   }
 }

@@ -188,8 +188,9 @@ export class Service {
     }
     this.#config = next;
     this.#reportKeyFailures(failed, kept);
-    this.#clients.setKeys(keys, kept);
-    const delta = await this.#datasets.apply(serve, next.timezone);
+    // A new key (or config) is what a dataset stopped by a 401 waits for: its held export is retried now.
+    const rekeyed = this.#clients.setKeys(keys, kept);
+    const delta = await this.#datasets.apply(serve, next.timezone, rekeyed);
     if (alertSettings(next) !== alertSettings(old)) {
       // The old instance keeps following its calls in the background; the history file carries the windows over.
       this.#alerts.replace(await this.#buildAlerts(next));

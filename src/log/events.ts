@@ -36,6 +36,7 @@ export const LOG_EVENTS = [
   'schedule.skipped',
   'schedule.warning',
   'sync.retry_scheduled',
+  'sync.retry_now',
   'watch.failed',
   'watch.started',
   'demo.sample_copied',

@@ -11,9 +11,9 @@ import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import type { DaemonEngine, DaemonState } from '../../src/daemon/ports.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { HeldDraft, RebuildReport } from '../../src/snapshot/types.js';
-import { emptySummary, type SyncSummary } from '../../src/sync/outcome.js';
+import { emptySummary, type SyncResult, type SyncSummary } from '../../src/sync/outcome.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
-import { capture, events } from './service-harness.js';
+import { capture, events, ManualTimers } from './service-harness.js';
 
 const runtimes: DatasetRuntime[] = [];
 afterEach(async () => {
@@ -37,6 +37,8 @@ function dataset(inbox: string, extra: Record<string, unknown> = {}): DatasetCon
  */
 class GatedEngine implements DaemonEngine {
   readonly synced: string[] = [];
+  /** Results of the next syncs, in order; then published. */
+  readonly results: SyncResult[] = [];
   /** What reconcile reports, once the test releases it. */
   rebuilt: RebuildReport | null = null;
   #reconcileGate: (() => void) | undefined;
@@ -47,7 +49,7 @@ class GatedEngine implements DaemonEngine {
     this.synced.push(input.file.split('/').pop()!);
     this.#started.splice(0).forEach((r) => r());
     await new Promise<void>((r) => this.#gates.push(r));
-    return { ...emptySummary(ds.name, input.file), result: 'published', requests: 1 };
+    return { ...emptySummary(ds.name, input.file), result: this.results.shift() ?? 'published', requests: 1 };
   }
   async resume(): Promise<unknown> {
     return undefined;
@@ -74,7 +76,7 @@ class GatedEngine implements DaemonEngine {
 function runtime(
   ds: DatasetConfig,
   engine: DaemonEngine,
-  opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number; state?: DaemonState; logger?: Logger } = {},
+  opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number; state?: DaemonState; logger?: Logger; timers?: ManualTimers } = {},
 ) {
   const health = new HealthState();
   health.setPhase('running');
@@ -88,6 +90,7 @@ function runtime(
     now: opts.now ?? (() => Date.now()),
     tmpDir: join(tmpdir(), 'dc-runtime-tmp'),
     ...(opts.cron ? { cronStarter: opts.cron } : {}),
+    ...(opts.timers ? { timers: opts.timers } : {}),
   });
   runtimes.push(r);
   return { r, health };
@@ -186,5 +189,54 @@ describe('dataset runtime', () => {
       expect.objectContaining({ action: 'marker_cleared', reason: 'export_waiting', deleted: 1, file_hash: hash }),
     ]);
     expect(engine.synced).toEqual(['w.csv']);
+  });
+
+  it('a reload that changes the key while the sync runs on the old one: when that sync stops, its retry goes at once', async () => {
+    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+    const engine = new GatedEngine();
+    engine.results.push('stopped');
+    const log = capture();
+    const timers = new ManualTimers();
+    const ds = dataset(inbox);
+    const { r } = runtime(ds, engine, { logger: log.logger, timers });
+    await r.start();
+    const first = engine.nextSync();
+    await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
+    await first;
+    await r.reconfigure(ds, 'key_changed');
+    engine.release(); // the first sync ends stopped (say, a 401 on the old key)
+    await until(() => engine.synced.length === 2, 'the retry of a.csv, at once (no retry timer is fired)');
+    engine.release();
+    await r.idle();
+    expect(engine.synced).toEqual(['a.csv', 'a.csv']);
+    expect(events(log.lines, 'sync.retry_now')).toEqual([expect.objectContaining({ file: join(inbox, 'a.csv'), reason: 'key_changed', slow: true })]);
+    expect(events(log.lines, 'sync.retry_scheduled')).toEqual([]);
+    expect(timers.labels()).not.toContain('retry');
+    expect(await readdir(inbox)).toEqual(['processed']);
+  });
+
+  it('a reload during a sync that succeeds brings nothing forward, and the next stop waits for its slow retry', async () => {
+    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+    const engine = new GatedEngine();
+    const log = capture();
+    const timers = new ManualTimers();
+    const ds = dataset(inbox);
+    const { r } = runtime(ds, engine, { logger: log.logger, timers });
+    await r.start();
+    const first = engine.nextSync();
+    await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
+    await first;
+    await r.reconfigure(ds, 'config_changed');
+    engine.release();
+    await r.idle();
+    engine.results.push('stopped');
+    const second = engine.nextSync();
+    await writeFile(join(inbox, 'b.csv'), 'sku,name\n1,b\n');
+    await second;
+    engine.release();
+    await until(() => timers.labels().includes('retry'), 'the slow retry of b.csv');
+    expect(engine.synced).toEqual(['a.csv', 'b.csv']);
+    expect(events(log.lines, 'sync.retry_now')).toEqual([]);
+    expect(events(log.lines, 'sync.retry_scheduled')).toEqual([expect.objectContaining({ slow: true })]);
   });
 });
