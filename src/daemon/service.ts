@@ -18,7 +18,6 @@ import { startDemo, type Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { HealthState } from './health-state.js';
 import { resolveDatasetKeys } from './keys.js';
-import { prepareStateDir } from './state-dir.js';
 import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine, DaemonState } from './ports.js';
 import type { Timers } from './timers.js';
@@ -102,7 +101,8 @@ export class Service {
     }
     this.#config = config;
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
-    this.#db = openStateDb(await prepareStateDir(config.state_dir), { clock });
+    // openStateDb makes the folder 0700 and state.db 0600 exactly when they are missing, whatever the umask (8943892).
+    this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
     this.#clients = new ClientPool(this.metrics, this.#log, clock);
     this.#clients.setKeys(keys);
     const engine: DaemonEngine = new SyncEngine({
