@@ -11,6 +11,8 @@ export const ExitCode = {
   USAGE: 2,
   /** Work is held for a person (guard held, draft waiting for approval). */
   HELD: 3,
+  /** The export file given on the command line does not exist or cannot be read (EX_NOINPUT). */
+  NOINPUT: 66,
   /** A temporary failure: trying again later may work (EX_TEMPFAIL). */
   TEMPFAIL: 75,
   /** The configuration or a key source is unusable (EX_CONFIG). */
@@ -22,10 +24,15 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 /** Codes of errors that mean "fix the configuration" rather than "try again". */
 const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE']);
 
+// For the daemon a missing file is worth retrying (it may be on its way); a file named on the command line is a typo
+// or a path that isn't there, so it gets its own code rather than 75.
+const INPUT_CODES = new Set(['FILE_NOT_FOUND', 'FILE_UNREADABLE']);
+
 /** The exit code a command returns for an error it could not handle. Decides on code and action only. */
 export function exitCodeFor(err: unknown): ExitCodeValue {
   if (!(err instanceof ConnectorError)) return ExitCode.FAILURE;
   if (CONFIG_CODES.has(err.code)) return ExitCode.CONFIG;
+  if (INPUT_CODES.has(err.code)) return ExitCode.NOINPUT;
   switch (err.action) {
     case 'retry':
       return ExitCode.TEMPFAIL;
@@ -41,11 +48,13 @@ export function exitCodeFor(err: unknown): ExitCodeValue {
  * failure's own, src/errors.ts), as exitCodeFor decides for a thrown error:
  * retry (the API unreachable or not answering after the client's retries,
  * throttled or busy, the dataset or state db held by another process, a stop
- * between steps) is 75, hold is 3, reject and stop are 1. Published and
- * unchanged are 0; a summary without an action goes by its result.
+ * between steps) is 75, hold is 3, reject and stop are 1; the export file
+ * missing or unreadable is 66. Published and unchanged are 0; a summary
+ * without an action goes by its result.
  */
-export function exitCodeForSync(summary: Pick<SyncSummary, 'result' | 'action'>): ExitCodeValue {
+export function exitCodeForSync(summary: Pick<SyncSummary, 'result' | 'action' | 'code'>): ExitCodeValue {
   if (summary.result === 'published' || summary.result === 'unchanged') return ExitCode.OK;
+  if (summary.code !== null && INPUT_CODES.has(summary.code)) return ExitCode.NOINPUT;
   switch (summary.action) {
     case 'retry':
       return ExitCode.TEMPFAIL;

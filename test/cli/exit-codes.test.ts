@@ -20,21 +20,24 @@ describe('exitCodeFor', () => {
     expect(exitCodeFor(new Error('plain'))).toBe(1);
   });
 
-  it('a sync: 0 when published or unchanged, else by the action its summary carries (never by code)', () => {
-    expect(exitCodeForSync({ result: 'unchanged', action: null })).toBe(0);
-    expect(exitCodeForSync({ result: 'published', action: null })).toBe(0);
-    expect(exitCodeForSync({ result: 'held', action: 'hold' })).toBe(3);
-    expect(exitCodeForSync({ result: 'staged', action: 'hold' })).toBe(3);
-    expect(exitCodeForSync({ result: 'waiting', action: 'hold' })).toBe(3);
-    expect(exitCodeForSync({ result: 'failed', action: 'retry' })).toBe(75);
-    expect(exitCodeForSync({ result: 'interrupted', action: 'retry' })).toBe(75);
-    expect(exitCodeForSync({ result: 'failed', action: 'reject' })).toBe(1); // ALL_REFUSED, a FAILED job
-    expect(exitCodeForSync({ result: 'rejected', action: 'reject' })).toBe(1);
-    expect(exitCodeForSync({ result: 'stopped', action: 'stop' })).toBe(1);
+  it('a sync: 0 when published or unchanged, 66 when its file is missing, else by the action its summary carries', () => {
+    expect(exitCodeForSync({ result: 'unchanged', action: null, code: null })).toBe(0);
+    expect(exitCodeForSync({ result: 'published', action: null, code: null })).toBe(0);
+    expect(exitCodeForSync({ result: 'held', action: 'hold', code: null })).toBe(3);
+    expect(exitCodeForSync({ result: 'staged', action: 'hold', code: null })).toBe(3);
+    expect(exitCodeForSync({ result: 'waiting', action: 'hold', code: null })).toBe(3);
+    expect(exitCodeForSync({ result: 'failed', action: 'retry', code: null })).toBe(75);
+    expect(exitCodeForSync({ result: 'interrupted', action: 'retry', code: null })).toBe(75);
+    expect(exitCodeForSync({ result: 'failed', action: 'reject', code: null })).toBe(1); // ALL_REFUSED, a FAILED job
+    expect(exitCodeForSync({ result: 'rejected', action: 'reject', code: null })).toBe(1);
+    expect(exitCodeForSync({ result: 'stopped', action: 'stop', code: null })).toBe(1);
     // Without an action (a summary from before the field), by result as before.
-    expect(exitCodeForSync({ result: 'failed', action: null })).toBe(1);
-    expect(exitCodeForSync({ result: 'held', action: null })).toBe(3);
-    expect(exitCodeForSync({ result: 'interrupted', action: null })).toBe(75);
+    expect(exitCodeForSync({ result: 'failed', action: null, code: null })).toBe(1);
+    expect(exitCodeForSync({ result: 'held', action: null, code: null })).toBe(3);
+    expect(exitCodeForSync({ result: 'interrupted', action: null, code: null })).toBe(75);
+    // The file named on the command line is missing: the daemon would retry it, the command says so at once.
+    expect(exitCodeForSync({ result: 'rejected', action: 'retry', code: 'FILE_NOT_FOUND' })).toBe(66);
+    expect(exitCodeFor(new ConnectorError('FILE_UNREADABLE', 'm', { action: 'retry' }))).toBe(66);
   });
 });
 

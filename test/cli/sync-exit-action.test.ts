@@ -75,6 +75,16 @@ describe('sync: exit code by the action in the summary', () => {
     expect(summaryLine(r.stdout)).toMatchObject({ result: 'stopped', action: 'stop' });
   });
 
+  it('an export file that is not there exits 66 (EX_NOINPUT), not 75, naming the file; nothing is sent', async () => {
+    const before = em.emulator.requests.length;
+    const missing = join(dir, 'no-such-export.csv');
+    const r = await runCli(['--config', await config('shop-1'), 'sync', 'shop-1', '--file', missing], env);
+    expect(r.code, r.stderr).toBe(66);
+    expect(r.stderr).toContain('no-such-export.csv');
+    expect(summaryLine(r.stdout)).toMatchObject({ code: 'FILE_NOT_FOUND' });
+    expect(em.emulator.requests.slice(before).filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+
   it('published: exit 0, action null in the summary line', async () => {
     const r = await runCli(['--config', await config('shop-1'), 'sync', 'shop-1', '--file', await exportOf(4)], env);
     expect(r.code, r.stderr).toBe(0);
