@@ -96,14 +96,12 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     open(name, a) {
       switch (name) {
         case 'c':
-          if (a.r !== undefined) {
-            col = columnOf(a.r) || col + 1;
-            if (rowFromCell) {
-              rowFromCell = false;
-              const r = rowOf(a.r);
-              if (r > rowNumber) rowNumber = r;
-            }
-          } else col++;
+          col = a.r !== undefined ? columnOf(a.r) || col + 1 : col + 1;
+          if (rowFromCell) {
+            rowFromCell = false;
+            const r = a.r !== undefined ? rowOf(a.r) : NaN;
+            if (r > rowNumber) rowNumber = r;
+          }
           // The padding below would otherwise try to allocate whatever a crafted reference asks for.
           if (col > MAX_COLUMN) throw refuse(`cell ${a.r ?? `number ${col}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
           type = a.t;
