@@ -46,8 +46,8 @@ export async function startDemo(config: Config, demo: DemoConfig, logger: Logger
 
 /**
  * Create each dataset of `config` the emulator lacks, and register its key
- * (made up when its env var is unset) unless the emulator already has it for
- * that dataset. Returns the names of the datasets that were created.
+ * (made up when its env var is unset) unless the emulator already has an
+ * entry for that key, live or not. Returns the names of the datasets created.
  */
 function provisionDatasets(emulator: RunningEmulator, config: Config, env: NodeJS.ProcessEnv, logger: Logger): string[] {
   const created: string[] = [];
@@ -63,7 +63,8 @@ function provisionDatasets(emulator: RunningEmulator, config: Config, env: NodeJ
       continue;
     }
     const key = (env[envName] ??= generateDatasetKey());
-    const known = emulator.emulator.keys.list().some((k) => k.key === key && k.dataset === id && !k.revoked);
+    // Any entry for this key is kept as it is: re-adding it would bring a revoked or grace-ended key back to life.
+    const known = emulator.emulator.keys.list().some((k) => k.key === key);
     if (!known) emulator.emulator.addKey({ dataset: id, key });
   }
   return created;

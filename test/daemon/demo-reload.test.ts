@@ -49,4 +49,35 @@ describe('daemon: demo mode reload', () => {
     expect(res.status).toBe(200);
     expect(JSON.stringify(await res.json())).toContain('P-0003');
   });
+
+  it('a reload keeps a revoked key revoked and a key whose reissue grace ended dead: provisioning never re-adds a known key', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dc-demo-'));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const dataset = (name: string) => ({
+      api: { base_url: base, dataset_id: name, key: { env: `DEMO_${name.toUpperCase()}_KEY` } },
+      source: { type: 'csv' },
+      mapping: { fields: { record_id: 'sku', display_name: 'name', api_value: 'code' } },
+    });
+    const configPath = join(dir, 'demo.yaml');
+    const doc = { state_dir: join(dir, 'state'), timezone: 'UTC', demo: { emulator_port: port }, datasets: { alpha: dataset('alpha'), beta: dataset('beta') } };
+    await writeFile(configPath, stringify(doc));
+    const env: NodeJS.ProcessEnv = {};
+    const service = await Service.start({ configPath, logger: capture().logger, env });
+    services.push(service);
+    const admin = (path: string, body: unknown) =>
+      fetch(`${base}/__emulator${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const status = async (name: string) =>
+      (await fetch(`${base}/api/v1/business-datasets/${name}`, { headers: { authorization: `Bearer ${env[`DEMO_${name.toUpperCase()}_KEY`]}` } })).status;
+    expect([await status('alpha'), await status('beta')]).toEqual([200, 200]);
+
+    // In the portal: alpha's key is revoked; beta's is reissued with a one-minute grace, which then ends.
+    expect((await admin('/keys/revoke', { key: env.DEMO_ALPHA_KEY })).status).toBe(200);
+    expect((await admin('/keys/reissue', { key: env.DEMO_BETA_KEY, grace_ms: 60_000 })).status).toBe(201);
+    expect((await admin('/clock/advance', { ms: 120_000 })).status).toBe(200);
+    expect([await status('alpha'), await status('beta')]).toEqual([401, 401]);
+
+    expect(await service.reload()).toBe(true);
+    expect([await status('alpha'), await status('beta')]).toEqual([401, 401]);
+  });
 });
