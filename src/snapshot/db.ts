@@ -3,10 +3,10 @@ import { chmodSync, closeSync, fchmodSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
 import { ConnectorError } from '../errors.js';
-import { stateBusy, stateCorrupt, stateTooNew } from './errors.js';
+import { sqliteMessage, stateBusy, stateCorrupt } from './errors.js';
 import { Journal } from './journal.js';
 import { LockTable } from './locks.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { isBusy, migrate } from './migrate.js';
 import { SnapshotStore } from './store.js';
 
 /** Options of openStateDb. */
@@ -67,8 +67,9 @@ export class StateDb {
  * Open (or create) the state database at `path`: WAL, synchronous=FULL, a busy
  * timeout, a quick integrity check, then pending migrations. An existing file
  * that is not a readable state database throws STATE_CORRUPT (action stop);
- * it is never re-initialised. A folder or file it creates is private (see
- * createPrivately), for the daemon and every CLI command alike.
+ * it is never re-initialised; a migration that fails is STATE_MIGRATION_FAILED
+ * (migrate.ts), never STATE_CORRUPT. A folder or file it creates is private
+ * (see createPrivately), for the daemon and every CLI command alike.
  */
 export function openStateDb(path: string, options: StateDbOptions = {}): StateDb {
   createPrivately(path);
@@ -132,31 +133,4 @@ function checkIntegrity(conn: Database.Database, path: string): void {
   const rows = conn.pragma('quick_check') as Array<{ quick_check: string }>;
   const problems = rows.map((r) => r.quick_check).filter((m) => m !== 'ok');
   if (problems.length > 0) throw stateCorrupt(path, `integrity check: ${problems.slice(0, 3).join('; ')}`);
-}
-
-function migrate(conn: Database.Database, path: string): void {
-  const current = conn.pragma('user_version', { simple: true }) as number;
-  if (current > SCHEMA_VERSION) throw stateTooNew(path, current, SCHEMA_VERSION);
-  if (current === 0) {
-    const tables = conn.prepare("SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").pluck().get() as number;
-    // A file with tables but no version is not ours (or lost its header): never overwrite it.
-    if (tables > 0) throw stateCorrupt(path, 'not a dataset-connector state database (no schema version)');
-  }
-  for (const m of MIGRATIONS) {
-    if (m.version <= current) continue;
-    conn.transaction(() => {
-      conn.exec(m.sql);
-      conn.pragma(`user_version = ${m.version}`);
-    })();
-  }
-}
-
-function isBusy(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-}
-
-function sqliteMessage(err: unknown): string {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  return [e?.code, e?.message].filter((x) => typeof x === 'string').join(': ') || 'unknown error';
 }
