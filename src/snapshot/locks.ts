@@ -6,8 +6,11 @@ export interface LockOwner {
   /** Unique per lock holder (one engine of one process). */
   id: string;
   pid: number;
+  /** For people only; machines with one hostname may share a state folder (machineId tells them apart). */
   host: string;
-  /** The boot of `host` the process runs in (currentBootId()); null or absent where it cannot be read. */
+  /** The machine the process runs on (currentMachineId()); null or absent where it cannot be read. */
+  machineId?: string | null;
+  /** The boot of that machine the process runs in (currentBootId()); null or absent where it cannot be read. */
   bootId?: string | null;
   /** For people: "the daemon", "a dataset-connector sync command". */
   label: string;
@@ -19,6 +22,7 @@ export interface LockRow {
   ownerId: string;
   pid: number;
   host: string;
+  machineId: string | null;
   bootId: string | null;
   label: string;
   purpose: string;
@@ -31,6 +35,7 @@ interface Row {
   owner_id: string;
   pid: number;
   host: string;
+  machine_id: string | null;
   boot_id: string | null;
   label: string;
   purpose: string;
@@ -42,7 +47,7 @@ interface Row {
  * Per-dataset locks in the state database, so that every process using it
  * (the daemon, a CLI command) works on a dataset one at a time. Taken in a
  * BEGIN IMMEDIATE transaction; a lease refreshed while held. A lease that ran
- * out is taken over, and so is a holder on this host that is gone: from an
+ * out is taken over, and so is a holder on this machine that is gone: from an
  * earlier boot (its pid may have been reused since) or whose process ended.
  */
 export class LockTable {
@@ -59,23 +64,28 @@ export class LockTable {
       if (cur && cur.ownerId !== owner.id && cur.expiresAt > now && !this.#gone(cur, owner)) return cur;
       this.conn
         .prepare(
-          `INSERT INTO locks (dataset, owner_id, pid, host, boot_id, label, purpose, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (dataset) DO UPDATE SET owner_id = excluded.owner_id, pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id,
+          `INSERT INTO locks (dataset, owner_id, pid, host, machine_id, boot_id, label, purpose, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (dataset) DO UPDATE SET owner_id = excluded.owner_id, pid = excluded.pid, host = excluded.host,
+             machine_id = excluded.machine_id, boot_id = excluded.boot_id,
              label = excluded.label, purpose = excluded.purpose, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at`,
         )
-        .run(dataset, owner.id, owner.pid, owner.host, owner.bootId ?? null, owner.label, purpose, now, now + leaseMs);
+        .run(dataset, owner.id, owner.pid, owner.host, owner.machineId ?? null, owner.bootId ?? null, owner.label, purpose, now, now + leaseMs);
       return null;
     });
     return take.immediate();
   }
 
   /**
-   * A holder on this host that cannot still be working: it took the lock in
-   * another boot (after a reboot its pid may belong to some other process),
-   * or its process is gone. Holders on other hosts are left to their lease.
+   * A holder on this machine that cannot still be working: it took the lock
+   * in another boot (after a reboot its pid may belong to some other process),
+   * or its process is gone. "This machine" is the machine id, not the
+   * hostname: cloned VMs or Raspberry Pis left on the default hostname may
+   * share a state folder, and one must not take the other's lock because a
+   * pid or boot id of its own differs. Holders on other machines, or on a
+   * machine that is not known (an older row, no machine id), are left to their lease.
    */
   #gone(cur: LockRow, owner: LockOwner): boolean {
-    if (cur.host !== owner.host) return false;
+    if (!cur.machineId || !owner.machineId || cur.machineId !== owner.machineId) return false;
     if (cur.bootId && owner.bootId && cur.bootId !== owner.bootId) return true;
     return !this.alive(cur.pid);
   }
@@ -99,6 +109,7 @@ export class LockTable {
           ownerId: r.owner_id,
           pid: r.pid,
           host: r.host,
+          machineId: r.machine_id,
           bootId: r.boot_id,
           label: r.label,
           purpose: r.purpose,
@@ -131,4 +142,30 @@ export function currentBootId(): string | null {
     }
   }
   return bootId;
+}
+
+let machineId: string | null | undefined;
+
+/**
+ * This machine's id (systemd's /etc/machine-id, else D-Bus's
+ * /var/lib/dbus/machine-id; stable across reboots, unlike the hostname unique
+ * per installation); null where neither can be read (then only leases decide).
+ */
+export function currentMachineId(): string | null {
+  if (machineId === undefined) {
+    machineId = null;
+    for (const file of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
+      try {
+        const id = readFileSync(file, 'utf8').trim();
+        // An empty file (or "uninitialized", systemd's first boot marker) names no machine.
+        if (id !== '' && id !== 'uninitialized') {
+          machineId = id;
+          break;
+        }
+      } catch {
+        // not there: try the next, or stay unknown
+      }
+    }
+  }
+  return machineId;
 }

@@ -126,6 +126,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE locks ADD COLUMN boot_id TEXT;
     `,
   },
+  {
+    version: 5,
+    description: "the holder's machine id in a dataset lock, so a lock decides 'this machine' by machine, not by hostname",
+    sql: `
+      -- /etc/machine-id of the holder's machine; NULL where it cannot be read (then only the lease decides).
+      ALTER TABLE locks ADD COLUMN machine_id TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

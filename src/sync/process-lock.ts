@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { ConnectorError } from '../errors.js';
-import { currentBootId, type LockOwner, type LockRow, type LockTable } from '../snapshot/locks.js';
+import { currentBootId, currentMachineId, type LockOwner, type LockRow, type LockTable } from '../snapshot/locks.js';
 import { checkpoint } from './interrupt.js';
 
 /** How the shared per-dataset lock is held and waited for. */
@@ -23,12 +23,20 @@ export const DEFAULT_LOCK_SETTINGS: LockSettings = { label: 'the daemon', waitMs
 /** Another process works on the dataset (exit 75 for a CLI command: try again). */
 export class DatasetBusyError extends ConnectorError {
   constructor(dataset: string, holder: LockRow | null) {
-    const who = holder ? `${holder.label} (pid ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`})` : 'another process';
+    const who = holder ? `${holder.label} (pid ${holder.pid}${where(holder)})` : 'another process';
     super('DATASET_BUSY', `${who} is working on ${dataset}; try again`, {
       action: 'retry',
       context: { dataset, ...(holder ? { pid: holder.pid, host: holder.host, purpose: holder.purpose } : {}) },
     });
   }
+}
+
+/** Where a holder runs, for the message: nothing on this machine, else its host (said to be another machine when the hostname is ours). */
+function where(holder: LockRow): string {
+  const mine = currentMachineId();
+  const here = holder.machineId && mine ? holder.machineId === mine : holder.host === hostname();
+  if (here) return '';
+  return holder.host === hostname() ? ` on another machine named ${holder.host}` : ` on ${holder.host}`;
 }
 
 /**
@@ -46,7 +54,7 @@ export class SharedLocks {
     private readonly now: () => number = Date.now,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {
-    this.#owner = { id: randomUUID(), pid: process.pid, host: hostname(), bootId: currentBootId(), label: settings.label };
+    this.#owner = { id: randomUUID(), pid: process.pid, host: hostname(), machineId: currentMachineId(), bootId: currentBootId(), label: settings.label };
   }
 
   /** Run `fn` holding `dataset`'s lock; DatasetBusyError when another process keeps it past `waitMs`, InterruptedError when `signal` aborts the wait. */

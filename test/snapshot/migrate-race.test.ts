@@ -100,7 +100,7 @@ describe('migrations under concurrent opens (real processes)', () => {
       expect(results).toEqual(Array.from({ length: 6 }, () => ({ ok: true, version: SCHEMA_VERSION })));
       const db = openStateDb(path);
       const columns = db.conn.prepare("SELECT name FROM pragma_table_info('locks')").pluck().all() as string[];
-      expect(columns.filter((c) => c === 'boot_id')).toHaveLength(1);
+      expect(columns.filter((c) => c === 'boot_id' || c === 'machine_id').sort()).toEqual(['boot_id', 'machine_id']);
       expect(db.conn.prepare('SELECT active_version FROM datasets WHERE dataset = ?').pluck().get('shop-1')).toBe(7);
       db.close();
     }

@@ -6,6 +6,7 @@ import { DatasetClient } from '../../src/api/client.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { Secret } from '../../src/secret.js';
 import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
+import { currentMachineId } from '../../src/snapshot/locks.js';
 import { DatasetBusyError, SyncEngine } from '../../src/sync/engine.js';
 import { ids, recs, scenario, type Scenario } from './harness.js';
 
@@ -66,7 +67,7 @@ describe('one process at a time works on a dataset (a lock in the state db)', ()
     expect((await other.sync(s.ds, { file })).result).toBe('unchanged');
   });
 
-  it('a lease that ran out, or a holder on this host whose process is gone, is taken over', async () => {
+  it('a lease that ran out, or a holder on this machine whose process is gone, is taken over', async () => {
     s = await scenario({ records: recs(3) });
     const file = await s.writeExport(recs(3));
     const far = Date.now() + 3_600_000;
@@ -76,10 +77,11 @@ describe('one process at a time works on a dataset (a lock in the state db)', ()
     expect((await s.engine.sync(s.ds, { file })).result).toBe('unchanged');
     expect(s.db.locks.get('shop-1')).toBeNull();
 
+    if (currentMachineId() === null) return; // no machine id here: only leases decide
     const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
     s.db.conn
-      .prepare('INSERT INTO locks (dataset, owner_id, pid, host, label, purpose, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run('shop-1', 'dead', dead, (await import('node:os')).hostname(), 'the daemon', 'sync', 0, far);
+      .prepare('INSERT INTO locks (dataset, owner_id, pid, host, machine_id, label, purpose, acquired_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run('shop-1', 'dead', dead, (await import('node:os')).hostname(), currentMachineId(), 'the daemon', 'sync', 0, far);
     expect((await s.engine.sync(s.ds, { file })).result).toBe('unchanged');
   });
 
