@@ -210,7 +210,8 @@ export class DatasetRuntime {
             state: this.#deps.state,
             logger: this.#log,
             push: (j) => this.#queue.push(j),
-            fileWaiting: () => this.#queue.fileWaiting,
+            // An export waiting for its retry is held by FileOrder, not the queue: it is newer than the archived one too.
+            exportWaiting: () => this.#queue.fileWaiting || this.#order.hasPending(),
           });
         } else {
           const result = await engine.resume(ds, { signal: this.#stopping.signal });

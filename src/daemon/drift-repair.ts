@@ -37,8 +37,8 @@ export interface DriftRepairDeps {
   logger: Logger;
   /** Put a job on the dataset's queue; false when it is stopped. */
   push(job: DatasetJob): boolean;
-  /** True when an export already waits in the queue. */
-  fileWaiting(): boolean;
+  /** True when an export already waits: in the queue, or for its retry. */
+  exportWaiting(): boolean;
 }
 
 /**
@@ -52,7 +52,7 @@ export interface DriftRepairDeps {
  * still there. It goes through the normal queue and sync: guards, ownership
  * (on_foreign_edit: keep) and newer-file-wins apply, and it runs only if no
  * other export was processed first; an export already waiting in the queue
- * goes instead. Not archived (after: delete or leave,
+ * or for its retry goes instead. Not archived (after: delete or leave,
  * pruned, a reread or command export), the next export is synced even with the
  * same content. A held change is left alone: applying the older export would
  * replace the change that waits for a person.
@@ -76,8 +76,8 @@ export async function repairDrift(ds: DatasetConfig, rebuilt: RebuildReport | nu
     return;
   }
   deps.state.forgetFileHash(ds.name);
-  if (deps.fileWaiting()) {
-    // A newer export is next anyway; with the hash forgotten it is synced even if its content is the same.
+  if (deps.exportWaiting()) {
+    // A newer export is next anyway (or once its retry is due); with the hash forgotten it is synced even if its content is the same.
     log.info(
       event('reconcile.reapply', { ...drift, action: 'marker_cleared', reason: 'export_waiting', file_hash: hash }),
       'drift found: the waiting export is synced even if its content is the same',

@@ -42,7 +42,8 @@ export interface FileOrderDeps {
  * must be tried again waits with back-off (doubling, or the slow delay); a file
  * about to run replaces a pending retry of an older one; and a folder file
  * older than one already synced, or than one waiting for its retry, is
- * dropped unsynced.
+ * dropped unsynced. A reapply (the archived last export, after drift) gives
+ * way to an export waiting for its retry.
  */
 export class FileOrder {
   readonly #deps: FileOrderDeps;
@@ -58,11 +59,19 @@ export class FileOrder {
     this.#deps = deps;
   }
 
+  /** True when an export waits for its retry (its timer pending, or already on the queue): it is newer than any reapply. */
+  hasPending(): boolean {
+    return this.#pendingRetry !== undefined;
+  }
+
   /** True when `job` must not run (it was dropped through `supersede`); call before running a file job. */
   async stale(job: FileJob): Promise<boolean> {
+    const pending = this.#pendingRetry;
+    // A reapply is an older export whose archived copy may carry a fresh mtime (a copy across file systems):
+    // it never takes the place of an export waiting for its retry, whatever the mtimes say.
+    if (job.origin === 'reapply' && pending && pending.job !== job) return this.#refuse(job, pending.job.file, 'retry_pending');
     // This job runs with the current key and config: a reload before it has nothing more to bring forward.
     this.#retryAtOnce = undefined;
-    const pending = this.#pendingRetry;
     if (pending?.job === job) this.#pendingRetry = undefined;
     else if (pending) {
       if (job.file.path !== pending.job.file.path && job.file.mtimeMs < pending.job.file.mtimeMs) {

@@ -29,8 +29,9 @@ export interface QueueHandlers {
 
 /**
  * One sync at a time per dataset (issue 4). Files are coalesced: at most one
- * file job waits, and a newer file replaces it, so the next sync reads the
- * newest export only. Other jobs wait once each, in arrival order.
+ * file job waits, and a newer file replaces it (any export replaces a
+ * reapply), so the next sync reads the newest export only. Other jobs wait
+ * once each, in arrival order.
  */
 export class DatasetQueue {
   readonly #h: QueueHandlers;
@@ -65,8 +66,7 @@ export class DatasetQueue {
       const i = this.#waiting.findIndex((j) => j.kind === 'file');
       const old = this.#waiting[i];
       if (old?.kind === 'file') {
-        // Keep the newer export; equal mtimes: the later arrival wins.
-        const [keep, drop] = job.file.mtimeMs >= old.file.mtimeMs ? [job, old] : [old, job];
+        const [keep, drop] = newerFileJob(job, old) ? [job, old] : [old, job];
         this.#waiting[i] = keep;
         if (drop.file.path !== keep.file.path) this.#h.superseded(drop, keep.file);
         else void drop.cleanup?.();
@@ -124,4 +124,15 @@ export class DatasetQueue {
       }
     })();
   }
+}
+
+/**
+ * Of two file jobs, true when `job` (the later arrival) is the export to keep:
+ * a reapply (the last export again, from processed/) never wins against any
+ * other export, since its archived copy may carry a fresh mtime (a copy across
+ * file systems); otherwise the newer mtime wins, equal mtimes the later arrival.
+ */
+function newerFileJob(job: Extract<DatasetJob, { kind: 'file' }>, old: Extract<DatasetJob, { kind: 'file' }>): boolean {
+  if ((job.origin === 'reapply') !== (old.origin === 'reapply')) return old.origin === 'reapply';
+  return job.file.mtimeMs >= old.file.mtimeMs;
 }

@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { HeldDraft, RebuildReport } from '../../src/snapshot/types.js';
 import { emptySummary, type SyncResult, type SyncSummary } from '../../src/sync/outcome.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
-import { capture, events, ManualTimers } from './service-harness.js';
+import { capture, drop, events, ManualTimers } from './service-harness.js';
 
 const runtimes: DatasetRuntime[] = [];
 afterEach(async () => {
@@ -189,6 +189,37 @@ describe('dataset runtime', () => {
       expect.objectContaining({ action: 'marker_cleared', reason: 'export_waiting', deleted: 1, file_hash: hash }),
     ]);
     expect(engine.synced).toEqual(['w.csv']);
+  });
+
+  it('a reapply waiting in the queue gives way to any export that arrives, even one with an older mtime', async () => {
+    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+    const engine = new GatedEngine();
+    const log = capture();
+    // The archived last export, copied across file systems: its mtime is now.
+    const lastExport = 'sku,name\n1,old\n';
+    await mkdir(join(inbox, 'processed'));
+    const archived = join(inbox, 'processed', 'stock.20240101-000000.csv');
+    await writeFile(archived, lastExport);
+    const { r } = runtime(dataset(inbox), engine, { logger: log.logger });
+    await r.start();
+    const first = engine.nextSync();
+    await drop(inbox, 'a.csv', 'sku,name\n1,a\n', Date.now() - 120_000);
+    await first;
+    const reapply = { path: archived, name: 'stock.20240101-000000.csv', size: lastExport.length, mtimeMs: Date.now() };
+    r.push({ kind: 'file', origin: 'reapply', file: reapply, reapplyOf: createHash('sha256').update(lastExport).digest('hex') });
+    // An export written a minute ago (after a.csv), seen only now.
+    await drop(inbox, 'b.csv', 'sku,name\n1,b\n', Date.now() - 60_000);
+    // One of the two waiting exports is dropped: the reapply (skipped), or b.csv (archived as superseded).
+    await until(() => events(log.lines, 'file.skipped').length + events(log.lines, 'file.archived').length > 0, 'one of the waiting exports dropped');
+    expect(events(log.lines, 'file.archived')).toEqual([]);
+    const second = engine.nextSync();
+    engine.release();
+    await second;
+    engine.release();
+    await r.idle();
+    expect(engine.synced).toEqual(['a.csv', 'b.csv']);
+    expect(events(log.lines, 'file.skipped')).toEqual([expect.objectContaining({ origin: 'reapply', reason: 'superseded', by: join(inbox, 'b.csv') })]);
+    expect((await readdir(join(inbox, 'processed'))).filter((n) => n.includes('.superseded.'))).toEqual([]);
   });
 
   it('a reload that changes the key while the sync runs on the old one: when that sync stops, its retry goes at once', async () => {
