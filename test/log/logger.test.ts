@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
-import { createLogger, event, LOG_EVENTS, registerSecret, type LogFormat } from '../../src/log/index.js';
+import { createLogger, event, LOG_EVENTS, registerSecret, registeredSecrets, type LogFormat } from '../../src/log/index.js';
 import { Secret } from '../../src/secret.js';
 
 const CANARY = 'tbd_live_CANARY_7f3a9c2e51d4';
@@ -70,5 +70,20 @@ describe('log lines', () => {
   it('event names follow area.what and are unique', () => {
     for (const name of LOG_EVENTS) expect(name).toMatch(/^[a-z0-9]+\.[a-z_]+$/);
     expect(new Set(LOG_EVENTS).size).toBe(LOG_EVENTS.length);
+  });
+});
+
+describe('the secret registry', () => {
+  it('holds one entry per value: a key read again (a new Secret with the same value) is not added again, and is still scrubbed', async () => {
+    registerSecret(new Secret('tbd_live_REGISTRYCANARY_1'));
+    const size = registeredSecrets().size;
+    for (let i = 0; i < 50; i++) registerSecret(new Secret('tbd_live_REGISTRYCANARY_1'));
+    expect(registeredSecrets().size).toBe(size);
+    registerSecret(new Secret('another-registry-value'));
+    expect(registeredSecrets().size).toBe(size + 1);
+    const out = capture();
+    createLogger({ destination: out.stream }).info({ v: 'another-registry-value' }, 'line');
+    await new Promise((r) => setImmediate(r));
+    expect(out.text()).not.toContain('another-registry-value');
   });
 });
