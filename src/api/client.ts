@@ -61,10 +61,20 @@ export interface DatasetClientOptions {
   onRequest?: (e: RequestEvent) => void;
   /**
    * After a 401, read the key's source again (e.g. `rereadKey` of
-   * src/config/key.ts): a different key is used from then on and the request
-   * is sent again once; undefined keeps the 401. For a key reissued with a grace period.
+   * src/config/key.ts): a different key is tried by sending the request again
+   * once, and kept unless that answer refuses it too (401, 403, 404
+   * DATASET_NOT_FOUND: then the previous key stays, and the next 401 reads the
+   * source again); undefined keeps the 401. For a key reissued with a grace period.
    */
-  rereadKey?: (current: Secret) => Promise<Secret | undefined>;
+  rereadKey?: (current: Secret) => Promise<RereadKey | undefined>;
+}
+
+/** What reading a key's source again found: the key, where it came from and warnings about it (never the key in those). */
+export interface RereadKey {
+  secret: Secret;
+  from?: string;
+  location?: string;
+  warnings?: readonly string[];
 }
 
 /** Typed client of the Business Dataset Editing API for one dataset and one key. */
@@ -86,8 +96,15 @@ export class DatasetClient {
       ...(reread
         ? {
             rereadKey: async (current: Secret) => {
-              const key = await reread(current);
-              return key && { key, limiter: limiterFor(key, rate, this.#clock) };
+              const next = await reread(current);
+              if (!next) return undefined;
+              const source = [next.from, next.location].filter(Boolean).join(' ');
+              return {
+                key: next.secret,
+                limiter: limiterFor(next.secret, rate, this.#clock),
+                ...(source ? { source } : {}),
+                warnings: next.warnings ?? [],
+              };
             },
           }
         : {}),
@@ -175,7 +192,10 @@ export class DatasetClient {
       method: 'PUT',
       path: '/records',
       json: { records: records.map(pickRecord), options: pickOptions(options) },
-      safe: true, // A16: the Idempotency-Key makes a repeat answer with the same job
+      // A16: the Idempotency-Key makes a repeat answer with the same job. Assumed: Idempotency-Keys are
+      // scoped to the dataset, not to the API key, so a repeat sent with a key read again after a 401
+      // (http.ts) still meets the first attempt's job.
+      safe: true,
       ...jobParts(opts),
     };
     return this.#call(req, jobEnvelopeSchema);
@@ -283,7 +303,9 @@ function writeParts(o: { publish?: boolean; ifMatch?: string; idempotencyKey?: s
  * PATCH and DELETE are repeated after a lost answer. Without a key, a repeat
  * of an applied write meets 412 (its If-Match is stale now) or 404 (the record
  * is gone); with one the server replays the first answer (A35). So when the
- * caller gives none, one is made per call and reused by its retries.
+ * caller gives none, one is made per call and reused by its retries, also by
+ * a resend with a key read again after a 401: Idempotency-Keys are assumed
+ * scoped to the dataset, not to the API key that sent them.
  */
 function withRetryKey<T extends WriteOpts>(o: T): T {
   return o.idempotencyKey ? o : { ...o, idempotencyKey: `dc-${randomUUID()}` };

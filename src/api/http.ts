@@ -69,6 +69,16 @@ export interface RequestEvent {
 export interface Rekeyed {
   key: Secret;
   limiter: RateLimiter;
+  /** Where it was read ("file /etc/…/keys/shop-1"), for log lines; never the key. */
+  source?: string;
+  /** What a person should know about it (e.g. it looks like an account key). */
+  warnings?: readonly string[];
+}
+
+/** A switch to a key read again after a 401, not yet answered by anything but refusals or transient failures. */
+interface KeyTrial {
+  from: { key: Secret; limiter: RateLimiter };
+  to: Rekeyed;
 }
 
 export interface TransportOptions {
@@ -76,7 +86,7 @@ export interface TransportOptions {
   datasetId: string;
   key: Secret;
   limiter: RateLimiter;
-  /** After a 401: read the key's source again; a different key is used from then on (see `send`). */
+  /** After a 401: read the key's source again; a different key is tried, and kept unless it is refused too (see `send`). */
   rereadKey?: (current: Secret) => Promise<Rekeyed | undefined>;
   policy: RetryPolicy;
   clock: Clock;
@@ -102,6 +112,10 @@ export class Transport {
   readonly #keys: Secret[];
   /** One re-read at a time; requests refused together share it. */
   #rereading: Promise<boolean> | undefined;
+  /** The key switched to after a 401, until an answer other than a refusal confirms it. */
+  #trial: KeyTrial | undefined;
+  /** Keys tried after a 401 and refused too: an answer to one of them is a refusal of that key, not of the request. */
+  readonly #refusedKeys = new WeakSet<Secret>();
 
   constructor(o: TransportOptions) {
     this.#o = o;
@@ -123,22 +137,59 @@ export class Transport {
   /** Send `req`, retrying what policy and safety allow; throws ApiError for anything but 2xx. */
   async send(req: HttpRequest): Promise<HttpResponse> {
     let reread = false;
+    /** The 401 that made this request try a key read again; thrown if that key is refused too. */
+    let refused: ApiError | undefined;
+    let sentAgainWithPrevious = false;
+    /** Sends that were refusals answered by a key change: they do not use up the retry policy's attempts. */
+    let resends = 0;
     for (let attempt = 1; ; attempt++) {
       const sent: { key?: Secret } = {};
       const outcome = await this.#attempt(req, attempt, sent);
+      const key = sent.key!;
+      if (this.#trial?.to.key === key) this.#judgeTrial(this.#trial, outcome);
       if ('response' in outcome) return outcome.response;
       const { error, kind } = outcome;
-      // A 401 is a refusal before anything is applied, so sending again is safe for every request,
-      // POST included. Once per request: the key source is read again, and a new key there is used.
-      if (error.status === 401 && !reread && this.#o.rereadKey && (await this.#rekey(sent.key!))) {
-        reread = true;
-        this.#o.logger?.warn(
-          event('api.retry', { method: req.method, path: req.path, status: 401, code: error.code, attempt, delay_ms: 0, reason: 'key_changed' }),
-          'api key refused; its source holds a new key, retrying with it',
-        );
-        continue;
+      if (isKeyRefusal(error) && this.#refusedKeys.has(key)) {
+        // Sent with a key read again after a 401 that was refused too: the transport is back on the previous key.
+        if (refused) throw refused;
+        // This request had not been refused with the previous key itself (it went out while the new one
+        // was on trial): send it once more as it would have gone. A refusal applied nothing.
+        if (!sentAgainWithPrevious) {
+          sentAgainWithPrevious = true;
+          resends++;
+          continue;
+        }
+        throw error;
       }
-      const decision = decideRetry(this.#o.policy, kind, attempt, req.safe, error.retryAfterMs);
+      // A 401 is a refusal before anything is applied, so sending again is safe for every request,
+      // POST included. Once per request: the key source is read again, and a new key there is tried.
+      // The Idempotency-Key goes with the resend unchanged: such keys are scoped to the dataset, not to
+      // the API key that sent them (assumed, as A16/A35 say nothing of keys; the emulator keeps them per
+      // dataset), so an earlier attempt of this request that reached the server with the old key (a lost
+      // answer before the 401) is replayed, not applied twice, when the new key sends it again.
+      if (error.status === 401 && !reread && this.#o.rereadKey) {
+        reread = true;
+        if (await this.#rekey(key)) {
+          refused = error;
+          resends++;
+          this.#o.logger?.warn(
+            event('api.retry', {
+              method: req.method,
+              path: req.path,
+              status: 401,
+              code: error.code,
+              attempt,
+              delay_ms: 0,
+              reason: 'key_changed',
+              ...(this.#trial?.to.source ? { key_source: this.#trial.to.source } : {}),
+            }),
+            'api key refused; its source holds a new key, retrying with it',
+          );
+          continue;
+        }
+      }
+      // The policy counts attempts of the request, not sends caused by a key change.
+      const decision = decideRetry(this.#o.policy, kind, attempt - resends, req.safe, error.retryAfterMs);
       if (!decision.retry) {
         if (decision.reason === 'unsafe') throw this.#unknownOutcome(req, attempt, error);
         throw error;
@@ -181,6 +232,15 @@ export class Transport {
       const next = await this.#o.rereadKey!(used);
       if (!next) return false;
       this.#keys.push(next.key);
+      for (const message of next.warnings ?? []) {
+        this.#o.logger?.warn(
+          event('key.warning', { message: this.#redact(message), outcome: 'trying_new_key', ...(next.source ? { key_source: next.source } : {}) }),
+          'api key read again after a 401',
+        );
+      }
+      // On trial until an answer other than a refusal: a key of another dataset (a paste mistake)
+      // must not replace the previous one, or a corrected file would only be read again on SIGHUP.
+      this.#trial = { from: { key: this.#key, limiter: this.#limiter }, to: next };
       this.#key = next.key;
       this.#limiter = next.limiter;
       return true;
@@ -192,6 +252,36 @@ export class Transport {
       );
       return false;
     }
+  }
+
+  /**
+   * An answer to a request sent with the key on trial: a refusal of the key
+   * (401, 403, 404 DATASET_NOT_FOUND) puts the previous key back and says why
+   * (key.warning, never the key); anything else but a transient failure or a
+   * 429, which say nothing of the key, confirms the new key.
+   */
+  #judgeTrial(trial: KeyTrial, outcome: { response: HttpResponse } | { error: ApiError; kind: FailureKind }): void {
+    if ('error' in outcome && isKeyRefusal(outcome.error)) {
+      const { error } = outcome;
+      this.#trial = undefined;
+      this.#refusedKeys.add(trial.to.key);
+      if (this.#key === trial.to.key) {
+        this.#key = trial.from.key;
+        this.#limiter = trial.from.limiter;
+      }
+      this.#o.logger?.warn(
+        event('key.warning', {
+          status: error.status,
+          code: error.code,
+          message: `the key read again from ${trial.to.source ?? 'its source'} after a 401 was refused too: ${refusalReason(error, this.#o.datasetId)}`,
+          outcome: 'kept_previous_key',
+          ...(trial.to.source ? { key_source: trial.to.source } : {}),
+        }),
+        'api key refused, and the new key at its source was refused too; keeping the previous key',
+      );
+      return;
+    }
+    if ('response' in outcome || outcome.kind === 'final') this.#trial = undefined;
   }
 
   async #wait(req: HttpRequest, ms: number, attempt: number): Promise<void> {
@@ -377,6 +467,19 @@ export class Transport {
     const where = issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}` : 'unexpected shape';
     throw this.#badResponse(req, res.status, 1, `answer does not match the wire schema (${where})`);
   }
+}
+
+/** An answer that refuses the key itself rather than the request: 401, any 403, 404 DATASET_NOT_FOUND. */
+function isKeyRefusal(error: ApiError): boolean {
+  return error.status === 401 || error.status === 403 || (error.status === 404 && error.code === 'DATASET_NOT_FOUND');
+}
+
+/** Why a key read again was refused, in words that say what to fix. */
+function refusalReason(error: ApiError, datasetId: string): string {
+  if (error.code === 'DATASET_NOT_FOUND') return `404 DATASET_NOT_FOUND, it is not a key of dataset ${datasetId} (a key of another dataset?); write this dataset's key there`;
+  if (error.code === 'ACCOUNT_KEY_NOT_SUPPORTED') return '403 ACCOUNT_KEY_NOT_SUPPORTED, it is an account key (tba_live_…); write a dataset key there';
+  if (error.status === 401) return `401 ${error.code}, it is not a valid key (mistyped, revoked or expired)`;
+  return `${error.status} ${error.code}`;
 }
 
 function header(h: Record<string, string | string[] | undefined>, name: string): string | null {

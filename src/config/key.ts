@@ -38,26 +38,40 @@ const readFrom = new WeakMap<Secret, { source: KeySource; env: NodeJS.ProcessEnv
  * Read the source of a key that resolveKey gave again: after a 401 the shop
  * may have reissued the key in the portal and written the new one to the key
  * file (spec: the old key works for at most 24 hours after a reissue). Returns
- * the new key when the source now holds a different one; undefined when it
- * holds the same, or when `current` was not read by resolveKey. Throws like
- * resolveKey when the source cannot be read. A systemd credential is a copy
- * systemd made at start, so it changes only with a restart.
+ * the new key, where it was read and its warnings (an account key, …) when
+ * the source now holds a different one; undefined when it holds the same, or
+ * when `current` was not read by resolveKey. Throws like resolveKey when the
+ * source cannot be read. A systemd credential is a copy systemd made at
+ * start, so it changes only with a restart.
  */
-export async function rereadKey(current: Secret): Promise<Secret | undefined> {
+export async function rereadKey(current: Secret): Promise<ResolvedKey | undefined> {
   const from = readFrom.get(current);
   if (!from) return undefined;
-  const next = await resolveKeyDetailed(from.source, from.env);
-  return next.secret.reveal() === current.reveal() ? undefined : next.secret;
+  // Compared before a Secret is made: an unchanged key (every refused request while the
+  // source is not fixed) registers nothing new with the log scrubber.
+  const raw = await readSource(from.source, from.env);
+  if (raw.value === current.reveal()) return undefined;
+  return remember(made(raw), from.source, from.env);
 }
 
 /** resolveKey with where the key came from and any warnings (for `doctor`). */
 export async function resolveKeyDetailed(source: KeySource, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedKey> {
-  const resolved = await readSource(source, env);
+  return remember(made(await readSource(source, env)), source, env);
+}
+
+function remember(resolved: ResolvedKey, source: KeySource, env: NodeJS.ProcessEnv): ResolvedKey {
   readFrom.set(resolved.secret, { source, env });
   return resolved;
 }
 
-async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<ResolvedKey> {
+/** A key as read from its source, before it becomes a Secret. */
+interface RawKey {
+  value: string;
+  from: ResolvedKey['from'];
+  location: string;
+}
+
+async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<RawKey> {
   const tried: string[] = [];
   if (source.credential !== undefined) {
     const dir = env.CREDENTIALS_DIRECTORY;
@@ -96,9 +110,14 @@ async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<Re
   throw keyError('KEY_NOT_FOUND', `no dataset key found; tried: ${tried.join('; ')}`, undefined);
 }
 
-function finish(raw: string, from: ResolvedKey['from'], location: string): ResolvedKey {
+function finish(raw: string, from: ResolvedKey['from'], location: string): RawKey {
   const value = raw.trim();
   if (value === '') throw keyError('KEY_NOT_FOUND', `the key in ${from} ${location} is empty`, location);
+  return { value, from, location };
+}
+
+/** The Secret of a key read (registered with the log scrubber) and what a person should know about it. */
+function made({ value, from, location }: RawKey): ResolvedKey {
   const secret = new Secret(value);
   registerSecret(secret);
   const warnings: string[] = [];
