@@ -63,6 +63,11 @@ export class A2aClient {
     this.#waitMs = opts.answerRetry?.waitMs ?? 3_000;
   }
 
+  /** The clock this client waits on (its answer retries; runCall's pauses before reopening a task). */
+  get clock(): Clock {
+    return this.#clock;
+  }
+
   /** GET `/.well-known/agent-card.json` with the key. */
   async fetchAgentCard(signal?: AbortSignal): Promise<AgentCard> {
     const json = await this.#transport.getJson('/.well-known/agent-card.json', signal);

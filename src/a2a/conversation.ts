@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { hasCode } from '../errors.js';
 import type { A2aClient, CallRequest } from './client.js';
 import { A2aError } from './errors.js';
@@ -21,6 +22,15 @@ export interface RunCallOptions {
    * in `unknown` (never a new call start). Default 3.
    */
   maxReconnects?: number;
+  /**
+   * Wait before reopening a task whose stream closed in a state that neither
+   * ends the call nor asks (`unknown`), doubled each time: the service needs
+   * a moment to learn more, and back-to-back resubscribes would report
+   * `unknown` within milliseconds. Default 500 ms (then 1 s, 2 s).
+   */
+  unknownBackoffMs?: number;
+  /** For that wait; default the client's clock. */
+  clock?: Clock;
   /** Start with `message/stream` (default) or, when the Agent Card says no streaming, `message/send` then resubscribe. */
   stream?: boolean;
 }
@@ -49,6 +59,8 @@ export interface CallOutcome {
 export async function runCall(client: A2aClient, call: CallRequest, opts: RunCallOptions): Promise<CallOutcome> {
   const emit = opts.onEvent ?? (() => undefined);
   const maxReconnects = opts.maxReconnects ?? 3;
+  const unknownBackoffMs = Math.max(0, opts.unknownBackoffMs ?? 500);
+  const clock = opts.clock ?? client.clock;
   let taskId: string | undefined;
   let last: TaskEvent | undefined;
   let events: AsyncGenerator<TaskEvent>;
@@ -75,6 +87,8 @@ export async function runCall(client: A2aClient, call: CallRequest, opts: RunCal
     } catch (err) {
       if (hasCode(err, 'STREAM_INTERRUPTED') && taskId) {
         if (reconnects < maxReconnects) {
+          // A broken connection is reopened at once; a task the service left `unknown` after a pause.
+          if (last?.state === 'unknown') await clock.sleep(unknownBackoffMs * 2 ** reconnects, opts.signal);
           reconnects++;
           events = client.resubscribe(taskId, opts.signal);
           continue;
@@ -87,8 +101,10 @@ export async function runCall(client: A2aClient, call: CallRequest, opts: RunCal
     if (!last || !taskId) throw new A2aError('BAD_RESPONSE', 'the call ended without a task');
     if (isTerminal(last.state)) return ended(client, last, last.state, endedBy, answers, opts.signal);
     if (last.state !== 'input-required') {
-      // The stream closed as final on a state that neither ends the call nor asks (`unknown`, A27-states): ask again, bounded.
+      // The stream closed as final on a state that neither ends the call nor asks (`unknown`, A27-states):
+      // ask again, bounded, after a growing pause on the injected clock.
       if (reconnects < maxReconnects) {
+        await clock.sleep(unknownBackoffMs * 2 ** reconnects, opts.signal);
         reconnects++;
         events = client.resubscribe(taskId, opts.signal);
         continue;

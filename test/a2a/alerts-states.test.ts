@@ -5,6 +5,7 @@ import { alertsConfigSchema, CallAlerts, type CallAlertConfig, type DatasetAlert
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { Secret } from '../../src/secret.js';
+import { hookClock } from './helpers.js';
 
 // A27-states: how the daemon's call alerts report the A2A 0.3 states the document does not list.
 
@@ -50,7 +51,8 @@ describe('call alerts and the states the document does not list', () => {
 
   async function alertTo(to: string, dataset: string) {
     const log = capture();
-    const alerts = new CallAlerts({ config: { ...base, to }, key: new Secret(KEY), logger: log.logger });
+    // A clock whose sleeps return at once: the pauses before reopening an `unknown` task cost no real time.
+    const alerts = new CallAlerts({ config: { ...base, to }, key: new Secret(KEY), logger: log.logger, clock: hookClock() });
     const placed = await alerts.check([held(dataset)], T0);
     await alerts.settled();
     const again = await alerts.check([held(dataset)], T0 + 10 * MIN);

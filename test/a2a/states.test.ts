@@ -3,7 +3,7 @@ import { runCall } from '../../src/a2a/conversation.js';
 import { outcomeLine, Transcript } from '../../src/a2a/transcript.js';
 import { isTerminal, parseTaskEvent, type TaskEvent } from '../../src/a2a/wire.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
-import { clientFor, collect, N, shape, startEmu } from './helpers.js';
+import { ALICE_KEY, clientFor, collect, hookClock, N, shape, startEmu } from './helpers.js';
 
 // A27-states: the A2A 0.3 task states the document does not list.
 
@@ -118,15 +118,36 @@ describe('A2A states the document does not list: over real HTTP against the scri
     await client.close();
   });
 
-  it('a task left unknown: reopened a bounded number of times, then the outcome is "unknown" (never a new call start)', async () => {
-    const client = clientFor(emu.url);
-    const before = emu.emulator.credits;
+  it('a task left unknown: reopened a bounded number of times, each after a growing pause, then the outcome is "unknown" (never a new call start)', async () => {
     const resubs = requestsOf('tasks/resubscribe');
+    // The clock's sleep returns at once; it records each pause and how many resubscribes had gone out before it.
+    const seenAtSleep: number[] = [];
+    const clock = hookClock(() => seenAtSleep.push(requestsOf('tasks/resubscribe') - resubs));
+    const client = clientFor(emu.url, ALICE_KEY, { clock });
+    const before = emu.emulator.credits;
     const outcome = await runCall(client, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', maxReconnects: 2 });
     expect(outcome).toMatchObject({ state: 'unknown', endedBy: 'call', answers: 0 });
     expect(requestsOf('tasks/resubscribe') - resubs).toBe(2);
+    expect(clock.sleeps).toEqual([500, 1000]); // a pause before each resubscribe, doubled
+    expect(seenAtSleep).toEqual([0, 1]);
     expect(emu.emulator.credits).toBe(before + 1);
     await client.close();
+  });
+
+  it('the pause before reopening an unknown task is a setting, and an abort during it ends the wait', async () => {
+    const clock = hookClock();
+    const client = clientFor(emu.url, ALICE_KEY, { clock });
+    const outcome = await runCall(client, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', unknownBackoffMs: 2_000 });
+    expect(outcome.state).toBe('unknown');
+    expect(clock.sleeps).toEqual([2_000, 4_000, 8_000]);
+    await client.close();
+
+    const aborted = new AbortController();
+    const waiting = clientFor(emu.url, ALICE_KEY, {
+      clock: { now: () => 0, sleep: async (_ms, signal) => (aborted.abort(new Error('stopping')), signal?.throwIfAborted()) },
+    });
+    await expect(runCall(waiting, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', signal: aborted.signal })).rejects.toThrow('stopping');
+    await waiting.close();
   });
 
   it('the emulator drives the states by hand too: hangUp(taskId, "rejected")', async () => {
