@@ -7,7 +7,7 @@ import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
 import type { ReadyFile } from '../triggers/watcher.js';
 import { disposeReported } from './dispose.js';
-import { repairDrift } from './drift-repair.js';
+import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.js';
 import { pruneArchives } from './prune.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
@@ -91,6 +91,9 @@ export class DatasetRuntime {
   async start(): Promise<void> {
     this.#deps.health.addDataset(this.name);
     this.#queue.push({ kind: 'resume' });
+    // Before the watcher: an export found in the folder at start then wins over it in the queue.
+    await requeuePendingReapply(this.#ds, { state: this.#deps.state, logger: this.#log, push: (j) => this.#queue.push(j) });
+    driftHealth(this.#ds, this.#deps);
     await this.#startTriggers();
     await this.#prune();
     this.#log.info(
@@ -209,6 +212,8 @@ export class DatasetRuntime {
           await repairDrift(ds, view.rebuilt, {
             state: this.#deps.state,
             logger: this.#log,
+            health,
+            now: this.#deps.now,
             push: (j) => this.#queue.push(j),
             // An export waiting for its retry is held by FileOrder, not the queue: it is newer than the archived one too.
             exportWaiting: () => this.#queue.fileWaiting || this.#order.hasPending(),
@@ -238,8 +243,11 @@ export class DatasetRuntime {
       },
     });
     this.#order.accepted(job, next);
-    // Stopping: an interrupted file stays in the folder and comes back at the next start.
+    // Stopping: an interrupted file stays in the folder and comes back at the next start (a reapply: stays pending).
     if (this.#stopping.signal.aborted) return;
+    if (job.reapplyOf !== undefined && next.next !== 'retry') this.#deps.state.markReapply(this.name, job.reapplyOf, 'done');
+    // Another export processed: a drift not repaired again is no longer the last word.
+    if (next.accepted) driftHealth(ds, this.#deps);
     this.#order.ran(job, next);
     if (fromFolder(job) && this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
   }
@@ -262,6 +270,8 @@ export class DatasetRuntime {
 
   async #supersede(job: FileJob, by?: ReadyFile): Promise<void> {
     this.#order.forget(job);
+    // A reapply dropped for another export: that export goes instead, with the hash still forgotten.
+    if (job.reapplyOf !== undefined) this.#deps.state.markReapply(this.name, job.reapplyOf, 'done');
     await job.cleanup?.().catch(() => undefined);
     if (fromFolder(job)) await this.#archive(job.file, by);
   }

@@ -1,4 +1,5 @@
 import type { DatasetConfig } from '../config/schema.js';
+import type { ReapplyMarker } from '../snapshot/dataset-state.js';
 import type { HeldDraft, RebuildReport } from '../snapshot/types.js';
 import type { SyncSummary } from '../sync/outcome.js';
 
@@ -24,6 +25,17 @@ export interface DaemonState {
   lastFileHash(dataset: string): string | null;
   /** The held or staged draft of the dataset, or null. */
   held(dataset: string): HeldDraft | null;
-  /** Forget the last export's content hash (not its row count), so the next export with that content is synced, not skipped. */
-  forgetFileHash(dataset: string): void;
+  /**
+   * Forget the last export's content hash (not its row count), so the next
+   * export with that content is synced, not skipped; with `reapply`, remember
+   * in the same transaction that it is applied again after drift.
+   */
+  forgetFileHash(dataset: string, reapply?: ReapplyMarker): void;
+  /** The last re-apply after drift, or null. */
+  lastReapply(dataset: string): ReapplyMarker | null;
+  /**
+   * The last re-apply, if of the export with content `hash`: done (it ran or gave way to another export, so a
+   * restart does not queue it again) or repeated (the same drift came back after it: not applied again).
+   */
+  markReapply(dataset: string, hash: string, status: 'done' | 'repeated'): void;
 }

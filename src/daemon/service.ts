@@ -19,7 +19,8 @@ import { startHealthServer, type HealthServer } from './health-server.js';
 import { HealthState } from './health-state.js';
 import { resolveDatasetKeys } from './keys.js';
 import { DaemonMetrics } from './metrics.js';
-import type { DaemonEngine, DaemonState } from './ports.js';
+import type { DaemonEngine } from './ports.js';
+import { daemonState } from './state.js';
 import type { Timers } from './timers.js';
 
 /** Options of the daemon. */
@@ -113,7 +114,7 @@ export class Service {
     });
     this.#datasets = new DatasetSet({
       engine,
-      state: stateOf(this.#db),
+      state: daemonState(this.#db),
       logger: this.#log,
       metrics: this.metrics,
       health: this.health,
@@ -279,13 +280,4 @@ function alertSettings(config: Config): string {
 /** The datasets that have a key. */
 function withKeys(datasets: Record<string, DatasetConfig>, keys: Map<string, unknown>): Record<string, DatasetConfig> {
   return Object.fromEntries(Object.entries(datasets).filter(([n]) => keys.has(n)));
-}
-
-/** What the daemon reads of the state db. */
-function stateOf(db: StateDb): DaemonState {
-  return {
-    lastFileHash: (dataset) => db.snapshot(dataset).info().lastSource?.fileHash ?? null,
-    held: (dataset) => db.snapshot(dataset).held(),
-    forgetFileHash: (dataset) => db.snapshot(dataset).forgetSourceHash(),
-  };
 }

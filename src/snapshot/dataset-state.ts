@@ -21,6 +21,19 @@ interface StateRow {
   held_since: number | null;
   rebuilt_at: number | null;
   key_publishes_at: number | null;
+  reapply_hash: string | null;
+  reapply_drift: string | null;
+  reapply_status: ReapplyMarker['status'] | null;
+}
+
+/** The last time a reconcile had the last export applied again after drift (migration 5). */
+export interface ReapplyMarker {
+  /** Content hash of the export applied again. */
+  hash: string;
+  /** Fingerprint of the drift it answered: the same drift after applying the same export again is not repaired twice. */
+  drift: string;
+  /** pending: re-queued and not run yet (a restart queues it again); done; repeated: the same drift came back after it, so it is not applied again. */
+  status: 'pending' | 'done' | 'repeated';
 }
 
 /** The per-dataset row of the state database: confirmed version, last source, outcome, held draft. */
@@ -41,8 +54,22 @@ export class DatasetState {
    * then syncs the next export with that content instead of skipping it as
    * known (a reconcile found the server drifted from it).
    */
-  forgetSourceHash(): void {
-    this.update('source_hash = NULL');
+  forgetSourceHash(reapply?: ReapplyMarker): void {
+    if (!reapply) this.update('source_hash = NULL');
+    // One transaction: a crash never leaves the hash forgotten without the marker that re-queues the export.
+    else this.update('source_hash = NULL, reapply_hash = ?, reapply_drift = ?, reapply_status = ?', reapply.hash, reapply.drift, reapply.status);
+  }
+
+  /** The last re-apply after drift (forgetSourceHash), or null. */
+  reapply(): ReapplyMarker | null {
+    const r = this.row();
+    if (r?.reapply_hash == null) return null;
+    return { hash: r.reapply_hash, drift: r.reapply_drift ?? '', status: r.reapply_status ?? 'done' };
+  }
+
+  /** Set the status of the last re-apply, if it was of the export with content `hash`. */
+  markReapply(hash: string, status: 'done' | 'repeated'): void {
+    this.conn.prepare('UPDATE datasets SET reapply_status = ? WHERE dataset = ? AND reapply_hash = ?').run(status, this.dataset, hash);
   }
 
   /** Remember how long a replace/import job of `records` records took, for the planner's crossover. */

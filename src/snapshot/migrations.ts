@@ -134,6 +134,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE locks ADD COLUMN machine_id TEXT;
     `,
   },
+  {
+    version: 6,
+    description: 'the last re-apply of an export after drift: its hash, the drift answered, and its status',
+    sql: `
+      -- Set with source_hash = NULL when a reconcile has the last export applied again (src/daemon/drift-repair.ts):
+      -- the same drift after the same export was applied again is not repaired twice (a server that normalises a field),
+      -- and a re-queued export that had not run at a crash (status pending) is queued again at start.
+      -- reapply_status: pending (queued, not run), done, repeated (the same drift came back: not applied again).
+      ALTER TABLE datasets ADD COLUMN reapply_hash TEXT;
+      ALTER TABLE datasets ADD COLUMN reapply_drift TEXT;
+      ALTER TABLE datasets ADD COLUMN reapply_status TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

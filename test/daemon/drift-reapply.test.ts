@@ -4,7 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
-import { capture, daemonFixture, drop, events, exportCsv, type Line, type ServiceScenario, serviceScenario, waitEvent } from './service-harness.js';
+import {
+  capture,
+  daemonFixture,
+  drop,
+  events,
+  exportCsv,
+  freePort,
+  healthz,
+  type Line,
+  type ServiceScenario,
+  serviceScenario,
+  waitEvent,
+} from './service-harness.js';
 
 /** Cron ticks fired by the test: the reconcile runs when `fire()` says so. */
 function manualCron(): { starter: CronStarter; fire: () => void } {
@@ -105,6 +117,55 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
     await second.service.datasets.idle();
     expect(events(second.lines, 'file.skipped')).toEqual([]);
     expect(stocks(s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+  });
+
+  it('the same drift again after the export was applied again (a field the server normalises) is not repaired again: health says so until the drift changes', async () => {
+    const s = await serviceScenario(fx.emu, 'drift-loop');
+    const port = await freePort();
+    await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE }) }, { health: { listen: `127.0.0.1:${port}` } });
+    const cron = manualCron();
+    const { service, lines } = await start(s, cron.starter);
+    await drop(s.inbox, 'stock.csv', exportCsv(4, 3));
+    await waitEvent(lines, 'file.processed');
+    /** The server turns P-0001's stock into 99 again, as a normalising server does after every write. */
+    const normalise = () => {
+      const p1 = fx.emu.emulator.records(s.datasetId).find((r) => r.record_id === 'P-0001')!;
+      fx.emu.emulator.portalPublish(s.datasetId, { upsert: [{ ...p1, attributes: { ...(p1.attributes as object), stock: 99 } } as DatasetRecord] });
+    };
+
+    normalise();
+    cron.fire();
+    expect(await waitEvent(lines, 'reconcile.reapply')).toMatchObject({ action: 'requeued', edited: 1 });
+    await waitEvent(lines, 'sync.summary', { result: 'published' }, 2);
+    await service.datasets.idle();
+
+    normalise();
+    cron.fire();
+    expect(await waitEvent(lines, 'reconcile.reapply', {}, 2)).toMatchObject({ action: 'none', reason: 'repeated', edited: 1 });
+    await service.datasets.idle();
+    expect(events(lines, 'file.ready', { origin: 'reapply' })).toHaveLength(1);
+    expect(events(lines, 'sync.summary')).toHaveLength(2);
+    expect(await healthz(port)).toMatchObject({ status: 'degraded', reasons: [{ dataset: 'shop', topic: 'drift', code: 'DRIFT_REPEATED' }] });
+
+    // It stays so through a restart (the marker is in the state db) and a reconcile that finds the server as it left it …
+    await services.pop()!.stop();
+    const cron2 = manualCron();
+    const second = await start(s, cron2.starter);
+    expect(await healthz(port)).toMatchObject({ status: 'degraded', reasons: [{ topic: 'drift', code: 'DRIFT_REPEATED' }] });
+    cron2.fire();
+    await waitEvent(second.lines, 'reconcile.done');
+    await second.service.datasets.idle();
+    expect(events(second.lines, 'reconcile.reapply')).toEqual([]);
+    expect(await healthz(port)).toMatchObject({ status: 'degraded', reasons: [{ topic: 'drift', code: 'DRIFT_REPEATED' }] });
+
+    // … until something changes: a person deletes P-0003, a drift not seen before, and the export is applied again.
+    fx.emu.emulator.portalPublish(s.datasetId, { delete: ['P-0003'] });
+    cron2.fire();
+    expect(await waitEvent(second.lines, 'reconcile.reapply')).toMatchObject({ action: 'requeued', edited: 0, deleted: 1 });
+    await waitEvent(second.lines, 'sync.summary', { result: 'published' });
+    await second.service.datasets.idle();
+    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+    expect(await healthz(port)).toMatchObject({ status: 'ok', reasons: [] });
   });
 
   it('leaves a held change alone: the older export is not applied over it', async () => {

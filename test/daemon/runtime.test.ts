@@ -8,17 +8,28 @@ import { datasetConfigSchema, type DatasetConfig } from '../../src/config/schema
 import { DatasetRuntime } from '../../src/daemon/dataset-runtime.js';
 import { HealthState } from '../../src/daemon/health-state.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
-import type { DaemonEngine, DaemonState } from '../../src/daemon/ports.js';
+import type { DaemonEngine } from '../../src/daemon/ports.js';
+import { daemonState } from '../../src/daemon/state.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import type { HeldDraft, RebuildReport } from '../../src/snapshot/types.js';
 import { emptySummary, type SyncResult, type SyncSummary } from '../../src/sync/outcome.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
 import { capture, drop, events, ManualTimers } from './service-harness.js';
 
 const runtimes: DatasetRuntime[] = [];
+const dbs: StateDb[] = [];
 afterEach(async () => {
   await Promise.all(runtimes.splice(0).map((r) => r.stop()));
+  for (const db of dbs.splice(0)) db.close();
 });
+
+/** A real state db in a temp folder, closed after the test. */
+async function stateDb(): Promise<StateDb> {
+  const db = openStateDb(join(await mkdtemp(join(tmpdir(), 'dc-runtime-state-')), 'state.db'));
+  dbs.push(db);
+  return db;
+}
 
 function dataset(inbox: string, extra: Record<string, unknown> = {}): DatasetConfig {
   const parsed = datasetConfigSchema.parse({
@@ -73,16 +84,18 @@ class GatedEngine implements DaemonEngine {
   }
 }
 
-function runtime(
+async function runtime(
   ds: DatasetConfig,
   engine: DaemonEngine,
-  opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number; state?: DaemonState; logger?: Logger; timers?: ManualTimers } = {},
+  opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number; db?: StateDb; logger?: Logger; timers?: ManualTimers } = {},
 ) {
+  const db = opts.db ?? (await stateDb());
+  if (opts.held) db.snapshot(ds.name).hold(opts.held);
   const health = new HealthState();
   health.setPhase('running');
   const r = new DatasetRuntime(ds, {
     engine,
-    state: opts.state ?? { lastFileHash: () => null, held: () => opts.held ?? null, forgetFileHash: () => undefined },
+    state: daemonState(db),
     logger: opts.logger ?? silentLogger(),
     metrics: new DaemonMetrics(),
     health,
@@ -93,7 +106,7 @@ function runtime(
     ...(opts.timers ? { timers: opts.timers } : {}),
   });
   runtimes.push(r);
-  return { r, health };
+  return { r, health, db };
 }
 
 async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -107,7 +120,7 @@ describe('dataset runtime', () => {
   it('coalesces exports arriving during a sync: the next sync reads the newest, the others are archived', async () => {
     const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
     const engine = new GatedEngine();
-    const { r } = runtime(dataset(inbox), engine);
+    const { r } = await runtime(dataset(inbox), engine);
     await r.start();
     const first = engine.nextSync();
     await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
@@ -140,7 +153,7 @@ describe('dataset runtime', () => {
     const held: HeldDraft = { kind: 'staged', version: 4, reason: 'publish_required', planId: null, summary: null, since: 0 };
     const H = 3_600_000;
     let now = 10 * H;
-    const { r, health } = runtime(
+    const { r, health } = await runtime(
       dataset(inbox, { schedules: [{ type: 'draft_check', cron: '0 * * * *', warn_before_ms: 4 * H }] }),
       new GatedEngine(),
       { held, cron, now: () => now },
@@ -166,12 +179,10 @@ describe('dataset runtime', () => {
     await mkdir(join(inbox, 'processed'));
     await writeFile(join(inbox, 'processed', 'stock.20240101-000000.csv'), lastExport);
     const hash = createHash('sha256').update(lastExport).digest('hex');
-    let last: string | null = hash;
+    const db = await stateDb();
+    db.snapshot('shop').recordSource({ fileHash: hash, rowCount: 1, at: 0 });
     const log = capture();
-    const { r } = runtime(dataset(inbox), engine, {
-      logger: log.logger,
-      state: { lastFileHash: () => last, held: () => null, forgetFileHash: () => void (last = null) },
-    });
+    const { r } = await runtime(dataset(inbox), engine, { logger: log.logger, db });
     await r.start();
     await r.idle();
     const started = engine.reconcileStarted();
@@ -184,7 +195,7 @@ describe('dataset runtime', () => {
     await synced;
     engine.release();
     await r.idle();
-    expect(last).toBeNull();
+    expect(db.snapshot('shop').info().lastSource).toMatchObject({ fileHash: null, rowCount: 1 });
     expect(events(log.lines, 'reconcile.reapply')).toEqual([
       expect.objectContaining({ action: 'marker_cleared', reason: 'export_waiting', deleted: 1, file_hash: hash }),
     ]);
@@ -200,7 +211,7 @@ describe('dataset runtime', () => {
     await mkdir(join(inbox, 'processed'));
     const archived = join(inbox, 'processed', 'stock.20240101-000000.csv');
     await writeFile(archived, lastExport);
-    const { r } = runtime(dataset(inbox), engine, { logger: log.logger });
+    const { r } = await runtime(dataset(inbox), engine, { logger: log.logger });
     await r.start();
     const first = engine.nextSync();
     await drop(inbox, 'a.csv', 'sku,name\n1,a\n', Date.now() - 120_000);
@@ -222,6 +233,56 @@ describe('dataset runtime', () => {
     expect((await readdir(join(inbox, 'processed'))).filter((n) => n.includes('.superseded.'))).toEqual([]);
   });
 
+  it('a reapply queued when the daemon stops (or crashes) before it runs is queued again at the next start', async () => {
+    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+    const lastExport = 'sku,name\n1,old\n';
+    await mkdir(join(inbox, 'processed'));
+    const archivedName = 'stock.20240101-000000.csv';
+    await writeFile(join(inbox, 'processed', archivedName), lastExport);
+    const hash = createHash('sha256').update(lastExport).digest('hex');
+    const db = await stateDb();
+    db.snapshot('shop').recordSource({ fileHash: hash, rowCount: 1, at: 0 });
+    /** Its journal resume waits for the test too, so the reapply can be left waiting behind it. */
+    class GatedResume extends GatedEngine {
+      resumeGate: (() => void) | undefined;
+      override async resume(): Promise<unknown> {
+        await new Promise<void>((r) => (this.resumeGate = r));
+        return undefined;
+      }
+    }
+    const engine = new GatedResume();
+    engine.rebuilt = { records: 3, added: 0, removed: 1, changed: 0, foreignEdits: [], ownedRemoved: 1 };
+    const first = await runtime(dataset(inbox), engine, { db });
+    await first.r.start();
+    engine.resumeGate!();
+    await first.r.idle();
+    const started = engine.reconcileStarted();
+    first.r.push({ kind: 'reconcile' });
+    await started;
+    first.r.push({ kind: 'resume' });
+    engine.releaseReconcile();
+    await until(() => engine.resumeGate !== undefined && first.r.depth === 2, 'the reapply queued behind the resume');
+    // Stopped now, the queued reapply is dropped with the queue; only the state db remembers it.
+    const stopped = first.r.stop();
+    engine.resumeGate!();
+    await stopped;
+    expect(engine.synced).toEqual([]);
+    expect(db.snapshot('shop').reapply()).toMatchObject({ hash, status: 'pending' });
+
+    const again = new GatedEngine();
+    const log = capture();
+    const second = await runtime(dataset(inbox), again, { db, logger: log.logger });
+    await second.r.start();
+    await until(() => again.synced.length > 0 || second.r.depth === 0, 'the reapply synced, or nothing left to run');
+    expect(again.synced).toEqual([archivedName]);
+    again.release();
+    await second.r.idle();
+    expect(events(log.lines, 'reconcile.reapply')).toEqual([
+      expect.objectContaining({ action: 'requeued', reason: 'pending_at_start', file: join(inbox, 'processed', archivedName), file_hash: hash }),
+    ]);
+    expect(db.snapshot('shop').reapply()).toMatchObject({ hash, status: 'done' });
+  });
+
   it('a reload that changes the key while the sync runs on the old one: when that sync stops, its retry goes at once', async () => {
     const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
     const engine = new GatedEngine();
@@ -229,7 +290,7 @@ describe('dataset runtime', () => {
     const log = capture();
     const timers = new ManualTimers();
     const ds = dataset(inbox);
-    const { r } = runtime(ds, engine, { logger: log.logger, timers });
+    const { r } = await runtime(ds, engine, { logger: log.logger, timers });
     await r.start();
     const first = engine.nextSync();
     await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
@@ -252,7 +313,7 @@ describe('dataset runtime', () => {
     const log = capture();
     const timers = new ManualTimers();
     const ds = dataset(inbox);
-    const { r } = runtime(ds, engine, { logger: log.logger, timers });
+    const { r } = await runtime(ds, engine, { logger: log.logger, timers });
     await r.start();
     const first = engine.nextSync();
     await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');

@@ -1,0 +1,13 @@
+import type { StateDb } from '../snapshot/db.js';
+import type { DaemonState } from './ports.js';
+
+/** The daemon's view of the state db (one per daemon; the tests build it on their own temp db). */
+export function daemonState(db: StateDb): DaemonState {
+  return {
+    lastFileHash: (dataset) => db.snapshot(dataset).info().lastSource?.fileHash ?? null,
+    held: (dataset) => db.snapshot(dataset).held(),
+    forgetFileHash: (dataset, reapply) => db.snapshot(dataset).forgetSourceHash(reapply),
+    lastReapply: (dataset) => db.snapshot(dataset).reapply(),
+    markReapply: (dataset, hash, status) => db.snapshot(dataset).markReapply(hash, status),
+  };
+}
