@@ -4,6 +4,17 @@ export interface FileObservation {
   mtimeMs: number;
 }
 
+/**
+ * What tells one file under a path from another: inode and change time. A
+ * new export of the same name, size and mtime (timestamps kept by a copy, or
+ * a coarse clock on a share) is still another file; chokidar may report it as
+ * a change of the one just moved away, never as unlink then add.
+ */
+export interface FileIdentity {
+  ino?: number;
+  ctimeMs?: number;
+}
+
 /** The settle decision for one observation. */
 export type SettleVerdict =
   | { state: 'settled' }
@@ -11,27 +22,27 @@ export type SettleVerdict =
   /** Settled before and emitted, unchanged since: nothing to do. */
   | { state: 'unchanged' };
 
-interface Entry extends FileObservation {
+interface Entry extends FileObservation, FileIdentity {
   since: number;
 }
 
 /**
  * Pure core of "is this file complete?": a file is complete once its size and
- * mtime are the same in two observations at least `settleMs` apart. A slow
+ * mtime (and identity, when given) are the same in two observations at least `settleMs` apart. A slow
  * writer keeps moving `since`; an overwrite of the same name after it was
  * emitted starts over. The caller brings the time and the stat results.
  */
 export class SettleTracker {
   readonly #settleMs: number;
   readonly #seen = new Map<string, Entry>();
-  readonly #emitted = new Map<string, FileObservation>();
+  readonly #emitted = new Map<string, FileObservation & FileIdentity>();
 
   constructor(settleMs: number) {
     this.#settleMs = settleMs;
   }
 
   /** Record an observation of `path` at `now` and say whether it has settled. */
-  observe(path: string, obs: FileObservation, now: number): SettleVerdict {
+  observe(path: string, obs: FileObservation & FileIdentity, now: number): SettleVerdict {
     const done = this.#emitted.get(path);
     if (done && same(done, obs)) return { state: 'unchanged' };
     const prev = this.#seen.get(path);
@@ -44,8 +55,8 @@ export class SettleTracker {
   }
 
   /** Remember that `path` was emitted as `obs`, so the same content-state is not emitted twice. */
-  markEmitted(path: string, obs: FileObservation): void {
-    this.#emitted.set(path, { size: obs.size, mtimeMs: obs.mtimeMs });
+  markEmitted(path: string, obs: FileObservation & FileIdentity): void {
+    this.#emitted.set(path, { size: obs.size, mtimeMs: obs.mtimeMs, ino: obs.ino, ctimeMs: obs.ctimeMs });
     this.#seen.delete(path);
   }
 
@@ -61,6 +72,6 @@ export class SettleTracker {
   }
 }
 
-function same(a: FileObservation, b: FileObservation): boolean {
-  return a.size === b.size && a.mtimeMs === b.mtimeMs;
+function same(a: FileObservation & FileIdentity, b: FileObservation & FileIdentity): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
 }

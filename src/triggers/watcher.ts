@@ -1,5 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
@@ -88,7 +88,12 @@ export class FolderWatcher {
       if (resolve(p) === this.dir) this.#markLost('the watched folder was removed');
     });
     // Chokidar does not always report the folder itself going (a race with rm -r, a rename): look at it on any raw event.
-    fsw.on('raw', () => this.#checkRoot());
+    fsw.on('raw', (_event: string, path: unknown) => {
+      this.#checkRoot();
+      // Polling reports a change only when the size differs or the mtime moves forward: a new export with the
+      // name, size and mtime of the one just moved away shows only as a raw stat change (another inode).
+      if (this.#cfg.polling && typeof path === 'string' && dirname(resolve(path)) === this.dir) this.#onEvent(path);
+    });
     fsw.on('error', (err) => {
       this.#log?.warn({ event: 'watch.error', dir: this.dir, err }, 'watch error');
       // An error about one file (e.g. EACCES) is not the end of the watch; a folder that went away is.
@@ -217,8 +222,9 @@ export class FolderWatcher {
       return;
     }
     const obs = { size: st.size, mtimeMs: st.mtimeMs };
+    const identity = { ino: st.ino, ctimeMs: st.ctimeMs };
     const now = this.#clock.now();
-    const verdict = this.#tracker.observe(path, obs, now);
+    const verdict = this.#tracker.observe(path, { ...obs, ...identity }, now);
     if (verdict.state === 'unchanged') return;
     if (verdict.state === 'waiting') {
       this.#schedule(path, verdict.dueAt);
@@ -235,7 +241,7 @@ export class FolderWatcher {
         return;
       }
     }
-    this.#tracker.markEmitted(path, obs);
+    this.#tracker.markEmitted(path, { ...obs, ...identity });
     this.#events.onReady({ path, name, ...obs, ...(markerPath ? { markerPath } : {}) });
   }
 }

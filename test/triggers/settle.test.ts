@@ -35,6 +35,20 @@ describe('settle tracker', () => {
     expect(t.observe('a', at(10, 700), 800)).toEqual({ state: 'settled' });
   });
 
+  it('emits another file under the same name, size and mtime (new inode or change time)', () => {
+    const t = new SettleTracker(100);
+    const first = { ...at(10, 5), ino: 7, ctimeMs: 50 };
+    t.observe('a', first, 0);
+    t.observe('a', first, 100);
+    t.markEmitted('a', first);
+    expect(t.observe('a', { ...first }, 200)).toEqual({ state: 'unchanged' });
+    expect(t.observe('a', { ...first, ino: 8, ctimeMs: 300 }, 300)).toEqual({ state: 'waiting', dueAt: 400 });
+    expect(t.observe('a', { ...first, ino: 8, ctimeMs: 300 }, 400)).toEqual({ state: 'settled' });
+    t.markEmitted('a', { ...first, ino: 8, ctimeMs: 300 });
+    // An inode reused after a delete: the change time still tells them apart.
+    expect(t.observe('a', { ...first, ino: 8, ctimeMs: 500 }, 500)).toEqual({ state: 'waiting', dueAt: 600 });
+  });
+
   it('starts over for a path that was forgotten', () => {
     const t = new SettleTracker(100);
     t.observe('a', at(10, 5), 0);

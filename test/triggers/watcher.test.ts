@@ -1,4 +1,4 @@
-import { mkdtemp, open, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -128,4 +128,31 @@ describe('folder watcher', () => {
     expect(h.ready).toHaveLength(2);
     expect(await readdir(dir)).toEqual(['stock.csv']);
   });
+
+  // The daemon moves an export to processed/ and the next one, same name, size and mtime (timestamps kept by
+  // a copy, or a coarse clock on a share), lands before chokidar says the first is gone: chokidar calls it a
+  // change of the old file (events: within its 100 ms atomic window; polling: not even that, only a raw stat change).
+  for (const polling of [false, true]) {
+    it(`${polling ? 'polling' : 'fs events'}: a new export of the name, size and mtime of the one just moved away is reported`, async () => {
+      const dir = await folder();
+      // A poll interval wide enough that the move and the new file land between two polls.
+      const h = await start(cfg(dir, polling ? { polling: true, poll_interval_ms: 400 } : {}));
+      const p = join(dir, 'stock.csv');
+      const t = new Date(Date.now() - 60_000);
+      await writeFile(p, 'sku\n1\n');
+      await utimes(p, t, t);
+      await h.nextReady();
+      await mkdir(join(dir, 'processed'));
+      await rename(p, join(dir, 'processed', 'stock.20240101-000000.csv'));
+      await writeFile(join(dir, '.stock.csv.tmp'), 'sku\n2\n');
+      await utimes(join(dir, '.stock.csv.tmp'), t, t);
+      await rename(join(dir, '.stock.csv.tmp'), p);
+      await h.nextReady();
+      expect(h.ready.map((f) => [f.name, f.size])).toEqual([
+        ['stock.csv', 6],
+        ['stock.csv', 6],
+      ]);
+      expect(h.ready[1]!.mtimeMs).toBe(h.ready[0]!.mtimeMs);
+    });
+  }
 });
