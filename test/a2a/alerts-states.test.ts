@@ -1,11 +1,10 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alertsConfigSchema, CallAlerts, type CallAlertConfig, type DatasetAlertStatus } from '../../src/daemon/alerts.js';
+import { alertsConfigSchema, CallAlerts, type CallAlertConfig } from '../../src/daemon/alerts.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { Secret } from '../../src/secret.js';
-import { hookClock } from './helpers.js';
+import { capture } from '../log/capture.js';
+import { heldByGuard, hookClock, MIN, T0 } from './helpers.js';
 
 // A27-states: how the daemon's call alerts report the A2A 0.3 states the document does not list.
 
@@ -13,22 +12,6 @@ const KEY = 'tba_live_ALERTSTATES_51c0';
 const REJECT = '+81355550010';
 const AUTH = '+81355550011';
 const UNKNOWN = '+81355550012';
-const MIN = 60_000;
-/** 2025-06-02 10:00 in Tokyo. */
-const T0 = Date.UTC(2025, 5, 2, 1, 0);
-
-function capture(): { logger: pino.Logger; lines: () => Record<string, unknown>[]; raw: () => string } {
-  let raw = '';
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      raw += String(chunk);
-      cb();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), raw: () => raw, lines: () => raw.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
-
-const held = (dataset: string): DatasetAlertStatus => ({ dataset, held: { kind: 'guard', reason: 'would delete 40% of records', since: T0 - 90 * MIN }, stopped: null });
 
 describe('call alerts and the states the document does not list', () => {
   let emu: RunningA2aEmulator;
@@ -50,12 +33,12 @@ describe('call alerts and the states the document does not list', () => {
   afterAll(async () => emu.close());
 
   async function alertTo(to: string, dataset: string) {
-    const log = capture();
+    const log = capture('info');
     // A clock whose sleeps return at once: the pauses before reopening an `unknown` task cost no real time.
     const alerts = new CallAlerts({ config: { ...base, to }, key: new Secret(KEY), logger: log.logger, clock: hookClock() });
-    const placed = await alerts.check([held(dataset)], T0);
+    const placed = await alerts.check([heldByGuard(dataset)], T0);
     await alerts.settled();
-    const again = await alerts.check([held(dataset)], T0 + 10 * MIN);
+    const again = await alerts.check([heldByGuard(dataset)], T0 + 10 * MIN);
     await alerts.close();
     return { log, placed, again };
   }

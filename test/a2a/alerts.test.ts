@@ -1,39 +1,20 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A2aClient } from '../../src/a2a/client.js';
-import { alertsConfigSchema, alertStatus, CallAlerts, callAlertsFromConfig, type CallAlertConfig, type DatasetAlertStatus } from '../../src/daemon/alerts.js';
+import { alertsConfigSchema, alertStatus, CallAlerts, callAlertsFromConfig, type CallAlertConfig } from '../../src/daemon/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startA2aEmulator } from '../../src/emulator/a2a/server.js';
+import { capture } from '../log/capture.js';
+import { heldByGuard, MIN, T0 } from './helpers.js';
 
 const CANARY = 'tba_live_ALERTCANARY_93ac';
 const ALERT_TO = '+81355550000';
 const FAILING_TO = '+81355550001';
-const MIN = 60_000;
-/** 2025-06-02 10:00 in Tokyo. */
-const T0 = Date.UTC(2025, 5, 2, 1, 0);
 
-function capture(): { logger: pino.Logger; lines: () => Record<string, unknown>[]; raw: () => string } {
-  let raw = '';
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      raw += String(chunk);
-      cb();
-    },
-  });
-  const logger = pino({ level: 'info' }, stream);
-  return { logger, raw: () => raw, lines: () => raw.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
-
-const heldGuard: DatasetAlertStatus = {
-  dataset: 'shop-1',
-  held: { kind: 'guard', reason: 'would delete 40% of records', since: T0 - 90 * MIN },
-  stopped: null,
-};
+const heldGuard = heldByGuard();
 
 describe('CallAlerts against the emulator', () => {
   let emu: RunningA2aEmulator;
@@ -60,7 +41,7 @@ describe('CallAlerts against the emulator', () => {
   });
 
   it('fires once for a held guard, logs task id and outcome, never approves, and not again within its window', async () => {
-    const log = capture();
+    const log = capture('info');
     const historyPath = join(dir, 'alerts.json');
     const alerts = new CallAlerts({ config, key: new Secret(CANARY), logger: log.logger, historyPath });
     const placed = await alerts.check([heldGuard], T0);
@@ -100,7 +81,7 @@ describe('CallAlerts against the emulator', () => {
   });
 
   it('no alert outside the allowed hours; it comes once the hours open', async () => {
-    const log = capture();
+    const log = capture('info');
     const alerts = new CallAlerts({ config, key: new Secret(CANARY), logger: log.logger });
     const before = emu.emulator.credits;
     const elevenPmTokyo = Date.UTC(2025, 6, 1, 14, 0);
@@ -113,7 +94,7 @@ describe('CallAlerts against the emulator', () => {
   });
 
   it('a call that cannot start is logged with its task id and the failed outcome', async () => {
-    const log = capture();
+    const log = capture('info');
     const client = new A2aClient({ baseUrl: emu.url, key: new Secret(CANARY) });
     const alerts = new CallAlerts({ config: { ...config, to: FAILING_TO }, key: new Secret(CANARY), logger: log.logger, client });
     const placed = await alerts.check([{ ...heldGuard, dataset: 'shop-9' }], T0);
@@ -124,7 +105,7 @@ describe('CallAlerts against the emulator', () => {
   });
 
   it('a refused key is logged as alert.failed and still counts against the day (no second ring)', async () => {
-    const log = capture();
+    const log = capture('info');
     const alerts = new CallAlerts({ config, key: new Secret('tba_live_revoked'), logger: log.logger });
     const before = emu.emulator.credits;
     const first = await alerts.check([{ ...heldGuard, dataset: 'shop-7' }], T0);
@@ -136,7 +117,7 @@ describe('CallAlerts against the emulator', () => {
   });
 
   it('callAlertsFromConfig: off without the section or when disabled; on, it resolves the key and keeps history in state_dir', async () => {
-    const log = capture();
+    const log = capture('info');
     const deps = { stateDir: join(dir, 'state'), timezone: 'Asia/Tokyo', logger: log.logger, env: { ALERT_KEY: CANARY } };
     expect(await callAlertsFromConfig(undefined, deps)).toBeUndefined();
     const raw = { call: { to: ALERT_TO, key: { env: 'ALERT_KEY' }, base_url: emu.url } };

@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { A2aClient, type A2aClientOptions } from '../../src/a2a/client.js';
 import type { TaskEvent } from '../../src/a2a/wire.js';
 import type { Clock } from '../../src/clock.js';
+import type { DatasetAlertStatus } from '../../src/daemon/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { ScriptBook } from '../../src/emulator/a2a/script.js';
 import { startA2aEmulator, type RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
@@ -42,6 +43,16 @@ export const SCRIPTS: ScriptBook = {
   [N.unknownHeld]: { steps: [{ say: 'Hello.' }, { state: 'unknown', hold: true }] },
   [N.rejectMidCall]: { steps: [{ say: 'Hello.' }, { state: 'rejected', say: 'the agent declined the goal' }] },
 };
+
+/** A minute in ms, for the call alerts' times. */
+export const MIN = 60_000;
+/** 2025-06-02 10:00 in Tokyo: inside the call alerts' allowed hours (08:00-20:00). */
+export const T0 = Date.UTC(2025, 5, 2, 1, 0);
+
+/** `dataset` held by a guard since 90 minutes before T0: past held_after_minutes 60, so a call alert is due. */
+export function heldByGuard(dataset = 'shop-1'): DatasetAlertStatus {
+  return { dataset, held: { kind: 'guard', reason: 'would delete 40% of records', since: T0 - 90 * MIN }, stopped: null };
+}
 
 export async function startEmu(scripts: ScriptBook = SCRIPTS): Promise<RunningA2aEmulator> {
   return startA2aEmulator({ port: 0, keys: [{ key: ALICE_KEY, account: 'alice' }, { key: BOB_KEY, account: 'bob' }], scripts });

@@ -1,14 +1,13 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
 import { rereadKey, resolveKey } from '../../src/config/key.js';
 import { keyFingerprint } from '../../src/emulator/index.js';
 import { registeredSecrets } from '../../src/log/secret-registry.js';
 import { Secret } from '../../src/secret.js';
+import { capture } from '../log/capture.js';
 import { DS, KEYS, rec, startWorld, type World } from './harness.js';
 
 // Spec, Authentication: after a reissue the old key works for at most 24 hours; then 401 UNAUTHORIZED.
@@ -18,32 +17,29 @@ const HOUR = 3_600_000;
 const OLD = 'tbd_live_OLDCANARY_0000000000000a';
 const NEW = 'tbd_live_NEWCANARY_0000000000000b';
 
-function capture(): { logger: pino.Logger; lines: () => Record<string, unknown>[]; raw: () => string } {
-  let raw = '';
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      raw += String(chunk);
-      cb();
+/** The test world, where shop-1 also takes the key OLD, and OLD in a 0600 key file in a fresh temp dir; `close` removes both. */
+async function oldKeyInFile(): Promise<{ w: World; keyFile: string; close: () => Promise<void> }> {
+  const w = await startWorld();
+  w.emulator.addKey({ dataset: DS, key: OLD });
+  const dir = await mkdtemp(join(tmpdir(), 'key-reread-'));
+  const keyFile = join(dir, 'shop-1.key');
+  await writeFile(keyFile, `${OLD}\n`, { mode: 0o600 });
+  return {
+    w,
+    keyFile,
+    close: async () => {
+      await w.close();
+      await rm(dir, { recursive: true, force: true });
     },
-  });
-  return { logger: pino({ level: 'debug' }, stream), raw: () => raw, lines: () => raw.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  };
 }
 
 describe('a 401 after a key reissue: the key source is read again', () => {
   let w: World;
-  let dir: string;
   let keyFile: string;
-  beforeEach(async () => {
-    w = await startWorld();
-    w.emulator.addKey({ dataset: DS, key: OLD });
-    dir = await mkdtemp(join(tmpdir(), 'key-reread-'));
-    keyFile = join(dir, 'shop-1.key');
-    await writeFile(keyFile, `${OLD}\n`, { mode: 0o600 });
-  });
-  afterEach(async () => {
-    await w.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  let close: () => Promise<void>;
+  beforeEach(async () => ({ w, keyFile, close } = await oldKeyInFile()));
+  afterEach(() => close());
 
   const byKey = (key: string) => w.emulator.requests.filter((r) => r.keyFingerprint === keyFingerprint(key));
 
@@ -122,19 +118,10 @@ describe('a 401 after a key reissue: the key source is read again', () => {
 
 describe('a key read again after a 401 that is refused too (a paste mistake)', () => {
   let w: World;
-  let dir: string;
   let keyFile: string;
-  beforeEach(async () => {
-    w = await startWorld();
-    w.emulator.addKey({ dataset: DS, key: OLD });
-    dir = await mkdtemp(join(tmpdir(), 'key-reread-'));
-    keyFile = join(dir, 'shop-1.key');
-    await writeFile(keyFile, `${OLD}\n`, { mode: 0o600 });
-  });
-  afterEach(async () => {
-    await w.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  let close: () => Promise<void>;
+  beforeEach(async () => ({ w, keyFile, close } = await oldKeyInFile()));
+  afterEach(() => close());
 
   const byKey = (key: string) => w.emulator.requests.filter((r) => r.keyFingerprint === keyFingerprint(key));
   const warnings = (log: ReturnType<typeof capture>) => log.lines().filter((l) => l.event === 'key.warning');

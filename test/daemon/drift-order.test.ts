@@ -3,23 +3,21 @@ import { readdir, readFile, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import type { DatasetRecord } from '../../src/model/record.js';
-import type { CronStarter } from '../../src/triggers/scheduler.js';
-import { capture, daemonFixture, drop, events, exportCsv, ManualTimers, serviceScenario, type ServiceScenario, waitEvent } from './service-harness.js';
-
-/** Cron ticks fired by the test: the reconcile runs when `fire()` says so. */
-function manualCron(): { starter: CronStarter; fire: () => void } {
-  const fires: Array<() => void> = [];
-  return {
-    starter: (_expr, _tz, fire) => {
-      fires.push(fire);
-      return { stop: () => undefined, nextRun: () => null };
-    },
-    fire: () => fires.forEach((f) => f()),
-  };
-}
-
-const RECONCILE = [{ type: 'reconcile', cron: '30 4 * * *' }];
+import {
+  capture,
+  daemonFixture,
+  drop,
+  events,
+  exportCsv,
+  ManualTimers,
+  manualCron,
+  portalDrift,
+  RECONCILE,
+  serviceScenario,
+  type ServiceScenario,
+  stocks,
+  waitEvent,
+} from './service-harness.js';
 
 // Drift repair must never publish the older, archived export over a newer one
 // that waits for its retry (review of 5c00c4d/d2b627f, item 1). The archived
@@ -28,15 +26,6 @@ const RECONCILE = [{ type: 'reconcile', cron: '30 4 * * *' }];
 describe('daemon: drift repair and an export waiting for its retry', () => {
   const fx = daemonFixture();
   afterEach(() => fx.emu.emulator.faults.clear());
-
-  const stocks = (id: string) => Object.fromEntries(fx.emu.emulator.records(id).map((r) => [r.record_id, (r.attributes as { stock?: number }).stock]));
-
-  /** A person edits P-0001's stock to 99 and deletes P-0002 in the portal. */
-  function portalDrift(id: string): void {
-    const p1 = fx.emu.emulator.records(id).find((r) => r.record_id === 'P-0001')!;
-    const edited = { ...p1, attributes: { ...(p1.attributes as object), stock: 99 } } as DatasetRecord;
-    fx.emu.emulator.portalPublish(id, { upsert: [edited], delete: ['P-0002'] });
-  }
 
   /**
    * The last export P (stock 3) is processed and its archive copy gets a fresh
@@ -64,7 +53,7 @@ describe('daemon: drift repair and an export waiting for its retry', () => {
     await service.datasets.idle();
     fx.emu.emulator.faults.clear();
     expect(timers.labels()).toContain('retry');
-    portalDrift(s.datasetId);
+    portalDrift(fx.emu, s.datasetId);
     return { service, lines: log.lines, timers, cron, archived, hash: createHash('sha256').update(await readFile(archived)).digest('hex') };
   }
 
@@ -74,7 +63,7 @@ describe('daemon: drift repair and an export waiting for its retry', () => {
     expect(w.timers.fire('retry')).toBe(1);
     await waitEvent(w.lines, 'file.processed', { file: join(s.inbox, 'stock-new.csv') });
     await w.service.datasets.idle();
-    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 5, 'P-0002': 5, 'P-0003': 5, 'P-0004': 5 });
+    expect(stocks(fx.emu, s.datasetId)).toEqual({ 'P-0001': 5, 'P-0002': 5, 'P-0003': 5, 'P-0004': 5 });
     const processed = await readdir(join(s.inbox, 'processed'));
     expect(processed.filter((n) => n.includes('.superseded.'))).toEqual([]);
     expect(processed.filter((n) => n.startsWith('stock-new.'))).toHaveLength(1);

@@ -13,39 +13,20 @@ import {
   freePort,
   healthz,
   type Line,
+  manualCron,
+  portalDrift,
+  RECONCILE,
   type ServiceScenario,
   serviceScenario,
+  stocks,
   waitEvent,
 } from './service-harness.js';
-
-/** Cron ticks fired by the test: the reconcile runs when `fire()` says so. */
-function manualCron(): { starter: CronStarter; fire: () => void } {
-  const fires: Array<() => void> = [];
-  return {
-    starter: (_expr, _tz, fire) => {
-      fires.push(fire);
-      return { stop: () => undefined, nextRun: () => null };
-    },
-    fire: () => fires.forEach((f) => f()),
-  };
-}
-
-const RECONCILE = [{ type: 'reconcile', cron: '30 4 * * *' }];
 
 // A reconcile that finds someone changed or deleted our records in the portal
 // has the shop's export applied again, though its content was already processed.
 describe('daemon: drift found by a reconcile is repaired from the last export', () => {
   const fx = daemonFixture();
   const services = fx.services;
-
-  const stocks = (id: string) => Object.fromEntries(fx.emu.emulator.records(id).map((r) => [r.record_id, (r.attributes as { stock?: number }).stock]));
-
-  /** A person edits P-0001's stock to 99 and deletes P-0002 in the portal. */
-  function portalDrift(id: string): void {
-    const p1 = fx.emu.emulator.records(id).find((r) => r.record_id === 'P-0001')!;
-    const edited = { ...p1, attributes: { ...(p1.attributes as object), stock: 99 } } as DatasetRecord;
-    fx.emu.emulator.portalPublish(id, { upsert: [edited], delete: ['P-0002'] });
-  }
 
   async function start(s: ServiceScenario, cron: CronStarter, log = capture()): Promise<{ service: Service; lines: Line[] }> {
     const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, cronStarter: cron });
@@ -63,13 +44,13 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
     const archive = await readdir(join(s.inbox, 'processed'));
     expect(archive).toHaveLength(1);
 
-    portalDrift(s.datasetId);
+    portalDrift(fx.emu, s.datasetId);
     cron.fire();
     const reapply = await waitEvent(lines, 'reconcile.reapply');
     expect(reapply).toMatchObject({ action: 'requeued', edited: 1, deleted: 1, added: 0, file: join(s.inbox, 'processed', archive[0]!) });
     await waitEvent(lines, 'sync.summary', { result: 'published' }, 2);
     await service.datasets.idle();
-    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+    expect(stocks(fx.emu, s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
     expect(events(lines, 'file.ready', { origin: 'reapply' })).toHaveLength(1);
     expect(await readdir(join(s.inbox, 'processed'))).toEqual(archive);
 
@@ -86,13 +67,13 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
     await drop(s.inbox, 'stock.csv', exportCsv(4, 3));
     await waitEvent(lines, 'file.processed');
 
-    portalDrift(s.datasetId);
+    portalDrift(fx.emu, s.datasetId);
     cron.fire();
     // The kept edit is no drift to repair; the deletion is.
     expect(await waitEvent(lines, 'reconcile.reapply')).toMatchObject({ action: 'requeued', edited: 0, deleted: 1 });
     await waitEvent(lines, 'sync.summary', { result: 'published' }, 2);
     await service.datasets.idle();
-    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 99, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+    expect(stocks(fx.emu, s.datasetId)).toEqual({ 'P-0001': 99, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
   });
 
   it('not archived (after: delete): the marker is cleared, in the state db, so the next export with the same content is synced, after a restart too', async () => {
@@ -104,11 +85,11 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
     await drop(s.inbox, 'stock.csv', exportCsv(4, 3));
     await waitEvent(first.lines, 'file.processed');
 
-    portalDrift(s.datasetId);
+    portalDrift(fx.emu, s.datasetId);
     cron.fire();
     expect(await waitEvent(first.lines, 'reconcile.reapply')).toMatchObject({ action: 'marker_cleared', reason: 'after_delete', edited: 1, deleted: 1 });
     await first.service.datasets.idle();
-    expect(stocks(s.datasetId)).toMatchObject({ 'P-0001': 99 });
+    expect(stocks(fx.emu, s.datasetId)).toMatchObject({ 'P-0001': 99 });
     await services.pop()!.stop();
 
     const second = await start(s, manualCron().starter);
@@ -116,7 +97,7 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
     await waitEvent(second.lines, 'sync.summary', { result: 'published' });
     await second.service.datasets.idle();
     expect(events(second.lines, 'file.skipped')).toEqual([]);
-    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+    expect(stocks(fx.emu, s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
   });
 
   it('the same drift again after the export was applied again (a field the server normalises) is not repaired again: health says so until the drift changes', async () => {
@@ -164,7 +145,7 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
     expect(await waitEvent(second.lines, 'reconcile.reapply')).toMatchObject({ action: 'requeued', edited: 0, deleted: 1 });
     await waitEvent(second.lines, 'sync.summary', { result: 'published' });
     await second.service.datasets.idle();
-    expect(stocks(s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
+    expect(stocks(fx.emu, s.datasetId)).toEqual({ 'P-0001': 3, 'P-0002': 3, 'P-0003': 3, 'P-0004': 3 });
     expect(await healthz(port)).toMatchObject({ status: 'ok', reasons: [] });
   });
 
@@ -180,7 +161,7 @@ describe('daemon: drift found by a reconcile is repaired from the last export', 
     await waitEvent(lines, 'sync.summary', { result: 'held' });
     await service.datasets.idle();
 
-    portalDrift(s.datasetId);
+    portalDrift(fx.emu, s.datasetId);
     cron.fire();
     expect(await waitEvent(lines, 'reconcile.reapply')).toMatchObject({ action: 'none', reason: 'change_held', held: 'guard' });
     await service.datasets.idle();

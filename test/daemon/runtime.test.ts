@@ -116,6 +116,23 @@ async function until(cond: () => boolean | Promise<boolean>, what: string): Prom
   }
 }
 
+/**
+ * A runtime on a fresh inbox, with a captured log and timers the test fires,
+ * whose first sync (of a.csv) has started and is held in `engine` until released.
+ */
+async function firstSyncHeld(engine: GatedEngine) {
+  const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
+  const log = capture();
+  const timers = new ManualTimers();
+  const ds = dataset(inbox);
+  const { r } = await runtime(ds, engine, { logger: log.logger, timers });
+  await r.start();
+  const first = engine.nextSync();
+  await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
+  await first;
+  return { inbox, ds, r, log, timers };
+}
+
 describe('dataset runtime', () => {
   it('coalesces exports arriving during a sync: the next sync reads the newest, the others are archived', async () => {
     const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
@@ -284,17 +301,9 @@ describe('dataset runtime', () => {
   });
 
   it('a reload that changes the key while the sync runs on the old one: when that sync stops, its retry goes at once', async () => {
-    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
     const engine = new GatedEngine();
     engine.results.push('stopped');
-    const log = capture();
-    const timers = new ManualTimers();
-    const ds = dataset(inbox);
-    const { r } = await runtime(ds, engine, { logger: log.logger, timers });
-    await r.start();
-    const first = engine.nextSync();
-    await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
-    await first;
+    const { inbox, ds, r, log, timers } = await firstSyncHeld(engine);
     await r.reconfigure(ds, 'key_changed');
     engine.release(); // the first sync ends stopped (say, a 401 on the old key)
     await until(() => engine.synced.length === 2, 'the retry of a.csv, at once (no retry timer is fired)');
@@ -308,16 +317,8 @@ describe('dataset runtime', () => {
   });
 
   it('a reload during a sync that succeeds brings nothing forward, and the next stop waits for its slow retry', async () => {
-    const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
     const engine = new GatedEngine();
-    const log = capture();
-    const timers = new ManualTimers();
-    const ds = dataset(inbox);
-    const { r } = await runtime(ds, engine, { logger: log.logger, timers });
-    await r.start();
-    const first = engine.nextSync();
-    await writeFile(join(inbox, 'a.csv'), 'sku,name\n1,a\n');
-    await first;
+    const { inbox, ds, r, log, timers } = await firstSyncHeld(engine);
     await r.reconfigure(ds, 'config_changed');
     engine.release();
     await r.idle();

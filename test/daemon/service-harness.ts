@@ -6,6 +6,8 @@ import { afterEach } from 'vitest';
 import type { Service } from '../../src/daemon/service.js';
 import type { Timers } from '../../src/daemon/timers.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
+import type { DatasetRecord } from '../../src/model/record.js';
+import type { CronStarter } from '../../src/triggers/scheduler.js';
 import { emulatorFixture, events, scenario, type LogLine, type Scenario } from './scenario.js';
 
 export { events, exportCsv, freePort } from './scenario.js';
@@ -112,4 +114,31 @@ export function daemonFixture(): { readonly emu: RunningEmulator; readonly servi
     },
     services,
   };
+}
+
+/** Cron ticks fired by the test: the reconcile runs when `fire()` says so. */
+export function manualCron(): { starter: CronStarter; fire: () => void } {
+  const fires: Array<() => void> = [];
+  return {
+    starter: (_expr, _tz, fire) => {
+      fires.push(fire);
+      return { stop: () => undefined, nextRun: () => null };
+    },
+    fire: () => fires.forEach((f) => f()),
+  };
+}
+
+/** A dataset's schedules for the drift tests: a daily reconcile, run by `manualCron().fire()`. */
+export const RECONCILE = [{ type: 'reconcile', cron: '30 4 * * *' }];
+
+/** The published stock of each record of dataset `id`, by record id. */
+export function stocks(emu: RunningEmulator, id: string): Record<string, number | undefined> {
+  return Object.fromEntries(emu.emulator.records(id).map((r) => [r.record_id, (r.attributes as { stock?: number }).stock]));
+}
+
+/** Drift in dataset `id`: a person edits P-0001's stock to 99 and deletes P-0002 in the portal. */
+export function portalDrift(emu: RunningEmulator, id: string): void {
+  const p1 = emu.emulator.records(id).find((r) => r.record_id === 'P-0001')!;
+  const edited = { ...p1, attributes: { ...(p1.attributes as object), stock: 99 } } as DatasetRecord;
+  emu.emulator.portalPublish(id, { upsert: [edited], delete: ['P-0002'] });
 }

@@ -11,16 +11,7 @@ import {
   type RunningEmulator,
 } from '../../src/emulator/index.js';
 import { hasCode } from '../../src/errors.js';
-import { harness, rec, code } from './helpers.js';
-
-async function admin(h: { url: string }, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${h.url}/__emulator${path}`, {
-    method,
-    ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+import { admin, harness, rec, code } from './helpers.js';
 
 describe('admin routes (/__emulator)', () => {
   it('datasets, keys, API switch, revocation and portal edits over HTTP', async () => {

@@ -69,3 +69,13 @@ export async function harness(opts: { roles?: Role[]; records?: DatasetRecord[];
 export function code(res: Res): string | undefined {
   return res.body?.error?.code;
 }
+
+/** A call to the emulator's admin routes (`/__emulator…`), with a JSON body when given; the answer's status and parsed body. */
+export async function admin(h: { url: string }, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${h.url}/__emulator${path}`, {
+    method,
+    ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}

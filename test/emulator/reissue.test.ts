@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_REISSUE_GRACE_MS } from '../../src/emulator/keys.js';
 import { hasCode } from '../../src/errors.js';
-import { code, harness, KEY, rec } from './helpers.js';
+import { admin, code, harness, KEY, rec } from './helpers.js';
 
 // Spec, Authentication: "On reissue the old key can be kept valid for a grace period of at most 24 hours";
 // errors table: 401 UNAUTHORIZED for a key "missing, revoked or expired".
 
 const HOUR = 3_600_000;
-
-async function admin(h: { url: string }, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${h.url}/__emulator${path}`, {
-    method,
-    ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 describe('key reissue with a grace period, on the emulator clock', () => {
   it('in process: both keys work until the grace ends, then the old one gets 401 and the new one goes on', async () => {
