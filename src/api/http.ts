@@ -8,6 +8,7 @@ import { ApiError, CLIENT_CODES } from './errors.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { decideRetry, isNotSentCode, parseRetryAfter, type FailureKind, type RetryPolicy } from './retry.js';
 import { errorBodySchema, preconditionDetailsSchema, rowErrorsInDetailsSchema } from './wire.js';
+import { isKeyRefusal, KeyRing, type Rekeyed } from './key-ring.js';
 
 /**
  * The transport of the API client: one keep-alive undici Pool per client,
@@ -65,22 +66,6 @@ export interface RequestEvent {
   durationMs: number;
 }
 
-/** A key read again after a 401, with the limiter shared by its clients. */
-export interface Rekeyed {
-  key: Secret;
-  limiter: RateLimiter;
-  /** Where it was read ("file /etc/…/keys/shop-1"), for log lines; never the key. */
-  source?: string;
-  /** What a person should know about it (e.g. it looks like an account key). */
-  warnings?: readonly string[];
-}
-
-/** A switch to a key read again after a 401, not yet answered by anything but refusals or transient failures. */
-interface KeyTrial {
-  from: { key: Secret; limiter: RateLimiter };
-  to: Rekeyed;
-}
-
 export interface TransportOptions {
   baseUrl: string;
   datasetId: string;
@@ -105,23 +90,12 @@ export class Transport {
   /** scheme://host:port of api.base_url, named in network errors. */
   readonly #origin: string;
   readonly #redact: (t: string) => string;
-  /** The key and limiter in use: the configured ones until a 401 finds a new key at the source. */
-  #key: Secret;
-  #limiter: RateLimiter;
-  /** Every key this transport has used, so each stays out of error text. */
-  readonly #keys: Secret[];
-  /** One re-read at a time; requests refused together share it. */
-  #rereading: Promise<boolean> | undefined;
-  /** The key switched to after a 401, until an answer other than a refusal confirms it. */
-  #trial: KeyTrial | undefined;
-  /** Keys tried after a 401 and refused too: an answer to one of them is a refusal of that key, not of the request. */
-  readonly #refusedKeys = new WeakSet<Secret>();
+  /** The key and limiter in use, and the switch to a key read again after a 401. */
+  readonly #keys: KeyRing;
 
   constructor(o: TransportOptions) {
     this.#o = o;
-    this.#key = o.key;
-    this.#limiter = o.limiter;
-    this.#keys = [o.key];
+    this.#keys = new KeyRing(o);
     const url = new URL(o.baseUrl);
     this.#origin = url.origin;
     this.#pool = new Pool(url.origin, {
@@ -131,7 +105,7 @@ export class Transport {
       keepAliveTimeout: 4_000,
     });
     this.#basePath = `${url.pathname.replace(/\/+$/, '')}/api/v1/business-datasets/${encodeURIComponent(o.datasetId)}`;
-    this.#redact = (t) => redactText(t, this.#keys);
+    this.#redact = (t) => redactText(t, this.#keys.all);
   }
 
   /** Send `req`, retrying what policy and safety allow; throws ApiError for anything but 2xx. */
@@ -146,10 +120,10 @@ export class Transport {
       const sent: { key?: Secret } = {};
       const outcome = await this.#attempt(req, attempt, sent);
       const key = sent.key!;
-      if (this.#trial?.to.key === key) this.#judgeTrial(this.#trial, outcome);
+      this.#keys.judge(key, outcome);
       if ('response' in outcome) return outcome.response;
       const { error, kind } = outcome;
-      if (isKeyRefusal(error) && this.#refusedKeys.has(key)) {
+      if (isKeyRefusal(error) && this.#keys.wasRefused(key)) {
         // Sent with a key read again after a 401 that was refused too: the transport is back on the previous key.
         if (refused) throw refused;
         // This request had not been refused with the previous key itself (it went out while the new one
@@ -167,9 +141,9 @@ export class Transport {
       // the API key that sent them (assumed, as A16/A35 say nothing of keys; the emulator keeps them per
       // dataset), so an earlier attempt of this request that reached the server with the old key (a lost
       // answer before the 401) is replayed, not applied twice, when the new key sends it again.
-      if (error.status === 401 && !reread && this.#o.rereadKey) {
+      if (error.status === 401 && !reread && this.#keys.canReread) {
         reread = true;
-        if (await this.#rekey(key)) {
+        if (await this.#keys.rekey(key)) {
           refused = error;
           resends++;
           this.#o.logger?.warn(
@@ -181,7 +155,7 @@ export class Transport {
               attempt,
               delay_ms: 0,
               reason: 'key_changed',
-              ...(this.#trial?.to.source ? { key_source: this.#trial.to.source } : {}),
+              ...(this.#keys.trialSource ? { key_source: this.#keys.trialSource } : {}),
             }),
             'api key refused; its source holds a new key, retrying with it',
           );
@@ -210,80 +184,6 @@ export class Transport {
   }
   #closing: Promise<void> | undefined;
 
-  /**
-   * After a 401 with `used`: true when a different key is now in use (read
-   * again from its source here, or by a request refused at the same time).
-   * A source that cannot be read leaves the key as it is (logged; the 401 stands).
-   */
-  async #rekey(used: Secret): Promise<boolean> {
-    if (this.#key !== used) return true;
-    if (!this.#rereading) {
-      const reading = this.#reread(used);
-      this.#rereading = reading;
-      void reading.finally(() => {
-        if (this.#rereading === reading) this.#rereading = undefined;
-      });
-    }
-    return this.#rereading;
-  }
-
-  async #reread(used: Secret): Promise<boolean> {
-    try {
-      const next = await this.#o.rereadKey!(used);
-      if (!next) return false;
-      this.#keys.push(next.key);
-      for (const message of next.warnings ?? []) {
-        this.#o.logger?.warn(
-          event('key.warning', { message: this.#redact(message), outcome: 'trying_new_key', ...(next.source ? { key_source: next.source } : {}) }),
-          'api key read again after a 401',
-        );
-      }
-      // On trial until an answer other than a refusal: a key of another dataset (a paste mistake)
-      // must not replace the previous one, or a corrected file would only be read again on SIGHUP.
-      this.#trial = { from: { key: this.#key, limiter: this.#limiter }, to: next };
-      this.#key = next.key;
-      this.#limiter = next.limiter;
-      return true;
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      this.#o.logger?.warn(
-        event('key.warning', { code, message: this.#redact(String((err as Error).message)), outcome: 'kept_previous_key' }),
-        'api key refused, and its source cannot be read again',
-      );
-      return false;
-    }
-  }
-
-  /**
-   * An answer to a request sent with the key on trial: a refusal of the key
-   * (401, 403, 404 DATASET_NOT_FOUND) puts the previous key back and says why
-   * (key.warning, never the key); anything else but a transient failure or a
-   * 429, which say nothing of the key, confirms the new key.
-   */
-  #judgeTrial(trial: KeyTrial, outcome: { response: HttpResponse } | { error: ApiError; kind: FailureKind }): void {
-    if ('error' in outcome && isKeyRefusal(outcome.error)) {
-      const { error } = outcome;
-      this.#trial = undefined;
-      this.#refusedKeys.add(trial.to.key);
-      if (this.#key === trial.to.key) {
-        this.#key = trial.from.key;
-        this.#limiter = trial.from.limiter;
-      }
-      this.#o.logger?.warn(
-        event('key.warning', {
-          status: error.status,
-          code: error.code,
-          message: `the key read again from ${trial.to.source ?? 'its source'} after a 401 was refused too: ${refusalReason(error, this.#o.datasetId)}`,
-          outcome: 'kept_previous_key',
-          ...(trial.to.source ? { key_source: trial.to.source } : {}),
-        }),
-        'api key refused, and the new key at its source was refused too; keeping the previous key',
-      );
-      return;
-    }
-    if ('response' in outcome || outcome.kind === 'final') this.#trial = undefined;
-  }
-
   async #wait(req: HttpRequest, ms: number, attempt: number): Promise<void> {
     try {
       await this.#o.clock.sleep(ms, req.signal);
@@ -296,7 +196,7 @@ export class Transport {
   async #attempt(req: HttpRequest, attempt: number, sent: { key?: Secret }): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
     let waited: number;
     try {
-      waited = await this.#limiter.acquire(req.signal);
+      waited = await this.#keys.limiter.acquire(req.signal);
     } catch (cause) {
       throw this.#aborted(req, attempt, cause);
     }
@@ -316,9 +216,10 @@ export class Transport {
   async #dispatch(req: HttpRequest, attempt: number, sent: { key?: Secret }): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
     const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
     const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
-    sent.key = this.#key;
+    const key = this.#keys.key;
+    sent.key = key;
     const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#key.reveal()}`,
+      authorization: `Bearer ${key.reveal()}`,
       accept: 'application/json',
       'user-agent': 'dataset-connector',
     };
@@ -467,19 +368,6 @@ export class Transport {
     const where = issue ? `${issue.path.map(String).join('.') || '(body)'}: ${issue.message}` : 'unexpected shape';
     throw this.#badResponse(req, res.status, 1, `answer does not match the wire schema (${where})`);
   }
-}
-
-/** An answer that refuses the key itself rather than the request: 401, any 403, 404 DATASET_NOT_FOUND. */
-function isKeyRefusal(error: ApiError): boolean {
-  return error.status === 401 || error.status === 403 || (error.status === 404 && error.code === 'DATASET_NOT_FOUND');
-}
-
-/** Why a key read again was refused, in words that say what to fix. */
-function refusalReason(error: ApiError, datasetId: string): string {
-  if (error.code === 'DATASET_NOT_FOUND') return `404 DATASET_NOT_FOUND, it is not a key of dataset ${datasetId} (a key of another dataset?); write this dataset's key there`;
-  if (error.code === 'ACCOUNT_KEY_NOT_SUPPORTED') return '403 ACCOUNT_KEY_NOT_SUPPORTED, it is an account key (tba_live_…); write a dataset key there';
-  if (error.status === 401) return `401 ${error.code}, it is not a valid key (mistyped, revoked or expired)`;
-  return `${error.status} ${error.code}`;
 }
 
 function header(h: Record<string, string | string[] | undefined>, name: string): string | null {
