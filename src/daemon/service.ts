@@ -104,7 +104,7 @@ export class Service {
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
     // openStateDb makes the folder 0700 and state.db 0600 exactly when they are missing, whatever the umask (8943892).
     this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
-    this.#clients = new ClientPool(this.metrics, this.#log, clock);
+    this.#clients = new ClientPool(this.metrics, this.#log, clock, this.#db.rateWindow);
     this.#clients.setKeys(keys);
     const engine: DaemonEngine = new SyncEngine({
       db: this.#db,

@@ -43,7 +43,8 @@ export async function cliEngine(config: Config, logger: Logger, needKeys: string
       if (!c) {
         const key = keys.get(ds.name);
         if (!key) throw new TypeError(`no key resolved for dataset ${ds.name}`);
-        c = new DatasetClient(clientOptionsFor(ds, key, { logger: logger.child({ dataset: ds.name }) }));
+        // The state db's window: this command and the daemon (and any other command) share the key's rate (A24).
+        c = new DatasetClient(clientOptionsFor(ds, key, { logger: logger.child({ dataset: ds.name }), rateWindow: db.rateWindow }));
         clients.set(ds.name, c);
       }
       return c;

@@ -32,13 +32,19 @@ export function register(program: Command): void {
           }
         };
         // Shared by every dataset: the state db and plans (warnings only, never a failure).
-        const { checkStateFiles } = await import('../doctor/state-files.js');
+        const { checkStateFiles, openExistingStateDb } = await import('../doctor/state-files.js');
         print(await checkStateFiles(config.state_dir));
+        const state = openExistingStateDb(config.state_dir);
+        print(state.findings);
         let failed = false;
-        for (const ds of datasets) {
-          const findings = await checkDataset(ds, process.env);
-          failed ||= findings.some((f) => f.status === 'fail');
-          print(findings);
+        try {
+          for (const ds of datasets) {
+            const findings = await checkDataset(ds, process.env, state.db?.rateWindow);
+            failed ||= findings.some((f) => f.status === 'fail');
+            print(findings);
+          }
+        } finally {
+          state.db?.close();
         }
         return failed ? ExitCode.FAILURE : ExitCode.OK;
       }),
