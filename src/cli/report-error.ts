@@ -12,6 +12,17 @@ const NEXT_STEP: Record<string, string> = {
   stop: 'fix the cause above, then run the command again',
 };
 
+/** What to do next, for codes where the general advice of their action does not fit. */
+const NEXT_STEP_BY_CODE: Record<string, string> = {
+  STATE_DIR_BUSY:
+    'stop that daemon first (systemctl stop dataset-connector) or give this one its own state_dir; sync, plan, approve and discard work beside a running daemon',
+};
+
+/** The line that says what to do after an error with this code and action. */
+function nextStep(code: string, action: string): string {
+  return NEXT_STEP_BY_CODE[code] ?? NEXT_STEP[action] ?? '';
+}
+
 /**
  * Print an error for a person (to stderr by default) and return the exit code.
  * Config errors list every issue as file:line: option: message.
@@ -26,7 +37,7 @@ export function reportError(err: unknown, out: { write(s: string): unknown } = p
       .filter(Boolean)
       .join(', ');
     write(`error [${err.code}]${ctx ? ` (${ctx})` : ''}: ${err.message}`);
-    write(`  ${NEXT_STEP[err.action] ?? ''}`);
+    write(`  ${nextStep(err.code, err.action)}`);
   } else {
     const e = err instanceof Error ? err : new Error(String(err));
     write(`internal error: ${e.message}`);

@@ -21,6 +21,7 @@ import { resolveDatasetKeys } from './keys.js';
 import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine } from './ports.js';
 import { daemonState } from './state.js';
+import { holdStateDir } from './state-dir-lock.js';
 import type { Timers } from './timers.js';
 
 /** Options of the daemon. */
@@ -40,6 +41,8 @@ export interface ServiceOptions {
   timers?: Timers;
   /** Time between call-alert checks (default one minute). */
   alertCheckIntervalMs?: number;
+  /** Another daemon took this one's state_dir (its lease ran out while this process was suspended): stop now. */
+  onStateDirLost?: () => void;
 }
 
 /** How long a stopping daemon waits for an alert call it follows to end. */
@@ -64,6 +67,8 @@ export class Service {
   #healthServer: HealthServer | undefined;
   #demo: Demo | undefined;
   #stopping: Promise<void> | undefined;
+  /** Gives back this daemon's claim on state_dir. */
+  #releaseStateDir: (() => void) | undefined;
   readonly #log: Logger;
 
   private constructor(private readonly opts: ServiceOptions) {
@@ -104,6 +109,14 @@ export class Service {
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
     // openStateDb makes the folder 0700 and state.db 0600 exactly when they are missing, whatever the umask (8943892).
     this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
+    // One daemon per state_dir: a second one would take the first's files and drafts (exit 75, naming the first).
+    try {
+      this.#releaseStateDir = await holdStateDir(this.#db, config.state_dir, this.#log, () => this.#stateDirLost(config.state_dir));
+    } catch (err) {
+      this.#db.close();
+      await this.#demo?.emulator.close();
+      throw err;
+    }
     this.#clients = new ClientPool(this.metrics, this.#log, clock, this.#db.rateWindow);
     this.#clients.setKeys(keys);
     const engine: DaemonEngine = new SyncEngine({
@@ -214,9 +227,18 @@ export class Service {
     await this.#datasets.stop();
     await this.#healthServer?.close();
     await this.#clients.close();
+    this.#releaseStateDir?.();
     this.#db.close();
     await this.#demo?.emulator.close();
     this.#log.info(event('daemon.stopped'), 'daemon stopped');
+  }
+
+  #stateDirLost(stateDir: string): void {
+    this.#log.error(
+      event('daemon.stopping', { code: 'STATE_DIR_TAKEN', state_dir: stateDir }),
+      'another daemon took over this state_dir (this process was suspended past its lease): stopping',
+    );
+    this.opts.onStateDirLost?.();
   }
 
   /** Call alerts of `config`, or undefined when off or when their key cannot be read (logged; the datasets go on). */
