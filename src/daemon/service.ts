@@ -17,6 +17,7 @@ import type { RetryDelays } from './file-order.js';
 import { startDemo, type Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { HealthState } from './health-state.js';
+import { syncHeldHealth } from './held-health.js';
 import { resolveDatasetKeys } from './keys.js';
 import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine } from './ports.js';
@@ -140,6 +141,8 @@ export class Service {
     });
     this.#reportKeyFailures(failed);
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
+    // Each /healthz reads what the state db holds: a person's approve or discard from the CLI shows at once.
+    this.health.refreshWith(() => syncHeldHealth(this.health, this.#datasets.names(), (d) => this.#db.snapshot(d).held()));
     this.#alerts = new AlertMonitor(await this.#buildAlerts(config), {
       statuses: () => this.#alertStatuses(),
       clock,
