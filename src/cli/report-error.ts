@@ -14,6 +14,7 @@ const NEXT_STEP: Record<string, string> = {
 
 /** What to do next, for codes where the general advice of their action does not fit. */
 const NEXT_STEP_BY_CODE: Record<string, string> = {
+  PUBLISH_REQUIRED: 'the key has no publish role: publish or discard the draft in the portal, or reissue the key with the publish role and run the command again',
   STATE_DIR_BUSY:
     'stop that daemon first (systemctl stop dataset-connector) or give this one its own state_dir; sync, plan, approve and discard work beside a running daemon',
 };
