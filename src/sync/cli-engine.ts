@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { DatasetClient } from '../api/client.js';
 import { clientOptionsFor } from '../config/client-options.js';
+import { unknownDataset } from '../config/errors.js';
 import { resolveKey } from '../config/key.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
-import { ConnectorError } from '../errors.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
 import { SyncEngine } from './engine.js';
 
@@ -55,7 +55,7 @@ export async function cliEngine(config: Config, logger: Logger, needKeys: string
     db,
     dataset(name) {
       const ds = config.datasets[name];
-      if (!ds) throw new ConnectorError('UNKNOWN_DATASET', `no dataset "${name}" in the configuration`, { action: 'reject', context: { dataset: name } });
+      if (!ds) throw unknownDataset(name, Object.keys(config.datasets));
       return ds;
     },
     async close() {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Finding } from '../doctor/checks.js';
 import { loadConfigFor, runAction } from '../context.js';
+import { unknownDataset } from '../../config/errors.js';
 import { ExitCode } from '../exit-codes.js';
 
 interface DoctorOptions {
@@ -22,10 +23,7 @@ export function register(program: Command): void {
         const config = await loadConfigFor(cmd);
         const { checkDataset } = await import('../doctor/checks.js');
         const datasets = Object.values(config.datasets).filter((d) => opts.dataset === undefined || d.name === opts.dataset);
-        if (datasets.length === 0) {
-          process.stderr.write(`error: no dataset named "${opts.dataset}" in the configuration (known: ${Object.keys(config.datasets).join(', ')})\n`);
-          return ExitCode.USAGE;
-        }
+        if (datasets.length === 0) throw unknownDataset(opts.dataset ?? '', Object.keys(config.datasets));
         const print = (findings: Finding[]) => {
           for (const f of findings) {
             process.stdout.write(opts.json ? `${JSON.stringify(f)}\n` : `${f.dataset ?? '*'}  ${MARK[f.status]}  ${f.check.padEnd(8)}  ${f.message}\n`);
