@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keyHash, WINDOW_MS } from '../../src/api/rate-limiter.js';
@@ -85,6 +87,25 @@ describe('the shared rate window', () => {
     // The third was answered 70 s late: its slot had left the window; it is taken again from the answer.
     a.rateWindow.answered({ keyId, slot: third!, at: T0 + 70_000 });
     expect(a.rateWindow.count(keyId, WINDOW_MS, T0 + 70_000)).toBe(3); // T0 + 60 001, T0 + 60 002 and the late answer
+  });
+
+  it('processes taking slots at the same moment never take more than the limit between them (IMMEDIATE transactions)', async () => {
+    // Four real processes, each trying 40 times at one frozen instant: 160 tries for 60 slots.
+    const db = fileURLToPath(new URL('../../dist/snapshot/db.js', import.meta.url));
+    const script = `
+      const { openStateDb } = await import(${JSON.stringify(db)});
+      const s = openStateDb(process.argv[1]);
+      let got = 0;
+      for (let i = 0; i < 40; i++) if ('slot' in s.rateWindow.take({ keyId: 'k', limit: 60, windowMs: 60000, now: ${T0} })) got++;
+      s.close();
+      process.stdout.write(String(got));`;
+    const run = () =>
+      new Promise<number>((resolve, reject) =>
+        execFile(process.execPath, ['--input-type=module', '-e', script, join(t.dir, 'state.db')], (err, out) => (err ? reject(err) : resolve(Number(out)))),
+      );
+    const got = await Promise.all([run(), run(), run(), run()]);
+    expect(got.reduce((a, b) => a + b, 0)).toBe(60);
+    expect(a.rateWindow.count('k', WINDOW_MS, T0)).toBe(60);
   });
 
   it('a wall clock set back keeps the slots taken before it counted for at most a minute from now', () => {
