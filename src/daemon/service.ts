@@ -79,7 +79,12 @@ export class Service {
   /** Load the config and start everything; throws ConfigError (exit 78) or STATE_CORRUPT before anything runs. */
   static async start(opts: ServiceOptions): Promise<Service> {
     const s = new Service(opts);
-    await s.#start();
+    try {
+      await s.#start();
+    } catch (err) {
+      s.#releaseStateDir?.(); // a start that failed past the claim does not keep the state_dir
+      throw err;
+    }
     return s;
   }
 
