@@ -18,7 +18,7 @@ import type {
 import type { Secret } from '../secret.js';
 import { ApiError, CLIENT_CODES } from './errors.js';
 import { Transport, type ClientStats, type HttpRequest, type RequestEvent } from './http.js';
-import { limiterFor } from './rate-limiter.js';
+import { limiterFor, type SharedRateWindow } from './rate-limiter.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import {
   TERMINAL_JOB_STATUSES,
@@ -50,6 +50,12 @@ export interface DatasetClientOptions {
   key: Secret;
   /** Client-side cap per rolling minute, shared by every client of this key (default 100; the server allows 120, A24). */
   ratePerMinute?: number;
+  /**
+   * The window of request slots shared with the other processes of this
+   * machine (StateDb.rateWindow), so that together they keep under
+   * `ratePerMinute`; absent, the cap holds in this process only.
+   */
+  rateWindow?: SharedRateWindow;
   retry?: Partial<RetryPolicy>;
   /** Default 10 s. */
   connectTimeoutMs?: number;
@@ -92,7 +98,7 @@ export class DatasetClient {
       baseUrl: opts.baseUrl,
       datasetId: opts.datasetId,
       key: opts.key,
-      limiter: limiterFor(opts.key, rate, this.#clock),
+      limiter: limiterFor(opts.key, rate, this.#clock, opts.rateWindow),
       ...(reread
         ? {
             rereadKey: async (current: Secret) => {
@@ -101,7 +107,7 @@ export class DatasetClient {
               const source = [next.from, next.location].filter(Boolean).join(' ');
               return {
                 key: next.secret,
-                limiter: limiterFor(next.secret, rate, this.#clock),
+                limiter: limiterFor(next.secret, rate, this.#clock, opts.rateWindow),
                 ...(source ? { source } : {}),
                 warnings: next.warnings ?? [],
               };

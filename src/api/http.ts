@@ -5,10 +5,10 @@ import type { Clock } from '../clock.js';
 import { event } from '../log/events.js';
 import { redactText, type Secret } from '../secret.js';
 import { ApiError, CLIENT_CODES } from './errors.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { Admission, RateLimiter } from './rate-limiter.js';
 import { decideRetry, isNotSentCode, parseRetryAfter, type FailureKind, type RetryPolicy } from './retry.js';
 import { errorBodySchema, preconditionDetailsSchema, rowErrorsInDetailsSchema } from './wire.js';
-import { isKeyRefusal, KeyRing, type Rekeyed } from './key-ring.js';
+import { isKeyRefusal, KeyRing, type Rekeyed, type SendOutcome } from './key-ring.js';
 
 /**
  * The transport of the API client: one keep-alive undici Pool per client,
@@ -194,17 +194,24 @@ export class Transport {
   }
 
   async #attempt(req: HttpRequest, attempt: number, sent: { key?: Secret }): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
-    let waited: number;
+    let admission: Admission;
     try {
-      waited = await this.#keys.limiter.acquire(req.signal);
+      admission = await this.#keys.limiter.acquire(req.signal);
     } catch (cause) {
-      throw this.#aborted(req, attempt, cause);
+      // Not sent: the caller gave up, or the shared window could not be read (STATE_BUSY, retry later).
+      if (req.signal?.aborted) throw this.#aborted(req, attempt, cause);
+      throw cause;
     }
-    this.stats.limiterWaitMs += waited;
+    this.stats.limiterWaitMs += admission.waitedMs;
     this.stats.requests++;
     if (attempt > 1) this.stats.retries++;
     const started = this.#o.clock.now();
-    const result = await this.#dispatch(req, attempt, sent);
+    let result: SendOutcome;
+    try {
+      result = await this.#dispatch(req, attempt, sent);
+    } finally {
+      admission.done();
+    }
     const status = 'response' in result ? result.response.status : result.error.status;
     const code = 'response' in result ? null : result.error.code;
     const durationMs = this.#o.clock.now() - started;

@@ -6,23 +6,56 @@ import type { Secret } from '../secret.js';
 /**
  * Client-side pacing per key. The server allows 120 requests per sliding
  * 60-second window per key, every request counted, rejected ones included
- * (A24); the client keeps under a lower configured rate (default 100) so that
- * it meets a 429 only when something else uses the same key.
+ * (A24); the client keeps under a lower configured rate (default 100). In one
+ * process every client of a key shares one limiter; processes that share a
+ * state database (the daemon, cron's `sync`, a person's `approve`) also share
+ * one window in it, so that together they stay under the rate too.
  */
 
 /** Length of the rolling window (A24). */
 export const WINDOW_MS = 60_000;
 
-/** A sliding-window limiter: at most `limit` admissions in any `WINDOW_MS`, FIFO among waiters. */
+/**
+ * A window of request slots shared with other processes (the state
+ * database's, src/snapshot/rate-window.ts).
+ */
+export interface SharedRateWindow {
+  /** Take a slot (its id), or take none and say how many ms until one may be free. */
+  take(req: { keyId: string; limit: number; windowMs: number; now: number }): { slot: number } | { waitMs: number };
+  /** The request of `slot` got its answer at `at`: the slot counts until a window after that. */
+  answered(req: { keyId: string; slot: number; at: number }): void;
+}
+
+/** A slot taken for one request. */
+export interface Admission {
+  /** Milliseconds waited for it, queue included. */
+  waitedMs: number;
+  /**
+   * The request is over (answered or failed). Its slot then counts until a
+   * window after now, not after it was taken: the server counted the request
+   * when it arrived, somewhere between the two, and a slot that left the
+   * window one latency early let the next request in too soon.
+   */
+  done(): void;
+}
+
+/**
+ * A sliding-window limiter: at most `limit` admissions in any `WINDOW_MS`,
+ * FIFO among the waiters of this process. With a shared window, an admission
+ * also needs a slot there, counted with every other process's.
+ */
 export class RateLimiter {
   #limit: number;
   readonly #clock: Clock;
-  readonly #stamps: number[] = [];
+  /** Admissions of this process in the window, oldest first. */
+  readonly #stamps: Array<{ at: number }> = [];
   #tail: Promise<void> = Promise.resolve();
+  readonly #shared: { window: SharedRateWindow; keyId: string } | undefined;
 
-  constructor(limit: number, clock: Clock) {
+  constructor(limit: number, clock: Clock, shared?: { window: SharedRateWindow; keyId: string }) {
     this.#limit = validLimit(limit);
     this.#clock = clock;
+    this.#shared = shared;
   }
 
   get limit(): number {
@@ -34,22 +67,22 @@ export class RateLimiter {
     this.#limit = Math.min(this.#limit, validLimit(limit));
   }
 
-  /** Admissions within the current window. */
+  /** Admissions of this process within the current window. */
   inWindow(): number {
     this.#prune(this.#clock.now());
     return this.#stamps.length;
   }
 
-  /** Milliseconds the next caller would wait now (0 when a slot is free). */
+  /** Milliseconds the next caller of this process would wait now by its own admissions (0 when a slot is free). */
   waitMs(): number {
     const now = this.#clock.now();
     this.#prune(now);
     if (this.#stamps.length < this.#limit) return 0;
-    return this.#stamps[this.#stamps.length - this.#limit]! + WINDOW_MS - now;
+    return this.#stamps[this.#stamps.length - this.#limit]!.at + WINDOW_MS - now;
   }
 
-  /** Wait for a slot and take it; resolves with the milliseconds waited (queue included). Rejects when `signal` aborts. */
-  acquire(signal?: AbortSignal): Promise<number> {
+  /** Wait for a slot and take it; call `done()` of the admission when the request is over. Rejects when `signal` aborts. */
+  acquire(signal?: AbortSignal): Promise<Admission> {
     // Waiters are served one at a time, in order, so a burst can't overshoot.
     const started = this.#clock.now();
     const run = this.#tail.then(() => this.#take(started, signal));
@@ -60,20 +93,45 @@ export class RateLimiter {
     return run;
   }
 
-  async #take(started: number, signal?: AbortSignal): Promise<number> {
+  async #take(started: number, signal?: AbortSignal): Promise<Admission> {
     for (;;) {
       signal?.throwIfAborted();
-      const wait = this.waitMs();
+      let wait = this.waitMs();
+      const now = this.#clock.now();
+      let slot: number | undefined;
+      // This process's own window first (no db write while it is full), then the machine's.
+      if (wait <= 0 && this.#shared) {
+        const r = this.#shared.window.take({ keyId: this.#shared.keyId, limit: this.#limit, windowMs: WINDOW_MS, now });
+        if ('slot' in r) slot = r.slot;
+        else wait = r.waitMs;
+      }
       if (wait <= 0) {
-        this.#stamps.push(this.#clock.now());
-        return this.#clock.now() - started;
+        const stamp = { at: now };
+        this.#stamps.push(stamp);
+        return { waitedMs: now - started, done: () => this.#done(stamp, slot) };
       }
       await this.#clock.sleep(wait, signal);
     }
   }
 
+  #done(stamp: { at: number }, slot: number | undefined): void {
+    const now = this.#clock.now();
+    if (now > stamp.at) {
+      stamp.at = now;
+      // A request longer than the window had its stamp pruned: it counts again from its answer.
+      if (!this.#stamps.includes(stamp)) this.#stamps.push(stamp);
+      this.#stamps.sort((a, b) => a.at - b.at);
+    }
+    if (slot === undefined || !this.#shared) return;
+    try {
+      this.#shared.window.answered({ keyId: this.#shared.keyId, slot, at: now });
+    } catch {
+      // The request is over either way; its slot keeps the time it was taken.
+    }
+  }
+
   #prune(now: number): void {
-    while (this.#stamps.length > 0 && this.#stamps[0]! <= now - WINDOW_MS) this.#stamps.shift();
+    while (this.#stamps.length > 0 && this.#stamps[0]!.at <= now - WINDOW_MS) this.#stamps.shift();
   }
 }
 
@@ -87,22 +145,32 @@ function validLimit(limit: number): number {
   return limit;
 }
 
-// One limiter per (clock, key): all clients using a key in this process share
-// its budget. Keyed by a hash so that the registry never holds the key itself;
-// per clock so that tests with their own fake clocks don't share state.
-const registry = new WeakMap<Clock, Map<string, RateLimiter>>();
+// One limiter per (clock, shared window, key): all clients using a key in this process share its
+// budget. Keyed by a hash so that the registry never holds the key itself; per clock so that tests
+// with their own fake clocks don't share state; per window so that a limiter never outlives the
+// state database it takes slots in (two state dbs in one process, as in tests, are two budgets).
+const registry = new WeakMap<Clock, WeakMap<SharedRateWindow | typeof IN_PROCESS, Map<string, RateLimiter>>>();
+const IN_PROCESS = {};
 
-/** A short, non-reversible identity of a key (for the registry and for logs). */
+/** A short, non-reversible identity of a key (for the registry, the shared window and logs). */
 export function keyHash(key: Secret): string {
   return createHash('sha256').update(key.reveal()).digest('hex').slice(0, 16);
 }
 
-/** The limiter shared by every client of `key` on `clock`, tightened to `limit` if that is lower. */
-export function limiterFor(key: Secret, limit: number, clock: Clock): RateLimiter {
-  let byKey = registry.get(clock);
+/**
+ * The limiter shared by every client of `key` on `clock` (and `shared`, the
+ * state database's window, when the process has one), tightened to `limit` if that is lower.
+ */
+export function limiterFor(key: Secret, limit: number, clock: Clock, shared?: SharedRateWindow): RateLimiter {
+  let byWindow = registry.get(clock);
+  if (!byWindow) {
+    byWindow = new WeakMap();
+    registry.set(clock, byWindow);
+  }
+  let byKey = byWindow.get(shared ?? IN_PROCESS);
   if (!byKey) {
     byKey = new Map();
-    registry.set(clock, byKey);
+    byWindow.set(shared ?? IN_PROCESS, byKey);
   }
   const id = keyHash(key);
   const existing = byKey.get(id);
@@ -110,7 +178,7 @@ export function limiterFor(key: Secret, limit: number, clock: Clock): RateLimite
     existing.tighten(limit);
     return existing;
   }
-  const created = new RateLimiter(limit, clock);
+  const created = new RateLimiter(limit, clock, shared ? { window: shared, keyId: id } : undefined);
   byKey.set(id, created);
   return created;
 }

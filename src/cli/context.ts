@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Config } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
 import { reportError } from './report-error.js';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '../log/logger.js';
 
@@ -44,4 +45,17 @@ export function runAction<A extends unknown[]>(fn: (...args: A) => Promise<numbe
       process.exitCode = reportError(err);
     }
   };
+}
+
+/**
+ * Run a command's work on one dataset; an error it throws that does not name
+ * a dataset (an API refusal, a network failure) is reported naming this one.
+ */
+export async function onDataset<T>(dataset: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ConnectorError && err.context.dataset === undefined) err.context.dataset = dataset;
+    throw err;
+  }
 }

@@ -24,6 +24,9 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 /** Codes of errors that mean "fix the configuration" rather than "try again". */
 const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE']);
 
+/** Codes of errors that mean "the command line was wrong" (a dataset name not in the configuration). */
+const USAGE_CODES = new Set(['UNKNOWN_DATASET']);
+
 // For the daemon a missing file is worth retrying (it may be on its way); a file named on the command line is a typo
 // or a path that isn't there, so it gets its own code rather than 75.
 const INPUT_CODES = new Set(['FILE_NOT_FOUND', 'FILE_UNREADABLE']);
@@ -32,6 +35,7 @@ const INPUT_CODES = new Set(['FILE_NOT_FOUND', 'FILE_UNREADABLE']);
 export function exitCodeFor(err: unknown): ExitCodeValue {
   if (!(err instanceof ConnectorError)) return ExitCode.FAILURE;
   if (CONFIG_CODES.has(err.code)) return ExitCode.CONFIG;
+  if (USAGE_CODES.has(err.code)) return ExitCode.USAGE;
   if (INPUT_CODES.has(err.code)) return ExitCode.NOINPUT;
   switch (err.action) {
     case 'retry':

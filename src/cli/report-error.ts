@@ -5,12 +5,33 @@ import { scrubLine } from '../log/scrub.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { ExitCode, exitCodeFor, exitCodeForSync, type ExitCodeValue } from './exit-codes.js';
 
+// Only commands print these (the daemon logs events): nothing tries a command again but the person or cron that ran it.
 const NEXT_STEP: Record<string, string> = {
-  retry: 'this may be temporary; the connector will try again, or run the command again later',
+  retry: 'this may be temporary: run the command again later',
   hold: 'held for a person: see `dataset-connector status`, then `approve` or `discard`',
   reject: 'the input was rejected; nothing from it was published',
   stop: 'fix the cause above, then run the command again',
 };
+
+/** What to do next, for codes where the general advice of their action does not fit. */
+const NEXT_STEP_BY_CODE: Record<string, string> = {
+  PUBLISH_REQUIRED: 'the key has no publish role: publish or discard the draft in the portal, or reissue the key with the publish role and run the command again',
+  HELD_PUBLISH_REQUIRED: 'the key has no publish role: publish the draft in the portal, or reissue the key with the publish role and run dataset-connector approve',
+  DRAFT_PENDING:
+    'a draft someone else made waits on the server: publish or discard it in the portal (or set policy.on_foreign_draft: discard), then sync again; approve and discard do not act on it',
+  DRAFT_MIXED:
+    "a draft holds the connector's writes and someone else's changes: publish or discard it in the portal, then sync again; approve and discard do not act on it",
+  UNKNOWN_DATASET: 'use a dataset name from the configuration (dataset-connector validate lists them)',
+  FILE_NOT_FOUND: 'check the path given with --file',
+  FILE_UNREADABLE: 'check that this user can read the file given with --file',
+  STATE_DIR_BUSY:
+    'stop that daemon first (systemctl stop dataset-connector) or give this one its own state_dir; sync, plan, approve and discard work beside a running daemon',
+};
+
+/** The line that says what to do after an error with this code and action. */
+function nextStep(code: string, action: string): string {
+  return NEXT_STEP_BY_CODE[code] ?? NEXT_STEP[action] ?? '';
+}
 
 /**
  * Print an error for a person (to stderr by default) and return the exit code.
@@ -26,7 +47,7 @@ export function reportError(err: unknown, out: { write(s: string): unknown } = p
       .filter(Boolean)
       .join(', ');
     write(`error [${err.code}]${ctx ? ` (${ctx})` : ''}: ${err.message}`);
-    write(`  ${NEXT_STEP[err.action] ?? ''}`);
+    write(`  ${nextStep(err.code, err.action)}`);
   } else {
     const e = err instanceof Error ? err : new Error(String(err));
     write(`internal error: ${e.message}`);
@@ -52,6 +73,6 @@ export function reportSync(
   const message = s.message && s.code && s.message.startsWith(`${s.code}: `) ? s.message.slice(s.code.length + 2) : s.message;
   write(`${s.result} [${s.code ?? 'no code'}] (${ctx})${message ? `: ${message}` : ''}`);
   const next = s.action ?? (code === ExitCode.TEMPFAIL ? 'retry' : code === ExitCode.HELD ? 'hold' : s.result === 'rejected' ? 'reject' : 'stop');
-  write(`  ${NEXT_STEP[next]}`);
+  write(`  ${nextStep(s.code ?? '', next)}`);
   return code;
 }

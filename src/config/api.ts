@@ -31,7 +31,7 @@ export const apiConfigSchema = z
       .min(1)
       .max(120)
       .default(100)
-      .describe('Requests per minute this connector sends with this key (the service allows 120, A24).'),
+      .describe('Requests per rolling minute sent with this key by every connector process using this state_dir together: the daemon and each CLI command share one window in the state database (the service allows 120 per key, A24).'),
     connect_timeout_ms: z.int().min(100).max(300_000).default(10_000).describe('Time allowed to open a connection.'),
     request_timeout_ms: z.int().min(100).max(3_600_000).default(60_000).describe('Time allowed for one request, body included.'),
     retry: retryConfigSchema.default({ max_attempts: 5, base_delay_ms: 1_000, max_delay_ms: 60_000 }),

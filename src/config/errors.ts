@@ -33,3 +33,11 @@ export class ConfigError extends ConnectorError {
     this.issues = issues;
   }
 }
+
+/** A dataset named on the command line is not in the configuration (a usage error: exit 2). */
+export function unknownDataset(name: string, known: readonly string[]): ConnectorError {
+  return new ConnectorError('UNKNOWN_DATASET', `no dataset "${name}" in the configuration (known: ${known.join(', ') || 'none'})`, {
+    action: 'reject',
+    context: { dataset: name },
+  });
+}

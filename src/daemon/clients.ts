@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { DatasetClient } from '../api/client.js';
+import type { SharedRateWindow } from '../api/rate-limiter.js';
 import type { Clock } from '../clock.js';
 import { clientOptionsFor } from '../config/client-options.js';
 import type { DatasetConfig } from '../config/schema.js';
@@ -20,6 +21,8 @@ export class ClientPool {
     private readonly metrics: DaemonMetrics,
     private readonly logger: Logger,
     private readonly clock?: Clock,
+    /** The state db's request window, shared with the CLI commands of this machine (A24). */
+    private readonly rateWindow?: SharedRateWindow,
   ) {}
 
   /**
@@ -53,6 +56,7 @@ export class ClientPool {
       clientOptionsFor(ds, key, {
         logger: this.logger.child({ dataset: ds.name }),
         ...(this.clock ? { clock: this.clock } : {}),
+        ...(this.rateWindow ? { rateWindow: this.rateWindow } : {}),
         onRequest: (e) => this.metrics.recordRequest(ds.name, e.status, e.attempt),
       }),
     );

@@ -12,6 +12,7 @@ import { pruneArchives } from './prune.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
 import type { HealthState } from './health-state.js';
+import { syncHeldHealth } from './held-health.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
 import { systemTimers, type Timers } from './timers.js';
@@ -262,10 +263,14 @@ export class DatasetRuntime {
   #onSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
     const { metrics, health, now } = this.#deps;
     metrics.recordSync(s, now());
+    const heldOf = (d: string) => this.#deps.state.held(d);
     if (s.result === 'published' || s.result === 'unchanged') health.clear(this.name, 'sync');
     else if (s.result === 'held' || s.result === 'staged' || s.result === 'waiting') {
-      health.set(this.name, 'sync', s.code ?? s.result.toUpperCase(), s.message ?? `change ${s.result}; a person must act`, now());
+      // A change held in the state db is reported from there (topic 'held'), so that approve or discard from the CLI ends it.
+      if (heldOf(this.name)) health.clear(this.name, 'sync');
+      else health.set(this.name, 'sync', s.code ?? s.result.toUpperCase(), s.message ?? `change ${s.result}; a person must act`, now());
     } else health.set(this.name, 'sync', s.code ?? s.result.toUpperCase(), s.message ?? `the last sync ${s.result}`, now());
+    syncHeldHealth(health, [this.name], heldOf);
   }
 
   async #supersede(job: FileJob, by?: ReadyFile): Promise<void> {

@@ -24,6 +24,7 @@ export class HealthState {
   #phase: 'starting' | 'running' | 'stopping' = 'starting';
   readonly #datasets = new Set<string>();
   readonly #reasons = new Map<string, HealthReason>();
+  #refresh: (() => void) | undefined;
 
   /** The daemon's phase. */
   setPhase(phase: 'starting' | 'running' | 'stopping'): void {
@@ -53,8 +54,22 @@ export class HealthState {
     this.#reasons.delete(`${dataset}\u0000${topic}`);
   }
 
+  /**
+   * A check run before each report, for reasons another process can end (the
+   * daemon reads what the state db holds: a person may have approved from the
+   * CLI). A check that fails leaves the reasons as they were.
+   */
+  refreshWith(check: () => void): void {
+    this.#refresh = check;
+  }
+
   /** The current report. */
   report(): HealthReport {
+    try {
+      this.#refresh?.();
+    } catch {
+      // e.g. the state db closed while stopping: report what is known
+    }
     const reasons = [...this.#reasons.values()].sort((a, b) => a.dataset.localeCompare(b.dataset) || a.topic.localeCompare(b.topic));
     const status = this.#phase === 'running' ? (reasons.length ? 'degraded' : 'ok') : this.#phase;
     return { status, datasets: [...this.#datasets].sort(), reasons };

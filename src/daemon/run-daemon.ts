@@ -11,9 +11,11 @@ export async function runDaemon(opts: ServiceOptions, proc: NodeJS.Process = pro
   const log = opts.logger;
   // The handlers go in before the start: a signal that came between 'daemon.started' and
   // their installation would take its default action and kill the process outright.
-  const starting = Service.start(opts);
+  let lost = () => {};
+  const starting = Service.start({ ...opts, onStateDirLost: () => lost() });
   let chain: Promise<unknown> = starting;
   let stopping = false;
+  let exitCode = 0;
   return new Promise<number>((resolve, reject) => {
     const off = () => {
       proc.off('SIGHUP', onHup);
@@ -27,7 +29,8 @@ export async function runDaemon(opts: ServiceOptions, proc: NodeJS.Process = pro
         .then((service) => service.reload())
         .catch((err: unknown) => log.error(event('config.rejected', { err }), 'reload failed'));
     };
-    const onStop = (signal: NodeJS.Signals) => {
+    /** A stop signal, or another daemon having taken over the state_dir (Service logged why). */
+    const onStop = (signal: NodeJS.Signals | 'STATE_DIR_TAKEN') => {
       if (stopping) {
         log.warn(event('daemon.stopped', { signal, code: 'FORCED' }), 'second stop signal: exiting now');
         proc.exit(1);
@@ -41,13 +44,19 @@ export async function runDaemon(opts: ServiceOptions, proc: NodeJS.Process = pro
         .then(
           () => {
             off();
-            resolve(0);
+            resolve(exitCode);
           },
           (err: unknown) => {
             off();
             reject(err);
           },
         );
+    };
+    // Exit 75 (EX_TEMPFAIL): systemd starts this one again later, when the other one is gone.
+    lost = () => {
+      if (stopping) return;
+      exitCode = 75;
+      onStop('STATE_DIR_TAKEN');
     };
     proc.on('SIGHUP', onHup);
     proc.on('SIGTERM', onStop);

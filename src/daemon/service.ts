@@ -17,10 +17,12 @@ import type { RetryDelays } from './file-order.js';
 import { startDemo, type Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { HealthState } from './health-state.js';
+import { syncHeldHealth } from './held-health.js';
 import { resolveDatasetKeys } from './keys.js';
 import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine } from './ports.js';
 import { daemonState } from './state.js';
+import { holdStateDir } from './state-dir-lock.js';
 import type { Timers } from './timers.js';
 
 /** Options of the daemon. */
@@ -40,6 +42,8 @@ export interface ServiceOptions {
   timers?: Timers;
   /** Time between call-alert checks (default one minute). */
   alertCheckIntervalMs?: number;
+  /** Another daemon took this one's state_dir (its lease ran out while this process was suspended): stop now. */
+  onStateDirLost?: () => void;
 }
 
 /** How long a stopping daemon waits for an alert call it follows to end. */
@@ -64,6 +68,8 @@ export class Service {
   #healthServer: HealthServer | undefined;
   #demo: Demo | undefined;
   #stopping: Promise<void> | undefined;
+  /** Gives back this daemon's claim on state_dir. */
+  #releaseStateDir: (() => void) | undefined;
   readonly #log: Logger;
 
   private constructor(private readonly opts: ServiceOptions) {
@@ -73,7 +79,12 @@ export class Service {
   /** Load the config and start everything; throws ConfigError (exit 78) or STATE_CORRUPT before anything runs. */
   static async start(opts: ServiceOptions): Promise<Service> {
     const s = new Service(opts);
-    await s.#start();
+    try {
+      await s.#start();
+    } catch (err) {
+      s.#releaseStateDir?.(); // a start that failed past the claim does not keep the state_dir
+      throw err;
+    }
     return s;
   }
 
@@ -104,7 +115,15 @@ export class Service {
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
     // openStateDb makes the folder 0700 and state.db 0600 exactly when they are missing, whatever the umask (8943892).
     this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
-    this.#clients = new ClientPool(this.metrics, this.#log, clock);
+    // One daemon per state_dir: a second one would take the first's files and drafts (exit 75, naming the first).
+    try {
+      this.#releaseStateDir = await holdStateDir(this.#db, config.state_dir, this.#log, () => this.#stateDirLost(config.state_dir));
+    } catch (err) {
+      this.#db.close();
+      await this.#demo?.emulator.close();
+      throw err;
+    }
+    this.#clients = new ClientPool(this.metrics, this.#log, clock, this.#db.rateWindow);
     this.#clients.setKeys(keys);
     const engine: DaemonEngine = new SyncEngine({
       db: this.#db,
@@ -127,6 +146,8 @@ export class Service {
     });
     this.#reportKeyFailures(failed);
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
+    // Each /healthz reads what the state db holds: a person's approve or discard from the CLI shows at once.
+    this.health.refreshWith(() => syncHeldHealth(this.health, this.#datasets.names(), (d) => this.#db.snapshot(d).held()));
     this.#alerts = new AlertMonitor(await this.#buildAlerts(config), {
       statuses: () => this.#alertStatuses(),
       clock,
@@ -214,9 +235,18 @@ export class Service {
     await this.#datasets.stop();
     await this.#healthServer?.close();
     await this.#clients.close();
+    this.#releaseStateDir?.();
     this.#db.close();
     await this.#demo?.emulator.close();
     this.#log.info(event('daemon.stopped'), 'daemon stopped');
+  }
+
+  #stateDirLost(stateDir: string): void {
+    this.#log.error(
+      event('daemon.stopping', { code: 'STATE_DIR_TAKEN', state_dir: stateDir }),
+      'another daemon took over this state_dir (this process was suspended past its lease): stopping',
+    );
+    this.opts.onStateDirLost?.();
   }
 
   /** Call alerts of `config`, or undefined when off or when their key cannot be read (logged; the datasets go on). */

@@ -7,6 +7,8 @@ import { sqliteMessage, stateBusy, stateCorrupt } from './errors.js';
 import { Journal } from './journal.js';
 import { LockTable } from './locks.js';
 import { isBusy, migrate } from './migrate.js';
+import { SCHEMA_VERSION } from './migrations.js';
+import { RateWindowTable } from './rate-window.js';
 import { SnapshotStore } from './store.js';
 
 /** Options of openStateDb. */
@@ -21,6 +23,8 @@ export class StateDb {
   readonly journal: Journal;
   /** Per-dataset locks shared by every process using this file. */
   readonly locks: LockTable;
+  /** The request window per API key shared by every process using this file (A24). */
+  readonly rateWindow: RateWindowTable;
   private readonly stores = new Map<string, SnapshotStore>();
 
   constructor(
@@ -31,6 +35,7 @@ export class StateDb {
   ) {
     this.journal = new Journal(conn, () => clock.now());
     this.locks = new LockTable(conn);
+    this.rateWindow = new RateWindowTable(conn, path);
   }
 
   /** The snapshot and state of one dataset (created empty on first use). */
@@ -90,6 +95,35 @@ export function openStateDb(path: string, options: StateDbOptions = {}): StateDb
     conn.close();
     if (err instanceof ConnectorError) throw err;
     if (isBusy(err)) throw stateBusy(path, err);
+    throw stateCorrupt(path, sqliteMessage(err), err);
+  }
+  return new StateDb(path, conn, options.clock ?? systemClock);
+}
+
+/**
+ * Open the state database at `path` only when it exists and already has this
+ * build's schema; undefined otherwise. Creates nothing and changes nothing
+ * (no folder, file, integrity check or migration): for `doctor`, which
+ * reads but must leave the state as it found it. A file that is not a
+ * database throws STATE_CORRUPT.
+ */
+export function openCurrentStateDb(path: string, options: StateDbOptions = {}): StateDb | undefined {
+  let conn: Database.Database;
+  try {
+    conn = new Database(path, { fileMustExist: true });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'SQLITE_CANTOPEN') return undefined;
+    throw stateCorrupt(path, 'cannot open the file', err);
+  }
+  try {
+    conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    conn.pragma('synchronous = FULL');
+    if ((conn.pragma('user_version', { simple: true }) as number) !== SCHEMA_VERSION) {
+      conn.close();
+      return undefined;
+    }
+  } catch (err) {
+    conn.close();
     throw stateCorrupt(path, sqliteMessage(err), err);
   }
   return new StateDb(path, conn, options.clock ?? systemClock);

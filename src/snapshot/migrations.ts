@@ -147,6 +147,22 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE datasets ADD COLUMN reapply_status TEXT;
     `,
   },
+  {
+    version: 7,
+    description: 'the rolling request window per API key, shared by every process using the state database (A24)',
+    sql: `
+      -- One row per request sent (retries and refused ones included) in the last 60 s, by any process of this
+      -- state database: the daemon and every CLI command share the server's per-key budget (src/snapshot/rate-window.ts).
+      -- key_fp is a fingerprint of the key (a truncated SHA-256), never the key; at is when the slot was taken, then
+      -- when its request was answered. Rows older than the window are deleted.
+      CREATE TABLE rate_slots (
+        slot   INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: an answer restamps its own slot only
+        key_fp TEXT NOT NULL,
+        at     INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX rate_slots_by_key ON rate_slots (key_fp, at);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -13,13 +13,19 @@ export interface HeldActionResult {
   /** The draft version acted on; null for a change that was kept unsent (A12). */
   version: number | null;
   flags?: { allow_mass_delete?: boolean; allow_empty?: boolean };
+  /** Why it was not published or discarded (DRAFT_EXPIRED, HELD_PUBLISH_REQUIRED…); absent when it was. */
+  code?: string;
   message: string;
 }
 
 function heldOrThrow(ctx: ExecContext) {
   const held = ctx.store.held();
   if (!held || held.kind === 'foreign_draft' || (held.version === null && held.planId === null)) {
-    throw new ConnectorError('NOTHING_HELD', `dataset ${ctx.dataset} has no held change of the connector's`, { action: 'reject', context: { dataset: ctx.dataset } });
+    // What is held instead (a draft someone else made, or that mixes theirs with ours) says what a person can do.
+    throw new ConnectorError('NOTHING_HELD', `dataset ${ctx.dataset} has no held change of the connector's`, {
+      action: 'reject',
+      context: { dataset: ctx.dataset, held: held?.kind ?? null, version: held?.version ?? null },
+    });
   }
   return held;
 }
@@ -43,19 +49,31 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
   if (detail.status !== 'draft') {
     ctx.store.clearHeld();
     removePlan(ctx.planDir, plan.planId);
-    return { dataset: ctx.dataset, action: 'expired', version: held.version, message: `draft ${held.version} is ${detail.status}; run sync again to stage it anew` };
+    return {
+      dataset: ctx.dataset,
+      action: 'expired',
+      version: held.version,
+      code: `DRAFT_${detail.status.toUpperCase()}`, // expired, or discarded in the portal
+      message: `draft ${held.version} is ${detail.status} on the server: nothing was published, and the held change is dropped`,
+    };
   }
   const flags = draftGuards(ctx, plan, detail.counts).requiredFlags;
   const rj = new RunJournal(ctx.db.journal, plan.planId);
   try {
     const end = await publishDraft(ctx, plan, rj, held.version, flags, `approve:${held.since}`);
-    if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: held.version, message: end.reason };
+    if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: held.version, code: `HELD_${end.held.toUpperCase()}`, message: end.reason };
   } catch (err) {
     if (hasCode(err, 'DRAFT_EXPIRED', 'CONFLICT')) {
       await ctx.client.discardVersion(held.version).catch(() => undefined);
       ctx.store.clearHeld();
       removePlan(ctx.planDir, plan.planId);
-      return { dataset: ctx.dataset, action: 'expired', version: held.version, message: `${(err as ConnectorError).code}: run sync again to stage it anew` };
+      return {
+        dataset: ctx.dataset,
+        action: 'expired',
+        version: held.version,
+        code: (err as ConnectorError).code,
+        message: `draft ${held.version} could no longer be published (${(err as ConnectorError).code}): nothing was published, and the held change is dropped`,
+      };
     }
     throw err;
   }
@@ -84,12 +102,18 @@ async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<type
     // Anything else leaves the plan open: the next sync or resume finishes it, approved.
     if (!needsReplan(err)) throw err;
     await abandonPlan(ctx, plan.planId, (err as Error).message);
-    return { dataset: ctx.dataset, action: 'expired', version: null, message: `${(err as ConnectorError).code}: the dataset changed since the change was held; run sync again to plan it anew` };
+    return {
+      dataset: ctx.dataset,
+      action: 'expired',
+      version: null,
+      code: (err as ConnectorError).code,
+      message: `the dataset changed since the change was held (${(err as ConnectorError).code}): it was not sent, and the held change is dropped`,
+    };
   }
   if (end.kind === 'nothing') {
     throw new ConnectorError('ALL_REFUSED', `the server refused all ${end.refused} records of the held change`, { action: 'reject', context: { dataset: ctx.dataset } });
   }
-  if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: end.version, message: end.reason };
+  if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: end.version, code: `HELD_${end.held.toUpperCase()}`, message: end.reason };
   ctx.logger.info({ event: 'draft.approved', version: end.version, flags, unsent: true }, 'held change approved, sent and published');
   return { dataset: ctx.dataset, action: 'published', version: end.version, flags, message: `sent and published version ${end.version}` };
 }

@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { DatasetClient } from '../api/client.js';
 import { clientOptionsFor } from '../config/client-options.js';
+import { unknownDataset } from '../config/errors.js';
 import { resolveKey } from '../config/key.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
-import { ConnectorError } from '../errors.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
 import { SyncEngine } from './engine.js';
 
@@ -43,7 +43,8 @@ export async function cliEngine(config: Config, logger: Logger, needKeys: string
       if (!c) {
         const key = keys.get(ds.name);
         if (!key) throw new TypeError(`no key resolved for dataset ${ds.name}`);
-        c = new DatasetClient(clientOptionsFor(ds, key, { logger: logger.child({ dataset: ds.name }) }));
+        // The state db's window: this command and the daemon (and any other command) share the key's rate (A24).
+        c = new DatasetClient(clientOptionsFor(ds, key, { logger: logger.child({ dataset: ds.name }), rateWindow: db.rateWindow }));
         clients.set(ds.name, c);
       }
       return c;
@@ -54,7 +55,7 @@ export async function cliEngine(config: Config, logger: Logger, needKeys: string
     db,
     dataset(name) {
       const ds = config.datasets[name];
-      if (!ds) throw new ConnectorError('UNKNOWN_DATASET', `no dataset "${name}" in the configuration`, { action: 'reject', context: { dataset: name } });
+      if (!ds) throw unknownDataset(name, Object.keys(config.datasets));
       return ds;
     },
     async close() {

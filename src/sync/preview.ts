@@ -11,15 +11,17 @@ export interface PlanPreview {
   rows: number;
   rowErrors: number;
   rejected: string | null;
+  /** The code of the refusal (TRUNCATED, ROW_ERRORS…), when rejected. */
+  rejectedCode: string | null;
   plan: SyncPlan | null;
 }
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string): Promise<PlanPreview> {
   const src = await readSource(file, ds.source, ds.mapping);
-  if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, plan: null };
+  if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, rejectedCode: src.rejected.code, plan: null };
   await reconcile(ctx);
   const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
   const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src) });
-  return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: null, plan };
+  return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: null, rejectedCode: null, plan };
 }

@@ -59,45 +59,65 @@ export class SharedLocks {
 
   /** Run `fn` holding `dataset`'s lock; DatasetBusyError when another process keeps it past `waitMs`, InterruptedError when `signal` aborts the wait. */
   async run<T>(dataset: string, purpose: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    const release = await this.hold(dataset, purpose, { signal });
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Take the lock `name` (a dataset, or a name no dataset can have) and keep
+   * its lease fresh until the returned function gives it back. Waits up to
+   * `waitMs` for another holder; then throws `busy(holder)` (DatasetBusyError
+   * by default). `onLost` hears that the lease ran out and another took it.
+   */
+  async hold(
+    name: string,
+    purpose: string,
+    opts: { signal?: AbortSignal | undefined; busy?: (holder: LockRow | null) => Error; onLost?: () => void } = {},
+  ): Promise<() => void> {
     const { waitMs, leaseMs, pollMs } = this.settings;
+    const { signal, busy = (holder) => new DatasetBusyError(name, holder) } = opts;
     const deadline = this.now() + waitMs;
     let waited = false;
     for (;;) {
-      checkpoint({ dataset, signal });
+      checkpoint({ dataset: name, signal });
       let holder: LockRow | null;
       try {
-        holder = this.table.tryAcquire(dataset, this.#owner, purpose, this.now(), leaseMs);
+        holder = this.table.tryAcquire(name, this.#owner, purpose, this.now(), leaseMs);
       } catch (err) {
         if (!String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw err;
-        holder = this.table.get(dataset);
+        holder = this.table.get(name);
       }
       if (holder === null) break;
-      if (this.now() >= deadline) throw new DatasetBusyError(dataset, holder);
+      if (this.now() >= deadline) throw busy(holder);
       if (!waited) {
         waited = true;
-        this.logger.info({ event: 'sync.skipped', kind: 'dataset_busy', dataset, purpose, holder: holder.label, pid: holder.pid, waitMs }, 'another process works on the dataset; waiting');
+        this.logger.info({ event: 'sync.skipped', kind: 'dataset_busy', dataset: name, purpose, holder: holder.label, pid: holder.pid, waitMs }, 'another process works on the dataset; waiting');
       }
       await this.sleep(Math.max(1, Math.min(pollMs, deadline - this.now())));
     }
     const timer = setInterval(() => {
       try {
-        if (!this.table.refresh(dataset, this.#owner.id, this.now(), leaseMs)) {
-          this.logger.warn({ event: 'sync.failed', kind: 'lock_lost', dataset, purpose }, 'the dataset lock ran out and was taken over');
+        if (!this.table.refresh(name, this.#owner.id, this.now(), leaseMs)) {
+          clearInterval(timer); // someone else's now: nothing left to refresh
+          if (opts.onLost) opts.onLost();
+          else this.logger.warn({ event: 'sync.failed', kind: 'lock_lost', dataset: name, purpose }, 'the dataset lock ran out and was taken over');
         }
       } catch {
         // The next refresh tries again; the lease has two more thirds to run.
       }
     }, Math.max(1, Math.floor(leaseMs / 3)));
     timer.unref();
-    try {
-      return await fn();
-    } finally {
+    return () => {
       clearInterval(timer);
       try {
-        this.table.release(dataset, this.#owner.id);
+        this.table.release(name, this.#owner.id);
       } catch {
         // A lease not released runs out.
       }
-    }
+    };
   }
 }

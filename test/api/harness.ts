@@ -1,4 +1,5 @@
 import { DatasetClient, type DatasetClientOptions } from '../../src/api/client.js';
+import type { Clock } from '../../src/clock.js';
 import { EmulatorClock, startEmulator, type EmulatorSeedInput, type RunningEmulator } from '../../src/emulator/index.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { Secret } from '../../src/secret.js';
@@ -87,4 +88,29 @@ export async function rejectionOf(p: Promise<unknown>): Promise<any> {
     return err;
   }
   throw new Error('expected the promise to reject');
+}
+
+/**
+ * A client clock that lets time pass only when no request is on the wire:
+ * requests take no emulator time, as on a real network where latency is
+ * milliseconds against a 60-second window. (A clock that jumps while
+ * requests are in flight would log them at the later time and blame the
+ * limiter for the test's own time travel.)
+ */
+export class IdleClock implements Clock {
+  readonly clients: DatasetClient[] = [];
+  constructor(private readonly w: World) {}
+  now(): number {
+    return this.w.clock.now();
+  }
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    while (this.inFlight() > 0) await new Promise((r) => setImmediate(r));
+    signal?.throwIfAborted();
+    this.w.clock.advance(Math.max(0, ms));
+  }
+  private inFlight(): number {
+    const sent = this.clients.reduce((n, c) => n + c.stats.requests, 0);
+    const answered = this.w.emulator.requests.filter((r) => r.status !== null).length;
+    return sent - answered;
+  }
 }

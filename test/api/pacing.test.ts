@@ -1,33 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
-import type { DatasetClient } from '../../src/api/client.js';
 import { maxInWindow } from '../../src/emulator/index.js';
-import { KEYS, recs, startWorld, type World } from './harness.js';
-
-/**
- * A client clock that lets time pass only when no request is on the wire:
- * requests take no emulator time, as on a real network where latency is
- * milliseconds against a 60-second window. (A clock that jumps while
- * requests are in flight would log them at the later time and blame the
- * limiter for the test's own time travel.)
- */
-class IdleClock implements Clock {
-  readonly clients: DatasetClient[] = [];
-  constructor(private readonly w: World) {}
-  now(): number {
-    return this.w.clock.now();
-  }
-  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    while (this.inFlight() > 0) await new Promise((r) => setImmediate(r));
-    signal?.throwIfAborted();
-    this.w.clock.advance(Math.max(0, ms));
-  }
-  private inFlight(): number {
-    const sent = this.clients.reduce((n, c) => n + c.stats.requests, 0);
-    const answered = this.w.emulator.requests.filter((r) => r.status !== null).length;
-    return sent - answered;
-  }
-}
+import { IdleClock, KEYS, recs, startWorld, type World } from './harness.js';
 
 let w: World;
 afterEach(async () => {

@@ -25,7 +25,18 @@ describe('RateLimiter', () => {
     const ac = new AbortController();
     ac.abort();
     await expect(limiter.acquire(ac.signal)).rejects.toThrow();
-    await expect(limiter.acquire()).resolves.toBeGreaterThanOrEqual(0);
+    await expect(limiter.acquire()).resolves.toMatchObject({ waitedMs: expect.any(Number) });
+  });
+
+  it('counts a slot from the end of its request: the server counted it somewhere in between', async () => {
+    const clock = new EmulatorClock({ mode: 'manual', startMs: 0 });
+    const limiter = new RateLimiter(1, clock);
+    const first = await limiter.acquire();
+    clock.advance(5_000); // the request took 5 s
+    first.done();
+    const second = await limiter.acquire();
+    expect(second.waitedMs).toBe(WINDOW_MS);
+    expect(clock.now()).toBe(5_000 + WINDOW_MS);
   });
 
   it('is shared by every client of a key on a clock, at the strictest limit', () => {

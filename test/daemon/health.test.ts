@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseListen, startHealthServer, type HealthServer } from '../../src/daemon/health-server.js';
 import { HealthState } from '../../src/daemon/health-state.js';
+import { syncHeldHealth } from '../../src/daemon/held-health.js';
+import type { HeldDraft } from '../../src/snapshot/types.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import { emptySummary } from '../../src/sync/outcome.js';
 
@@ -25,6 +27,44 @@ describe('health state', () => {
     h.set('shop', 'draft', 'DRAFT_EXPIRING', 'soon', 1);
     h.removeDataset('shop');
     expect(h.report()).toEqual({ status: 'ok', datasets: [], reasons: [] });
+  });
+});
+
+describe('held changes in /healthz, from the state db', () => {
+  const held = (over: Partial<HeldDraft>): HeldDraft => ({ kind: 'guard', version: 4, reason: 'max_delete_ratio: 30%', planId: 'p', summary: null, since: 50, ...over });
+
+  it('each report reads what is held: a hold shows with its code, and once it is gone its held and draft reasons go', () => {
+    const h = new HealthState();
+    h.setPhase('running');
+    const db = new Map<string, HeldDraft | null>([
+      ['a', held({})],
+      ['b', held({ kind: 'foreign_draft', summary: { mixed: true } })],
+      ['c', held({ kind: 'publish_required' })],
+    ]);
+    h.refreshWith(() => syncHeldHealth(h, [...db.keys()], (d) => db.get(d) ?? null));
+    h.set('a', 'draft', 'DRAFT_EXPIRING', 'draft v4 expires in 30 min', 60);
+    expect(h.report().reasons.map((r) => [r.dataset, r.topic, r.code, r.since])).toEqual([
+      ['a', 'draft', 'DRAFT_EXPIRING', 60],
+      ['a', 'held', 'HELD_GUARD', 50],
+      ['b', 'held', 'DRAFT_MIXED', 50],
+      ['c', 'held', 'HELD_PUBLISH_REQUIRED', 50],
+    ]);
+    // Another process (approve, discard) cleared a and c in the state db: the next report knows.
+    db.set('a', null);
+    db.set('c', null);
+    expect(h.report()).toMatchObject({ status: 'degraded', reasons: [{ dataset: 'b', topic: 'held' }] });
+    db.set('b', null);
+    expect(h.report()).toMatchObject({ status: 'ok', reasons: [] });
+  });
+
+  it('a check that fails (the db closed while stopping) leaves the report as it was', () => {
+    const h = new HealthState();
+    h.setPhase('running');
+    h.set('a', 'held', 'HELD_GUARD', 'x', 1);
+    h.refreshWith(() => {
+      throw new TypeError('The database connection is not open');
+    });
+    expect(h.report()).toMatchObject({ status: 'degraded', reasons: [{ code: 'HELD_GUARD' }] });
   });
 });
 

@@ -8,6 +8,7 @@ import { Secret } from '../../src/secret.js';
 import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { currentMachineId } from '../../src/snapshot/locks.js';
 import { DatasetBusyError, SyncEngine } from '../../src/sync/engine.js';
+import { SharedLocks } from '../../src/sync/process-lock.js';
 import { ids, recs, scenario, type Scenario } from './harness.js';
 
 let s: Scenario;
@@ -90,5 +91,21 @@ describe('one process at a time works on a dataset (a lock in the state db)', ()
     s.db.conn.exec('DROP TABLE plans'); // the state db breaks under it
     const sum = await s.engine.sync(s.ds, { file: await s.writeExport(recs(4)) });
     expect(sum).toMatchObject({ result: 'stopped', code: 'STATE_ERROR' });
+  });
+});
+
+describe('a lock held for a process lifetime (SharedLocks.hold)', () => {
+  it('keeps its lease fresh, says when another process took it over, and then gives back nothing of the other one', async () => {
+    s = await scenario({ records: [] });
+    const locks = new SharedLocks(s.db.locks, { label: 'the daemon', waitMs: 0, leaseMs: 30, pollMs: 5 }, pino({ level: 'silent' }));
+    let onLost!: () => void;
+    const lost = new Promise<void>((resolve) => (onLost = resolve));
+    const release = await locks.hold('*daemon', 'serve', { onLost: () => onLost() });
+    expect(s.db.locks.get('*daemon')).toMatchObject({ pid: process.pid, purpose: 'serve' });
+    // Another process takes it over (this one was suspended past its lease).
+    s.db.conn.prepare('UPDATE locks SET owner_id = ?, pid = ? WHERE dataset = ?').run('other', 1, '*daemon');
+    await lost;
+    release();
+    expect(s.db.locks.get('*daemon')).toMatchObject({ ownerId: 'other', pid: 1 });
   });
 });

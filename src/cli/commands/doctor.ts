@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Finding } from '../doctor/checks.js';
 import { loadConfigFor, runAction } from '../context.js';
+import { unknownDataset } from '../../config/errors.js';
 import { ExitCode } from '../exit-codes.js';
 
 interface DoctorOptions {
@@ -22,23 +23,26 @@ export function register(program: Command): void {
         const config = await loadConfigFor(cmd);
         const { checkDataset } = await import('../doctor/checks.js');
         const datasets = Object.values(config.datasets).filter((d) => opts.dataset === undefined || d.name === opts.dataset);
-        if (datasets.length === 0) {
-          process.stderr.write(`error: no dataset named "${opts.dataset}" in the configuration (known: ${Object.keys(config.datasets).join(', ')})\n`);
-          return ExitCode.USAGE;
-        }
+        if (datasets.length === 0) throw unknownDataset(opts.dataset ?? '', Object.keys(config.datasets));
         const print = (findings: Finding[]) => {
           for (const f of findings) {
             process.stdout.write(opts.json ? `${JSON.stringify(f)}\n` : `${f.dataset ?? '*'}  ${MARK[f.status]}  ${f.check.padEnd(8)}  ${f.message}\n`);
           }
         };
         // Shared by every dataset: the state db and plans (warnings only, never a failure).
-        const { checkStateFiles } = await import('../doctor/state-files.js');
+        const { checkStateFiles, openExistingStateDb } = await import('../doctor/state-files.js');
         print(await checkStateFiles(config.state_dir));
+        const state = openExistingStateDb(config.state_dir);
+        print(state.findings);
         let failed = false;
-        for (const ds of datasets) {
-          const findings = await checkDataset(ds, process.env);
-          failed ||= findings.some((f) => f.status === 'fail');
-          print(findings);
+        try {
+          for (const ds of datasets) {
+            const findings = await checkDataset(ds, process.env, state.db?.rateWindow);
+            failed ||= findings.some((f) => f.status === 'fail');
+            print(findings);
+          }
+        } finally {
+          state.db?.close();
         }
         return failed ? ExitCode.FAILURE : ExitCode.OK;
       }),

@@ -1,14 +1,15 @@
 import type { Command } from 'commander';
-import { loadConfigFor, loggerFor, runAction } from '../context.js';
+import type { HeldAction } from '../held-report.js';
+import { loadConfigFor, loggerFor, onDataset, runAction } from '../context.js';
 
-/** What a person can do with a held change: the engine method of the same name. */
-export type HeldAction = 'approve' | 'discard';
+export type { HeldAction };
 
 /**
  * Register `approve <dataset>` or `discard <dataset>`: run the engine's action
- * on the held change under the dataset lock and print one line of what it did;
- * 0 when published or discarded, 1 when not (expired, left staged), and for a
- * thrown error the code reportError gives (75 when the API cannot be reached).
+ * on the held change under the dataset lock and say what it did, with the
+ * exit code of the README's table (held-report.ts); for a thrown error the
+ * code reportError gives (75 when the API cannot be reached or the daemon
+ * works on the dataset).
  */
 export function registerHeldAction(program: Command, action: HeldAction, description: string): void {
   program
@@ -19,12 +20,18 @@ export function registerHeldAction(program: Command, action: HeldAction, descrip
       runAction(async (name: string, _opts: unknown, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const { cliEngine } = await import('../../sync/cli-engine.js');
+        const { heldResultReport, nothingHeldReport, printHeldReport } = await import('../held-report.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name], action);
         try {
           const ds = cli.dataset(name);
-          const r = action === 'approve' ? await cli.engine.approve(ds) : await cli.engine.discard(ds);
-          process.stdout.write(`${name}: ${r.action}${r.version === null ? '' : ` (version ${r.version})`}: ${r.message}\n`);
-          return r.action === 'published' || r.action === 'discarded' ? 0 : 1;
+          let report;
+          try {
+            report = heldResultReport(name, await onDataset(name, () => (action === 'approve' ? cli.engine.approve(ds) : cli.engine.discard(ds))));
+          } catch (err) {
+            report = nothingHeldReport(action, name, err);
+            if (!report) throw err;
+          }
+          return printHeldReport(report);
         } finally {
           await cli.close();
         }

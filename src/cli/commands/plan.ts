@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { loadConfigFor, loggerFor, runAction } from '../context.js';
+import { loadConfigFor, loggerFor, onDataset, runAction } from '../context.js';
+import { ExitCode } from '../exit-codes.js';
 
 /** `plan <dataset> --file F`: counts, first changes, the chosen path and why, guards that would hold; sends nothing but reads. */
 export function register(program: Command): void {
@@ -15,10 +16,17 @@ export function register(program: Command): void {
         const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name], 'plan');
         try {
-          const p = await cli.engine.plan(cli.dataset(name), opts.file);
+          const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file));
+          // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).
+          const rejected = () => {
+            if (!p.rejected) return ExitCode.OK;
+            process.stderr.write(`rejected [${p.rejectedCode ?? 'no code'}] (dataset ${name}, file ${p.file}): ${p.rejected}\n`);
+            process.stderr.write(`  a sync would publish nothing from this export; dataset-connector preview --dataset ${name} --file ${p.file} shows every row error\n`);
+            return ExitCode.FAILURE;
+          };
           if (opts.json) {
             process.stdout.write(`${JSON.stringify(p)}\n`);
-            return 0;
+            return rejected();
           }
           const out: string[] = [`file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
           if (p.rejected || !p.plan) out.push(`rejected: ${p.rejected}`);
@@ -32,7 +40,7 @@ export function register(program: Command): void {
             out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
           }
           process.stdout.write(out.join('\n') + '\n');
-          return 0;
+          return rejected();
         } finally {
           await cli.close();
         }

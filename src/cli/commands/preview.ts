@@ -4,7 +4,7 @@ import { readExport } from '../../sources/read.js';
 import { SourceError } from '../../sources/errors.js';
 import { rowErrorVerdict } from '../../sources/pipeline.js';
 import type { ExportResult, RowError } from '../../sources/types.js';
-import { ConnectorError } from '../../errors.js';
+import { unknownDataset } from '../../config/errors.js';
 import { loadConfigFor, runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 
@@ -67,12 +67,7 @@ export function register(program: Command): void {
       runAction(async (opts: PreviewOptions, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const ds = config.datasets[opts.dataset];
-        if (!ds) {
-          throw new ConnectorError('DATASET_UNKNOWN', `no dataset "${opts.dataset}" in the configuration (have: ${Object.keys(config.datasets).join(', ') || 'none'})`, {
-            action: 'stop',
-            context: { dataset: opts.dataset },
-          });
-        }
+        if (!ds) throw unknownDataset(opts.dataset, Object.keys(config.datasets));
         const limit = Math.max(0, Number.parseInt(opts.limit, 10) || 0);
         const out = process.stdout;
         // Map every row, whatever the policy, so that a person sees all problems at once.

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { ApiError } from '../../api/errors.js';
+import type { SharedRateWindow } from '../../api/rate-limiter.js';
 import { DatasetClient } from '../../api/client.js';
 import { clientOptionsFor } from '../../config/client-options.js';
 import { resolveKeyDetailed } from '../../config/key.js';
@@ -20,12 +21,16 @@ export interface Finding {
 
 type Add = (check: string, status: Finding['status'], message: string) => void;
 
-/** Run every check of one dataset: key, dataset read (A25), versions (A18), roles, folders. */
-export async function checkDataset(ds: DatasetConfig, env: NodeJS.ProcessEnv): Promise<Finding[]> {
+/**
+ * Run every check of one dataset: key, dataset read (A25), versions (A18),
+ * roles, folders. Its requests take slots in `rateWindow` (the state db's),
+ * so that a running daemon and doctor together stay under the key's rate.
+ */
+export async function checkDataset(ds: DatasetConfig, env: NodeJS.ProcessEnv, rateWindow?: SharedRateWindow): Promise<Finding[]> {
   const findings: Finding[] = [];
   const add: Add = (check, status, message) => findings.push({ dataset: ds.name, check, status, message });
   const key = await checkKey(ds, env, add);
-  if (key) await checkApi(ds, key, add);
+  if (key) await checkApi(ds, key, add, rateWindow);
   await checkFolders(ds, add);
   return findings;
 }
@@ -54,8 +59,10 @@ const API_ADVICE: Record<string, string> = {
   TIMEOUT: 'no answer in time: check api.base_url and the network',
 };
 
-async function checkApi(ds: DatasetConfig, key: Secret, add: Add): Promise<void> {
-  const client = new DatasetClient(clientOptionsFor(ds, key, { retry: { maxAttempts: 2, maxThrottleAttempts: 2, maxRetryAfterMs: 5_000 } }));
+async function checkApi(ds: DatasetConfig, key: Secret, add: Add, rateWindow: SharedRateWindow | undefined): Promise<void> {
+  const client = new DatasetClient(
+    clientOptionsFor(ds, key, { retry: { maxAttempts: 2, maxThrottleAttempts: 2, maxRetryAfterMs: 5_000 }, ...(rateWindow ? { rateWindow } : {}) }),
+  );
   try {
     const { value } = await client.getDataset();
     add('dataset', 'ok', `reachable: ${value.name ?? value.dataset_id}, ${value.record_count} records, active version ${value.active_version}`);

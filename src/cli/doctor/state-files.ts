@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openCurrentStateDb, type StateDb } from '../../snapshot/db.js';
 import { planDir } from '../../sync/exec-plan.js';
 import type { Finding } from './checks.js';
 
@@ -55,4 +56,20 @@ export async function checkStateFiles(stateDir: string): Promise<Finding[]> {
     add(seen ? 'ok' : 'info', seen ? `state db and plans in ${stateDir} are private to their owner` : `no state db in ${stateDir} yet; it will be created private (folder 0700, files 0600)`);
   }
   return findings;
+}
+
+/**
+ * The state db under `stateDir` when it exists at this build's schema, for
+ * its shared request window: doctor's reads then count with the daemon's
+ * (A24). Doctor creates and migrates nothing: without one, no process of
+ * this build uses the window yet and its reads count in this process only.
+ * One that cannot be opened is said as a finding.
+ */
+export function openExistingStateDb(stateDir: string): { db: StateDb | undefined; findings: Finding[] } {
+  try {
+    return { db: openCurrentStateDb(join(stateDir, 'state.db')), findings: [] };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { db: undefined, findings: [{ dataset: null, check: 'state', status: 'warn', message: `${message} (doctor's requests are not counted in the shared rate window)` }] };
+  }
 }

@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { reportError, reportSync } from '../../src/cli/report-error.js';
+import { unknownDataset } from '../../src/config/errors.js';
+import { ConnectorError } from '../../src/errors.js';
+import { datasetYaml, tempFiles } from '../config/helpers.js';
+import { runCli } from './run-cli.js';
+
+/**
+ * The line after an error says what to do in this case, not in the general
+ * case of its action (issue 11, point 9, and the same class across the
+ * commands); exit codes follow the README's table.
+ */
+
+function printed(fn: (out: { write(s: string): unknown }) => number): { code: number; text: string } {
+  let text = '';
+  const code = fn({ write: (s: string) => (text += s) });
+  return { code, text };
+}
+
+const sync = (code: string | null, result: 'held' | 'staged' | 'waiting' | 'failed' | 'rejected', action: 'hold' | 'retry' | 'reject' | 'stop') =>
+  printed((out) => reportSync({ dataset: 'shop-1', file: '/srv/x.csv', result, code, action, message: 'm' }, out));
+
+describe('what to do next, by case', () => {
+  it.each([
+    ['DRAFT_PENDING', 'waiting', 'hold', 3, /publish or discard it in the portal .*approve and discard do not act on it/],
+    ['DRAFT_MIXED', 'waiting', 'hold', 3, /publish or discard it in the portal, then sync again; approve and discard do not act on it/],
+    ['HELD_PUBLISH_REQUIRED', 'staged', 'hold', 3, /the key has no publish role: publish the draft in the portal/],
+    ['HELD_GUARD', 'held', 'hold', 3, /see `dataset-connector status`, then `approve` or `discard`/],
+    ['FILE_NOT_FOUND', 'rejected', 'retry', 66, /check the path given with --file/],
+    ['MAINTENANCE', 'failed', 'retry', 75, /^ {2}this may be temporary: run the command again later$/m],
+    ['TRUNCATED', 'rejected', 'reject', 1, /the input was rejected; nothing from it was published/],
+  ] as const)('a sync ending %s (%s) exits %i and says what to do', (code, result, action, exit, hint) => {
+    const r = sync(code, result, action);
+    expect(r.code).toBe(exit);
+    expect(r.text.split('\n')[1]).toMatch(hint);
+    expect(r.text).not.toContain('the connector will try again'); // nothing retries a command but whoever ran it
+  });
+
+  it('an unknown dataset is a usage error (2) with the names there are, not "the input was rejected"', () => {
+    const r = printed((out) => reportError(unknownDataset('nope', ['shop-1', 'shop-2']), out));
+    expect(r.code).toBe(2);
+    expect(r.text).toBe(
+      'error [UNKNOWN_DATASET] (dataset nope): no dataset "nope" in the configuration (known: shop-1, shop-2)\n' +
+        '  use a dataset name from the configuration (dataset-connector validate lists them)\n',
+    );
+  });
+
+  it('a key without the publish role met by a command says to use the portal, not to approve or discard again', () => {
+    const err = new ConnectorError('PUBLISH_REQUIRED', 'this operation needs a key with the publish role', { action: 'hold', context: { dataset: 'shop-1' } });
+    const r = printed((out) => reportError(err, out));
+    expect(r.code).toBe(3);
+    expect(r.text).toContain('publish or discard the draft in the portal');
+    expect(r.text).not.toContain('`approve` or `discard`');
+  });
+});
+
+describe('the commands (built CLI)', () => {
+  it('every command naming a dataset not in the configuration exits 2 with the same message', async () => {
+    const dir = await tempFiles({ 'connector.yaml': `state_dir: ./state\ndatasets:\n${datasetYaml('shop-1')}\n`, 'x.csv': 'SKU,Name\n' });
+    const config = join(dir, 'connector.yaml');
+    const file = join(dir, 'x.csv');
+    const runs = await Promise.all(
+      [
+        ['sync', 'nope', '--file', file],
+        ['plan', 'nope', '--file', file],
+        ['approve', 'nope'],
+        ['discard', 'nope'],
+        ['preview', '--dataset', 'nope', '--file', file],
+        ['doctor', '--dataset', 'nope'],
+      ].map((args) => runCli(['--config', config, ...args], { SHOP_1_KEY: 'tbd_live_messages_test_0001' })),
+    );
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('error [UNKNOWN_DATASET] (dataset nope): no dataset "nope" in the configuration (known: shop-1)');
+      expect(r.stderr).not.toContain('rejected');
+    }
+  });
+
+  it('plan of an export a sync would reject exits 1 and says so on stderr, as preview does', async () => {
+    const dir = await tempFiles({ 'connector.yaml': `state_dir: ./state\ndatasets:\n${datasetYaml('shop-1')}\n`, 'empty.csv': '' });
+    const args = ['--config', join(dir, 'connector.yaml'), 'plan', 'shop-1', '--file', join(dir, 'empty.csv')];
+    for (const json of [false, true]) {
+      const r = await runCli(json ? [...args, '--json'] : args, { SHOP_1_KEY: 'tbd_live_messages_test_0001' });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^rejected \\[\\w+\\] \\(dataset shop-1, file ${join(dir, 'empty.csv')}\\): `, 'm'));
+      expect(r.stderr).toContain('a sync would publish nothing from this export');
+      if (json) expect(JSON.parse(r.stdout)).toMatchObject({ plan: null, rejectedCode: expect.any(String) });
+      else expect(r.stdout).toMatch(/^rejected: /m);
+    }
+    const preview = await runCli(['--config', join(dir, 'connector.yaml'), 'preview', '--dataset', 'shop-1', '--file', join(dir, 'empty.csv')]);
+    expect(preview.code).toBe(1);
+  });
+});
