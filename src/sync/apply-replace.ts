@@ -111,7 +111,7 @@ export function jobAccepted(ctx: ExecContext, rj: RunJournal, name: string, res:
   return rj.get(name)!;
 }
 
-/** Poll the job to its end (A15), journal it and its timing; a legacy key's PUBLISHED job confirms the snapshot (A12). */
+/** Poll the job to its end (A15), journal it and its timing. */
 export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal, jobId: string): Promise<Job> {
   checkpoint(ctx);
   if (!rj.get('job')) rj.intent('job', { kind: 'job', jobId });
@@ -130,7 +130,7 @@ export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal,
     if (job.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, plan.resultCount);
     if (job.status === 'PUBLISHED' && job.version !== null) {
       // A12: a legacy key publishes although a draft was asked; remembered, so later held changes stay unsent.
-      ctx.store.confirm({ activeVersion: job.version, ...confirmParts(plan) });
+      // The snapshot advances in execute's finishPublished, like every published plan's (a crash before it resumes from this step).
       ctx.store.noteKeyPublishes(ctx.clock.now());
     } else if (job.status === 'STAGED' && ctx.store.keyPublishesImmediately()) {
       ctx.store.noteKeyPublishes(null);

@@ -3,7 +3,7 @@ import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { removePlan, savePlan, type ExecPlan } from './exec-plan.js';
-import { hold, verifyAndPublish, type PublishEnd } from './publish.js';
+import { finishPublished, hold, verifyAndPublish, type PublishEnd } from './publish.js';
 import { warnLegacyKey } from './legacy-key.js';
 import { checkpoint } from './interrupt.js';
 import type { RunJournal } from './run-journal.js';
@@ -49,13 +49,8 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
         ctx.logger.warn({ event: 'guard.held', kind: 'legacy_published', version: stage.version, reason: plan.heldBy }, msg);
       }
     }
-    ctx.db.transaction(() => {
-      if (plan.source) ctx.store.recordSource(plan.source);
-      ctx.store.clearHeld();
-      ctx.store.recordOutcome('published', { version: stage.version, planId: plan.planId });
-      ctx.db.journal.finishPlan(plan.planId, 'published');
-    });
-    removePlan(ctx.planDir, plan.planId);
+    // Issue 11: the same end as a published draft, so adoptions and the source are confirmed on every path.
+    finishPublished(ctx, plan, rj, stage.version);
     return { kind: 'published', version: stage.version };
   }
   return verifyAndPublish(ctx, plan, rj, stage.version, plan.expected, stage.publishDenied);
