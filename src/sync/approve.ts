@@ -101,6 +101,8 @@ async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<type
 /** A person drops the held change: discard its draft (the outcome records the export's hash). */
 export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
   const held = heldOrThrow(ctx);
+  // An approve of a change kept unsent that stopped half-way left its plan open: drop the draft of what it sent, and the plan.
+  if (held.planId && ctx.db.journal.openPlan(ctx.dataset)?.planId === held.planId) await abandonPlan(ctx, held.planId, 'discarded by a person');
   if (held.version !== null) {
     try {
       await ctx.client.discardVersion(held.version);
