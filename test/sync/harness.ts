@@ -27,6 +27,8 @@ export interface Scenario {
   published(): DatasetRecord[];
   /** Make the clients of later engine calls send this key (a key replaced in its file). */
   useKey(key: string): void;
+  /** A new process on the same state dir (after a kill): the state db opened again, a new engine. */
+  restart(): void;
   close(): Promise<void>;
 }
 
@@ -69,8 +71,7 @@ export async function scenario(opts: {
   const reread = opts.rereadKey;
   // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping; the state db's stamps follow it too.
   const clock = { now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
-  const db = openStateDb(join(dir, 'state.db'), { clock });
-  const engine = new SyncEngine({
+  const start = (db: StateDb) => new SyncEngine({
     db,
     logger,
     clock,
@@ -96,12 +97,13 @@ export async function scenario(opts: {
       return c;
     },
   });
+  const db = openStateDb(join(dir, 'state.db'), { clock });
   let n = 0;
-  return {
+  const sc: Scenario = {
     em,
     dir,
     db,
-    engine,
+    engine: start(db),
     ds,
     key,
     logs,
@@ -115,12 +117,18 @@ export async function scenario(opts: {
     useKey(k) {
       clientKey = k;
     },
+    restart() {
+      sc.db.close();
+      sc.db = openStateDb(join(dir, 'state.db'), { clock });
+      sc.engine = start(sc.db);
+    },
     async close() {
       await Promise.all(clients.map((c) => c.close()));
-      db.close();
+      sc.db.close();
       await em.close();
     },
   };
+  return sc;
 }
 
 /** A dataset config as loadConfig would give it. */
