@@ -21,10 +21,10 @@ import { rec, scenario, type Scenario } from './harness.js';
  * A kill is the crash test's SIGKILL done in process: at the chosen journal
  * step the state db is closed (nothing more reaches it) and the call unwinds;
  * no request may reach the server after it. Then a new engine opens the same
- * state dir. `SOAK_RUNS=200` runs more cases.
+ * state dir. `SOAK_RUNS=500` runs more cases; a failure prints its seed, `SOAK_SEED` replays it.
  */
 
-const RUNS = Number(process.env.SOAK_RUNS ?? 6);
+const RUNS = Number(process.env.SOAK_RUNS ?? 25);
 const IDS = Array.from({ length: 16 }, (_, i) => `p-${String(i + 1).padStart(2, '0')}`);
 /** Journal steps (crash points, run-journal.ts) a kill may follow, by the request path of the dataset. */
 const COMMON = ['plan.begun', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done', 'discard.intent', 'discard.done'];
@@ -50,7 +50,11 @@ type Kill = { step: number; nth: number } | null;
 type Op =
   | { kind: 'sync'; ids: string[]; renamed: string[]; noPublish: boolean; faults: FaultRule[]; kill: Kill }
   | { kind: 'approve'; kill: Kill }
-  | { kind: 'discard' };
+  | { kind: 'discard' }
+  /** Someone publishes in the portal: records edited or added, one deleted. */
+  | { kind: 'portal'; upsert: string[]; del: string[] }
+  /** The daemon's periodic reconcile. */
+  | { kind: 'reconcile' };
 
 const kill: fc.Arbitrary<Kill> = fc.option(fc.record({ step: fc.nat(), nth: fc.constantFrom(1, 1, 2, 3) }), { freq: 3 });
 const fault: fc.Arbitrary<FaultRule> = fc
@@ -69,6 +73,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('sync' as const), ids: fc.subarray(IDS, { minLength: 1 }), renamed: fc.subarray(IDS, { maxLength: 4 }), noPublish: fc.constantFrom(false, false, false, true), faults: fc.array(fault, { maxLength: 2 }), kill }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('approve' as const), kill }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('discard' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('portal' as const), upsert: fc.subarray(IDS, { maxLength: 2 }), del: fc.subarray(IDS, { maxLength: 1 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reconcile' as const) }) },
 );
 const run = fc.record({
   path: fc.constantFrom(...(Object.keys(POLICIES) as Array<keyof typeof POLICIES>)),
@@ -97,6 +103,10 @@ interface Model {
   owned: Set<string>;
   /** The export of the change held for a person, if any. */
   held: DatasetRecord[] | null;
+  /** Someone published in the portal since that change was held: approving it may find it out of date. */
+  heldStale: boolean;
+  /** The portal changed the server since the connector last read it. */
+  unread: boolean;
 }
 
 /** Would the default guards hold this export (max_delete_ratio 0.2 of what the connector may delete, or an empty result)? */
@@ -117,6 +127,22 @@ function publish(m: Model, records: DatasetRecord[]): void {
   for (const r of records) m.live.set(r.record_id, r);
   m.owned = ids;
   m.held = null;
+  m.heldStale = false;
+  m.unread = false;
+}
+
+/** A person's publish in the portal, in the model: an edited record stays owned, a deleted or new one is not. */
+function portal(m: Model, upsert: DatasetRecord[], del: string[]): void {
+  for (const id of del) {
+    m.live.delete(id);
+    m.owned.delete(id);
+  }
+  for (const r of upsert) {
+    if (!m.live.has(r.record_id)) m.owned.delete(r.record_id);
+    m.live.set(r.record_id, r);
+  }
+  if (m.held) m.heldStale = true;
+  m.unread = true;
 }
 
 /** What the runs met, printed with a bigger run (SOAK_RUNS) to see that kills, holds and each path were walked. */
@@ -133,7 +159,7 @@ describe('soak: random exports, faults and kills on every path never publish wha
         s = await scenario({ records: initial, legacy: r.legacy, policy: POLICIES[r.path], onRequest: () => watch() });
         const sc = s;
         sc.em.emulator.configure({ legacyJobs: r.legacyJobs });
-        const m: Model = { live: byId(initial), owned: new Set(), held: null };
+        const m: Model = { live: byId(initial), owned: new Set(), held: null, heldStale: false, unread: false };
         const log: string[] = [`${r.path} legacy=${r.legacy} jobs=${r.legacyJobs} initial=${r.initial.join(',')}`];
         /** While a step must not change what is live: the active version it started from. */
         let frozenAt: number | null = null;
@@ -148,8 +174,16 @@ describe('soak: random exports, faults and kills on every path never publish wha
           v++;
           const exportRecords = o.kind === 'sync' ? o.ids.map((id) => record(id, o.renamed.includes(id) ? v : 0)) : [];
           const exportIds = new Set(exportRecords.map((x) => x.record_id));
+          if (o.kind === 'portal') {
+            const del = o.del.filter((id) => !o.upsert.includes(id) && m.live.has(id) && m.live.size > 1);
+            const upsert = o.upsert.map((id) => rec(id, `Portal ${id} ${v}`));
+            sc.em.emulator.portalPublish('shop-1', { upsert, delete: del });
+            portal(m, upsert, del);
+            log.push(`portal upsert=${o.upsert.join(',')} delete=${del.join(',')}`);
+            continue;
+          }
           const mustWait =
-            o.kind === 'discard' || (o.kind === 'sync' && (o.noPublish || guardHolds(m, exportIds))) || (o.kind === 'approve' && m.held === null);
+            o.kind === 'discard' || o.kind === 'reconcile' || (o.kind === 'sync' && (o.noPublish || guardHolds(m, exportIds))) || (o.kind === 'approve' && m.held === null);
           log.push(o.kind === 'sync' ? `sync ${o.ids.join(',')} renamed=${o.renamed.filter((id) => exportIds.has(id)).join(',')}${o.noPublish ? ' --no-publish' : ''} faults=${JSON.stringify(o.faults)} kill=${JSON.stringify(o.kill)} wait=${mustWait}` : `${o.kind} kill=${JSON.stringify('kill' in o ? o.kill : null)}`);
           frozenAt = mustWait ? active() : null;
           const file = o.kind === 'sync' ? await sc.writeExport(exportRecords) : '';
@@ -176,6 +210,7 @@ describe('soak: random exports, faults and kills on every path never publish wha
           try {
             if (o.kind === 'sync') first = (await sc.engine.sync(sc.ds, { file }, opts)).result;
             else if (o.kind === 'approve') first = (await sc.engine.approve(sc.ds)).action;
+            else if (o.kind === 'reconcile') first = (await sc.engine.reconcile(sc.ds), 'reconciled');
             else first = (await sc.engine.discard(sc.ds)).action;
           } catch (err) {
             first = `threw ${(err as { code?: string }).code ?? (err as Error).message}`;
@@ -203,7 +238,7 @@ describe('soak: random exports, faults and kills on every path never publish wha
               log.push(`again → ${result}`);
               continue;
             }
-            if (o.kind === 'approve' && result !== 'published' && m.held !== null && sc.engine.status(sc.ds).held) {
+            if (o.kind === 'approve' && !['published', 'expired'].includes(result) && m.held !== null && sc.engine.status(sc.ds).held) {
               try {
                 result = (await sc.engine.approve(sc.ds)).action;
               } catch (err) {
@@ -223,25 +258,29 @@ describe('soak: random exports, faults and kills on every path never publish wha
             if (mustWait) {
               expect(['held', 'staged', 'unchanged'], where).toContain(result);
               if (result === 'unchanged') publish(m, exportRecords); // nothing to send: adopted
-              else m.held = exportRecords;
+              else Object.assign(m, { held: exportRecords, heldStale: false, unread: false });
             } else {
               expect(['published', 'unchanged'], where).toContain(result);
               publish(m, exportRecords);
             }
           } else if (o.kind === 'approve' && m.held) {
             // Killed after its last step committed, an approve is done: nothing is held any more.
-            expect(['published', 'killed'], where).toContain(result);
+            // Out of date after a publish in the portal (409/412), it is dropped: sync plans anew.
+            expect(m.heldStale ? ['published', 'killed', 'expired'] : ['published', 'killed'], where).toContain(result);
             expect(sc.engine.status(sc.ds).held, where).toBeNull();
-            publish(m, m.held);
+            if (result === 'expired') m.held = null;
+            else publish(m, m.held);
           } else if (o.kind === 'discard') {
             m.held = null;
+          } else if (o.kind === 'reconcile') {
+            m.unread = false;
           }
 
           // What is live is the model; the snapshot is what is live; every record of the last published export is owned.
           const server = sc.em.emulator.records('shop-1');
           expect(server, where).toEqual(sortIds(m.live.keys()).map((id) => m.live.get(id)));
           const snap = sc.db.snapshot('shop-1');
-          if (snap.info().activeVersion === null) continue; // no sync has read the server yet
+          if (snap.info().activeVersion === null || m.unread) continue; // not read since the portal changed it
           expect(snap.info().recordCount, where).toBe(server.length);
           for (const x of server) {
             const stored = snap.get(x.record_id);
