@@ -8,7 +8,8 @@ import { rec, scenario, type Scenario } from './harness.js';
 /**
  * Issue 11, soak-style: random exports, random faults, random kill points, on
  * every path (staged and direct per-record, replace, upload), with ordinary and
- * legacy keys under both readings of A12 for jobs. After each step, settled
+ * legacy keys under both readings of A12 for jobs, keys replaced on the way,
+ * edits in the portal and reconciles. After each step, settled
  * the way the daemon settles it (resume, the same export again), a model of
  * the shop's dataset must hold:
  * - nothing a guard holds, or that was only to be staged, is ever live, not
@@ -54,7 +55,9 @@ type Op =
   /** Someone publishes in the portal: records edited or added, one deleted. */
   | { kind: 'portal'; upsert: string[]; del: string[] }
   /** The daemon's periodic reconcile. */
-  | { kind: 'reconcile' };
+  | { kind: 'reconcile' }
+  /** Another key in the key file from now on (reissued, or an old legacy one put back): it has shown nothing yet. */
+  | { kind: 'rekey'; legacy: boolean };
 
 const kill: fc.Arbitrary<Kill> = fc.option(fc.record({ step: fc.nat(), nth: fc.constantFrom(1, 1, 2, 3) }), { freq: 3 });
 const fault: fc.Arbitrary<FaultRule> = fc
@@ -75,6 +78,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('discard' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('portal' as const), upsert: fc.subarray(IDS, { maxLength: 2 }), del: fc.subarray(IDS, { maxLength: 1 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reconcile' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('rekey' as const), legacy: fc.boolean() }) },
 );
 const run = fc.record({
   path: fc.constantFrom(...(Object.keys(POLICIES) as Array<keyof typeof POLICIES>)),
@@ -174,6 +178,11 @@ describe('soak: random exports, faults and kills on every path never publish wha
           v++;
           const exportRecords = o.kind === 'sync' ? o.ids.map((id) => record(id, o.renamed.includes(id) ? v : 0)) : [];
           const exportIds = new Set(exportRecords.map((x) => x.record_id));
+          if (o.kind === 'rekey') {
+            sc.useKey(sc.em.emulator.addKey({ dataset: 'shop-1', legacy: o.legacy }));
+            log.push(`rekey legacy=${o.legacy}`);
+            continue;
+          }
           if (o.kind === 'portal') {
             const del = o.del.filter((id) => !o.upsert.includes(id) && m.live.has(id) && m.live.size > 1);
             const upsert = o.upsert.map((id) => rec(id, `Portal ${id} ${v}`));
