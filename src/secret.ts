@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 
 const REDACTED = '[redacted]';
@@ -10,6 +11,7 @@ const REDACTED = '[redacted]';
  */
 export class Secret {
   readonly #value: string;
+  #fingerprint: string | undefined;
 
   constructor(value: string) {
     this.#value = value;
@@ -23,6 +25,15 @@ export class Secret {
   hint(): string {
     const prefix = /^(tb[ad]_live_)/.exec(this.#value)?.[1] ?? '';
     return `${prefix}…(${this.#value.length} chars)`;
+  }
+
+  /**
+   * A stable identity of the key for the state database (what it has shown,
+   * issue 11), never the key: 128 bits of a domain-separated SHA-256. A
+   * dataset key is random enough that the hash cannot be turned back into it.
+   */
+  fingerprint(): string {
+    return (this.#fingerprint ??= createHash('sha256').update('dataset-connector key fingerprint\n').update(this.#value).digest('hex').slice(0, 32));
   }
 
   toString(): string {

@@ -123,6 +123,11 @@ export class DatasetClient {
     });
   }
 
+  /** Fingerprint of the key in use now (it changes when a key read again after a 401 is kept); never the key. */
+  get keyId(): string {
+    return this.#t.keyId;
+  }
+
   /** Counters since this client was made (requests sent, retries, 429s, waits). A copy. */
   get stats(): ClientStats {
     return { ...this.#t.stats };
@@ -295,8 +300,9 @@ function sig(o: { signal?: AbortSignal }): { signal?: AbortSignal } {
   return o.signal ? { signal: o.signal } : {};
 }
 
-function writeParts(o: { publish?: boolean; ifMatch?: string; idempotencyKey?: string; signal?: AbortSignal }): Partial<HttpRequest> {
+function writeParts(o: { publish?: boolean; ifMatch?: string; idempotencyKey?: string; onlyKey?: string; signal?: AbortSignal }): Partial<HttpRequest> {
   return {
+    ...(o.onlyKey !== undefined ? { onlyKey: o.onlyKey } : {}),
     // A34: send only what the contract names, so `publish` appears only when false.
     ...(o.publish === false ? { query: { publish: 'false' } } : {}),
     ...(o.ifMatch ? { ifMatch: o.ifMatch } : {}),

@@ -20,6 +20,8 @@ export const CLIENT_CODES = {
   BAD_RESPONSE: 'BAD_RESPONSE',
   /** The caller's AbortSignal fired while waiting (limiter, backoff or poll). */
   ABORTED: 'ABORTED',
+  /** A request bound to one key (HttpRequest.onlyKey) was not sent: the key in use changed (read again after a 401). */
+  KEY_CHANGED: 'KEY_CHANGED',
 } as const;
 
 /** One row of a 422 validation answer or of a failed job (A3). */
@@ -113,6 +115,7 @@ const ACTION_BY_CODE: Record<string, ErrorAction> = {
   TIMEOUT: 'retry',
   OUTCOME_UNKNOWN: 'retry', // after re-reading
   ABORTED: 'retry',
+  KEY_CHANGED: 'retry', // plan again: the new key has to show what it does first (issue 11)
   BAD_RESPONSE: 'stop', // the wire assumptions are wrong for this server: a person must look
 };
 

@@ -30,6 +30,12 @@ export interface HttpRequest {
   idempotencyKey?: string;
   /** May be repeated after it possibly reached the server (see client.ts for which are). */
   safe: boolean;
+  /**
+   * Send only with the key of this fingerprint: when the key in use is another
+   * (read again after a 401), fail with KEY_CHANGED instead of sending (issue 11:
+   * a change that must stay staged goes only through a key that has shown it stages).
+   */
+  onlyKey?: string;
   signal?: AbortSignal;
 }
 
@@ -117,6 +123,7 @@ export class Transport {
     /** Sends that were refusals answered by a key change: they do not use up the retry policy's attempts. */
     let resends = 0;
     for (let attempt = 1; ; attempt++) {
+      if (req.onlyKey !== undefined && this.#keys.key.fingerprint() !== req.onlyKey) throw this.#keyChanged(req, attempt);
       const sent: { key?: Secret } = {};
       const outcome = await this.#attempt(req, attempt, sent);
       const key = sent.key!;
@@ -175,6 +182,22 @@ export class Transport {
       );
       await this.#wait(req, decision.delayMs, attempt);
     }
+  }
+
+  /** Fingerprint of the key in use now (Secret.fingerprint), never the key. */
+  get keyId(): string {
+    return this.#keys.key.fingerprint();
+  }
+
+  #keyChanged(req: HttpRequest, attempt: number): ApiError {
+    return new ApiError({
+      status: null,
+      code: CLIENT_CODES.KEY_CHANGED,
+      message: `${req.method} ${req.path} was not sent again: the key changed since it was decided to send it with the previous one`,
+      method: req.method,
+      path: req.path,
+      attempts: attempt - 1,
+    });
   }
 
   /** Close the connection pool (in-flight requests finish first); calling it again is harmless. */

@@ -19,6 +19,8 @@ export interface WriteOpts {
   ifMatch?: string;
   /** A35: optional on record writes. It does not make POST /records repeatable (see createRecord); PATCH and DELETE make one when absent. */
   idempotencyKey?: string;
+  /** Send only with the key of this fingerprint (HttpRequest.onlyKey). */
+  onlyKey?: string;
   signal?: AbortSignal;
 }
 
@@ -26,6 +28,8 @@ export interface WriteOpts {
 export interface JobWriteOpts {
   idempotencyKey: string;
   ifMatch?: string;
+  /** Send only with the key of this fingerprint (HttpRequest.onlyKey). */
+  onlyKey?: string;
   signal?: AbortSignal;
 }
 

@@ -36,7 +36,7 @@ const schemas = {
   api: z.object({ enabled: z.boolean() }).strict(),
   advance: z.object({ ms: z.number().min(0) }).strict(),
   settings: z
-    .object({ job_duration_ms: z.number().min(0).optional(), rate_limit_per_minute: z.number().int().min(1).optional(), row_errors: z.enum(['job', 'sync']).optional() })
+    .object({ job_duration_ms: z.number().min(0).optional(), rate_limit_per_minute: z.number().int().min(1).optional(), row_errors: z.enum(['job', 'sync']).optional(), legacy_jobs: z.enum(['publish', 'stage']).optional() })
     .strict(),
 };
 
@@ -48,7 +48,7 @@ function body<T>(schema: z.ZodType<T>, req: ApiRequest): T {
 
 function settingsView(e: Emulator) {
   const s = e.settings;
-  return { job_duration_ms: s.jobDurationMs, rate_limit_per_minute: s.rateLimitPerMinute, row_errors: s.rowErrors };
+  return { job_duration_ms: s.jobDurationMs, rate_limit_per_minute: s.rateLimitPerMinute, row_errors: s.rowErrors, legacy_jobs: s.legacyJobs };
 }
 
 /** The admin routes (JSON, no authentication; the emulator listens on 127.0.0.1). */
@@ -154,6 +154,7 @@ function route(e: Emulator, req: ApiRequest, path: string): ApiResponse {
         ...(b.job_duration_ms !== undefined ? { jobDurationMs: b.job_duration_ms } : {}),
         ...(b.rate_limit_per_minute !== undefined ? { rateLimitPerMinute: b.rate_limit_per_minute } : {}),
         ...(b.row_errors ? { rowErrors: b.row_errors } : {}),
+        ...(b.legacy_jobs ? { legacyJobs: b.legacy_jobs } : {}),
       });
       return json(200, settingsView(e));
     }

@@ -29,6 +29,12 @@ export interface EmulatorSettings {
   rateLimitPerMinute: number;
   /** Row errors of replace/upload: a FAILED job (A15, default) or a synchronous 422 (A3). */
   rowErrors: 'job' | 'sync';
+  /**
+   * A12 names write results only. `publish` (default): a legacy key's replace and upload jobs
+   * publish too, although `options.publish` is false (A12 read broadly: they are writes of that key);
+   * `stage`: they honour `options.publish` (A12 read narrowly). The connector must be safe under both.
+   */
+  legacyJobs: 'publish' | 'stage';
 }
 
 /** A record change made by a person in the portal (a "foreign" editor). */
@@ -60,15 +66,17 @@ export class Emulator {
 
   /** Current settings. */
   get settings(): EmulatorSettings {
-    return { jobDurationMs: this.jobs.durationMs, rateLimitPerMinute: this.limiter.limitPerWindow, rowErrors: this.#rowErrors };
+    return { jobDurationMs: this.jobs.durationMs, rateLimitPerMinute: this.limiter.limitPerWindow, rowErrors: this.#rowErrors, legacyJobs: this.#legacyJobs };
   }
   #rowErrors: 'job' | 'sync' = 'job';
+  #legacyJobs: 'publish' | 'stage' = 'publish';
 
   /** Change settings (unnamed ones keep their value). */
   configure(settings: Partial<EmulatorSettings>): EmulatorSettings {
     if (settings.jobDurationMs !== undefined) this.jobs.durationMs = Math.max(0, settings.jobDurationMs);
     if (settings.rateLimitPerMinute !== undefined) this.limiter.limitPerWindow = Math.max(1, settings.rateLimitPerMinute);
     if (settings.rowErrors !== undefined) this.#rowErrors = settings.rowErrors;
+    if (settings.legacyJobs !== undefined) this.#legacyJobs = settings.legacyJobs;
     return this.settings;
   }
 

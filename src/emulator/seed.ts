@@ -41,6 +41,7 @@ export const emulatorSeedSchema = z
     job_duration_ms: z.number().int().min(0).optional(),
     rate_limit_per_minute: z.number().int().min(1).optional(),
     row_errors: z.enum(['job', 'sync']).optional(),
+    legacy_jobs: z.enum(['publish', 'stage']).optional().describe("a legacy key's replace and upload jobs: publish although options.publish is false (default), or stage (A12)"),
   })
   .strict();
 
@@ -54,6 +55,7 @@ export interface EmulatorSeedInput {
   job_duration_ms?: number;
   rate_limit_per_minute?: number;
   row_errors?: 'job' | 'sync';
+  legacy_jobs?: 'publish' | 'stage';
 }
 
 /** Check a seed object; throws ConnectorError SEED_INVALID (action stop) with the issues. */
@@ -120,6 +122,7 @@ export function mergeEmulatorSeeds(...seeds: EmulatorSeed[]): EmulatorSeed {
     if (seed.job_duration_ms !== undefined) out.job_duration_ms = seed.job_duration_ms;
     if (seed.rate_limit_per_minute !== undefined) out.rate_limit_per_minute = seed.rate_limit_per_minute;
     if (seed.row_errors !== undefined) out.row_errors = seed.row_errors;
+    if (seed.legacy_jobs !== undefined) out.legacy_jobs = seed.legacy_jobs;
   }
   return out;
 }
@@ -131,6 +134,7 @@ export function applySeed(emulator: Emulator, seed: EmulatorSeed | EmulatorSeedI
     ...(s.job_duration_ms !== undefined ? { jobDurationMs: s.job_duration_ms } : {}),
     ...(s.rate_limit_per_minute !== undefined ? { rateLimitPerMinute: s.rate_limit_per_minute } : {}),
     ...(s.row_errors !== undefined ? { rowErrors: s.row_errors } : {}),
+    ...(s.legacy_jobs !== undefined ? { legacyJobs: s.legacy_jobs } : {}),
   });
   for (const d of s.datasets) {
     emulator.addDataset({ id: d.id, ...(d.name ? { name: d.name } : {}), apiEnabled: d.api_enabled, records: d.records });

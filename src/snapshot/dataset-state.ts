@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { HeldDraft, SnapshotInfo, SourceIdentity } from './types.js';
+import type { HeldDraft, KeyChannel, KeyShown, SnapshotInfo, SourceIdentity } from './types.js';
 
 interface StateRow {
   active_version: number | null;
@@ -20,7 +20,6 @@ interface StateRow {
   held_summary: string | null;
   held_since: number | null;
   rebuilt_at: number | null;
-  key_publishes_at: number | null;
   reapply_hash: string | null;
   reapply_drift: string | null;
   reapply_status: ReapplyMarker['status'] | null;
@@ -88,17 +87,24 @@ export class DatasetState {
   }
 
   /**
-   * A12: the key published a write that asked to stage (a legacy key). Remembered,
-   * so that later plans a guard holds are left unsent; `null` forgets it (the
-   * key staged a write again: it was reissued).
+   * A12: what the key `keyId` (a fingerprint) last showed on `channel` when
+   * asked to stage: a draft (`stages`) or an immediate publish (`publishes`,
+   * a legacy key); null when it has not shown either yet.
    */
-  noteKeyPublishes(at: number | null): void {
-    this.update('key_publishes_at = ?', at);
+  keyShown(keyId: string, channel: KeyChannel): KeyShown {
+    const r = this.conn.prepare('SELECT shown FROM key_staging WHERE dataset = ? AND key_id = ? AND channel = ?').pluck().get(this.dataset, keyId, channel);
+    return (r as Exclude<KeyShown, null> | undefined) ?? null;
   }
 
-  /** True when the key is known to publish every write at once (A12). */
-  keyPublishesImmediately(): boolean {
-    return this.row()?.key_publishes_at != null;
+  /** Remember what the key showed (call in the transaction that records the answer it was learned from). */
+  noteKeyShown(keyId: string, channel: KeyChannel, shown: Exclude<KeyShown, null>): void {
+    this.conn
+      .prepare(
+        `INSERT INTO key_staging (dataset, key_id, channel, shown, shown_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (dataset, key_id, channel) DO UPDATE SET shown = excluded.shown, shown_at = excluded.shown_at
+         WHERE key_staging.shown <> excluded.shown`,
+      )
+      .run(this.dataset, keyId, channel, shown, this.now());
   }
 
   /** Record a held or staged change (replaces any earlier one). `since` defaults to now. */
@@ -158,7 +164,6 @@ export class DatasetState {
           : null,
       held: toHeld(r),
       rebuiltAt: r?.rebuilt_at ?? null,
-      keyPublishesSince: r?.key_publishes_at ?? null,
     };
   }
 

@@ -163,6 +163,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rate_slots_by_key ON rate_slots (key_fp, at);
     `,
   },
+  {
+    version: 8,
+    description: 'what each key has shown about staging (a staged write or job answered as a draft, or published at once, A12), per dataset and key',
+    sql: `
+      -- Issue 11: a change a guard holds, or one to stage only, is sent only through a key that has shown that it stages.
+      -- key_id: Secret.fingerprint() of the key (a hash, never the key), so a reissued key has to show it again.
+      -- channel: records (POST/PATCH/DELETE ?publish=false) or jobs (PUT /records, POST /imports with options.publish false):
+      -- a server may honour publish=false on one and not the other for a legacy key.
+      -- datasets.key_publishes_at (migration 2) is no longer read: it did not say which key.
+      CREATE TABLE key_staging (
+        dataset  TEXT NOT NULL,
+        key_id   TEXT NOT NULL,
+        channel  TEXT NOT NULL CHECK (channel IN ('records', 'jobs')),
+        shown    TEXT NOT NULL CHECK (shown IN ('stages', 'publishes')),
+        shown_at INTEGER NOT NULL,
+        PRIMARY KEY (dataset, key_id, channel)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

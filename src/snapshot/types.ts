@@ -40,9 +40,13 @@ export interface SnapshotInfo {
   lastOutcome: { outcome: string; detail: unknown; at: number } | null;
   held: HeldDraft | null;
   rebuiltAt: number | null;
-  /** Since when the key is known to publish writes at once although staging was asked (legacy key, A12); null: not known to. */
-  keyPublishesSince: number | null;
 }
+
+/** Which kind of write a key showed its staging on: per-record writes, or replace and upload jobs (A12 names only the first). */
+export type KeyChannel = 'records' | 'jobs';
+
+/** What a key did when asked to stage: made a draft, or published at once (a legacy key, A12); null: not shown yet. */
+export type KeyShown = 'stages' | 'publishes' | null;
 
 /** A set of changes the server confirmed (write result published, job PUBLISHED, publish 200). */
 export interface ConfirmedChange {

@@ -12,6 +12,7 @@ import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
 import { serverRowErrors, uploadRowLine } from './source-read.js';
 import { checkpoint } from './interrupt.js';
+import { sendBinding } from './key-staging.js';
 
 /**
  * The upload path (POST /imports, A14): the export file itself goes to the
@@ -78,13 +79,14 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
       });
     }
     checkpoint(ctx);
+    const binding = sendBinding(ctx, plan); // issue 11: before the intent, so an upload that may not go out leaves none
     step ??= rj.intent('import', { kind: 'import', idempotencyKey: randomUUID(), bodyHash: hash, intent: { file: u.filename, baseEtag: plan.baseEtag } });
     let res;
     try {
       res = await ctx.client.importFile(
         { path: u.path, filename: u.filename, contentType: u.contentType },
         { mapping: u.mapping, encoding: u.encoding, options },
-        { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
+        { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
       );
     } catch (err) {
       if (!refusedUpload(err)) {

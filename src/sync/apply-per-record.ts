@@ -7,6 +7,7 @@ import type { DatasetRecord, RecordPatch } from '../model/record.js';
 import type { ExecContext } from './context.js';
 import { savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
 import { warnLegacyKey } from './legacy-key.js';
+import { learnFromWrite, sendBinding } from './key-staging.js';
 import { checkpoint } from './interrupt.js';
 import { ForeignDraftError, MixedDraftError, foreignDraft, otherDraft } from './drafts.js';
 
@@ -56,11 +57,9 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
           etag: res.etag,
           ...(op.kind === 'delete' ? { deletes: [op.id] } : { upserts: [op.record] }),
         });
-        // A12: remembered in the same transaction as the write it learned from.
-        if (!plan.direct) ctx.store.noteKeyPublishes(ctx.clock.now());
-      } else if (ctx.store.keyPublishesImmediately()) {
-        ctx.store.noteKeyPublishes(null); // it staged: the key was reissued with roles
       }
+      // A12: what the key did with publish=false, remembered in the same transaction as the write it learned from.
+      if (!plan.direct) learnFromWrite(ctx, res.status);
       rj.done(name, { version: res.version, status: res.status, publish_denied: res.publish_denied ?? false });
     });
     rj.committed(op.kind);
@@ -100,6 +99,8 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
     }
     if (e?.status === 'failed') continue;
     checkpoint(ctx);
+    // Issue 11: decided before the intent is journaled, so a write that may not go out leaves no trace of one.
+    const binding = sendBinding(ctx, plan);
     let res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean } | null = null;
     const first = !plan.direct && !staged;
     if (e?.status === 'intent') res = await wasApplied(ctx, plan, op, done);
@@ -110,14 +111,14 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
     }
     if (!res) {
       try {
-        const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
+        const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined, binding);
         res = { ...sent.value, etag: sent.etag };
       } catch (err) {
         if (hasCode(err, 'OUTCOME_UNKNOWN')) {
           // Issue 4: re-read before re-sending a write whose answer was lost.
           res = await wasApplied(ctx, plan, op, done);
           if (!res) {
-            const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined);
+            const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined, binding);
             res = { ...sent.value, etag: sent.etag };
           }
         } else if (err instanceof ApiError && err.status === 422 && err.code === 'VALIDATION_FAILED') {
@@ -141,10 +142,11 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
   return { kind: 'nothing' };
 }
 
-async function send(ctx: ExecContext, plan: ExecPlan, op: RecordOp, idempotencyKey: string | undefined) {
+async function send(ctx: ExecContext, plan: ExecPlan, op: RecordOp, idempotencyKey: string | undefined, binding: { onlyKey?: string }) {
   // If-Match: staged writes against the plan's base; direct writes against the version the last one confirmed.
   const ifMatch = plan.direct ? ctx.store.info().etag : plan.baseEtag;
   const opts = {
+    ...binding,
     ...(plan.direct ? {} : { publish: false }),
     ...(idempotencyKey ? { idempotencyKey } : {}),
     ...(ifMatch ? { ifMatch } : {}),

@@ -12,6 +12,7 @@ import type { RunJournal } from './run-journal.js';
 import type { JournalEntry } from '../snapshot/journal.js';
 import type { StageResult } from './stage-result.js';
 import { bodyRowLine, withRowLine } from './source-read.js';
+import { learnFromJob, sendBinding } from './key-staging.js';
 
 /** A job ended FAILED (A15) or STAGED with a reason when a draft was not asked for (A5). */
 export class JobEndedError extends ConnectorError {
@@ -67,6 +68,7 @@ async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Pr
       });
     }
     checkpoint(ctx);
+    const binding = sendBinding(ctx, plan); // issue 11: before the intent, so a replace that may not go out leaves none
     step ??= rj.intent('replace', {
       kind: 'replace',
       idempotencyKey: randomUUID(),
@@ -78,7 +80,7 @@ async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Pr
       res = await ctx.client.replaceRecords(
         body.records,
         stageOptions(plan),
-        { idempotencyKey: step.idempotencyKey!, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
+        { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
       );
     } catch (err) {
       // A 4xx answer applied nothing: no draft can be this replace's (abandonPlan must not claim one).
@@ -101,17 +103,17 @@ export function journaledJob(rj: RunJournal): Job | null {
   return jobStep?.status === 'done' ? (jobStep.result as Job) : null;
 }
 
-/** Record the job id a replace or upload was answered with, in the step that sent it. */
+/** Record the job id a replace or upload was answered with, and the key that sent it (a fingerprint), in the step that sent it. */
 export function jobAccepted(ctx: ExecContext, rj: RunJournal, name: string, res: { value: Job; replayed: boolean }): JournalEntry {
   ctx.db.transaction(() => {
     rj.update(name, { jobId: res.value.job_id });
-    rj.done(name, { job_id: res.value.job_id, replayed: res.replayed });
+    rj.done(name, { job_id: res.value.job_id, replayed: res.replayed, key_id: ctx.client.keyId });
   });
   rj.committed(name);
   return rj.get(name)!;
 }
 
-/** Poll the job to its end (A15), journal it and its timing; a legacy key's PUBLISHED job confirms the snapshot (A12). */
+/** Poll the job to its end (A15), journal it and its timing. */
 export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal, jobId: string): Promise<Job> {
   checkpoint(ctx);
   if (!rj.get('job')) rj.intent('job', { kind: 'job', jobId });
@@ -128,16 +130,18 @@ export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal,
     rj.update('job', { draftVersion: job.version });
     rj.done('job', job);
     if (job.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, plan.resultCount);
-    if (job.status === 'PUBLISHED' && job.version !== null) {
-      // A12: a legacy key publishes although a draft was asked; remembered, so later held changes stay unsent.
-      ctx.store.confirm({ activeVersion: job.version, ...confirmParts(plan) });
-      ctx.store.noteKeyPublishes(ctx.clock.now());
-    } else if (job.status === 'STAGED' && ctx.store.keyPublishesImmediately()) {
-      ctx.store.noteKeyPublishes(null);
-    }
+    // A12: what the key that sent the job did with options.publish false. A PUBLISHED job's snapshot
+    // advances in execute's finishPublished, like every published plan's (a crash before it resumes from this step).
+    learnFromJob(ctx, senderOf(rj) ?? ctx.client.keyId, job);
   });
   rj.committed('job');
   return job;
+}
+
+/** The key (fingerprint) that sent the plan's replace or upload, as journaled when its job was accepted. */
+function senderOf(rj: RunJournal): string | null {
+  const r = (rj.get('replace') ?? rj.get('import'))?.result as { key_id?: unknown } | null | undefined;
+  return typeof r?.key_id === 'string' ? r.key_id : null;
 }
 
 /** Where a job that ended left the change (A15); FAILED, or no version, throws JobEndedError. */

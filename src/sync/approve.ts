@@ -5,6 +5,7 @@ import { loadPlan, removePlan, savePlan } from './exec-plan.js';
 import { draftGuards, finishPublished, publishDraft } from './publish.js';
 import { abandonPlan, needsReplan } from './resume.js';
 import { RunJournal } from './run-journal.js';
+import { stagingOf } from './key-staging.js';
 
 /** What approve or discard did. */
 export interface HeldActionResult {
@@ -82,35 +83,38 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
 }
 
 /**
- * Send a change that was kept unsent (the key publishes at once, A12), as
- * approved: under its own journal (reopened, so a crash resumes it), with the
- * flags it needs. If the dataset moved since, it is dropped: sync plans anew.
+ * Send a change that was kept unsent (issue 11: the key had not shown that it
+ * stages, A12), as approved: under its own journal (reopened, so a crash
+ * resumes it), with the flags it needs. It stays recorded as held until it is
+ * published: an approve that cannot finish now (the API unreachable) is run
+ * again, or the next sync finishes the open plan. If the dataset moved since,
+ * it is dropped: sync plans anew.
  */
 async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<typeof loadPlan>>): Promise<HeldActionResult> {
   plan.approved = true;
-  if (plan.path === 'per_record' && ctx.store.keyPublishesImmediately()) plan.direct = true;
+  // Issue 11: approved, it may go out through any key; staged unless the key is known to publish every write anyway.
+  plan.direct = stagingOf(ctx, plan).direct;
   savePlan(ctx.planDir, plan);
-  ctx.db.transaction(() => {
-    ctx.db.journal.reopenPlan(plan.planId);
-    ctx.store.clearHeld();
-  });
+  ctx.db.journal.reopenPlan(plan.planId);
   const flags = plan.requiredFlags ?? {};
   let end;
   try {
     end = await execute(ctx, plan, new RunJournal(ctx.db.journal, plan.planId));
   } catch (err) {
-    // Anything else leaves the plan open: the next sync or resume finishes it, approved.
+    // Anything else leaves the plan open and held: approve again, or the next sync or resume finishes it, approved.
     if (!needsReplan(err)) throw err;
     await abandonPlan(ctx, plan.planId, (err as Error).message);
+    ctx.store.clearHeld();
     return {
       dataset: ctx.dataset,
       action: 'expired',
       version: null,
       code: (err as ConnectorError).code,
-      message: `the dataset changed since the change was held (${(err as ConnectorError).code}): it was not sent, and the held change is dropped`,
+      message: `the dataset changed since the change was held (${(err as ConnectorError).code}): it was not sent, and the held change is dropped; run sync again to plan it anew`,
     };
   }
   if (end.kind === 'nothing') {
+    ctx.store.clearHeld();
     throw new ConnectorError('ALL_REFUSED', `the server refused all ${end.refused} records of the held change`, { action: 'reject', context: { dataset: ctx.dataset } });
   }
   if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: end.version, code: `HELD_${end.held.toUpperCase()}`, message: end.reason };
@@ -121,6 +125,8 @@ async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<type
 /** A person drops the held change: discard its draft (the outcome records the export's hash). */
 export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
   const held = heldOrThrow(ctx);
+  // An approve of a change kept unsent that stopped half-way left its plan open: drop the draft of what it sent, and the plan.
+  if (held.planId && ctx.db.journal.openPlan(ctx.dataset)?.planId === held.planId) await abandonPlan(ctx, held.planId, 'discarded by a person');
   if (held.version !== null) {
     try {
       await ctx.client.discardVersion(held.version);

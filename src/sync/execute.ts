@@ -3,9 +3,10 @@ import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { removePlan, savePlan, type ExecPlan } from './exec-plan.js';
-import { hold, verifyAndPublish, type PublishEnd } from './publish.js';
+import { finishPublished, hold, verifyAndPublish, type PublishEnd } from './publish.js';
 import { warnLegacyKey } from './legacy-key.js';
 import { checkpoint } from './interrupt.js';
+import { stagingOf } from './key-staging.js';
 import type { RunJournal } from './run-journal.js';
 
 /** How execute left a plan. */
@@ -37,7 +38,7 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
     removePlan(ctx.planDir, plan.planId);
     return { kind: 'nothing', refused: refused.length };
   }
-  if (stage.kind === 'unsent') return holdUnsent(ctx, plan, stage.version);
+  if (stage.kind === 'unsent') return holdUnsent(ctx, plan, stage.version, stagingOf(ctx, plan).why ?? 'the key published a write asked to stage (legacy key, A12)');
   if (stage.kind === 'staged') checkpoint(ctx);
   if (stage.kind === 'published') {
     if (stage.legacy) {
@@ -49,27 +50,23 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
         ctx.logger.warn({ event: 'guard.held', kind: 'legacy_published', version: stage.version, reason: plan.heldBy }, msg);
       }
     }
-    ctx.db.transaction(() => {
-      if (plan.source) ctx.store.recordSource(plan.source);
-      ctx.store.clearHeld();
-      ctx.store.recordOutcome('published', { version: stage.version, planId: plan.planId });
-      ctx.db.journal.finishPlan(plan.planId, 'published');
-    });
-    removePlan(ctx.planDir, plan.planId);
+    // Issue 11: the same end as a published draft, so adoptions and the source are confirmed on every path.
+    finishPublished(ctx, plan, rj, stage.version);
     return { kind: 'published', version: stage.version };
   }
   return verifyAndPublish(ctx, plan, rj, stage.version, plan.expected, stage.publishDenied);
 }
 
 /**
- * A12: keep a change unsent (nothing of it, or the rest after the key published
- * one write of it) for a person: approve sends it, discard drops it.
- * `published`: the version a legacy write already published, if any.
+ * Issue 11, A12: keep a change unsent (nothing of it, or the rest after the key
+ * published one write of it) for a person: approve sends it, discard drops it.
+ * `published`: the version a legacy write already published, if any;
+ * `keyWhy`: what the key has (not) shown (key-staging.ts).
  */
-export function holdUnsent(ctx: ExecContext, plan: ExecPlan, published: number | null): PublishEnd {
+export function holdUnsent(ctx: ExecContext, plan: ExecPlan, published: number | null, keyWhy: string): PublishEnd {
   const kind = plan.heldBy ? 'guard' : 'staged';
   const why = plan.heldBy ?? 'staged only (publish=false)';
-  const reason = `${why}; the key publishes every write at once (legacy key, A12), so ${published === null ? 'the change is' : 'the rest of the change is'} kept unsent: approve sends it, discard drops it`;
+  const reason = `${why}; ${keyWhy}, so ${published === null ? 'the change is' : 'the rest of the change is'} kept unsent: approve sends it, discard drops it`;
   hold(ctx, plan, kind, null, reason, null);
   ctx.logger.warn({ event: 'guard.held', kind: 'unsent', planId: plan.planId, published, reason: why, requiredFlags: plan.requiredFlags ?? null }, 'change kept unsent for a person');
   return { kind: 'held', held: kind, version: null, reason, evaluation: null };

@@ -74,12 +74,16 @@ export const policySchema = z
     staging: z
       .boolean()
       .default(true)
-      .describe('Stage every change as a draft, check its counts against the plan, then publish. Default true.'),
+      .describe(
+        'Stage every change as a draft, check its counts against the plan, then publish. Default true. With false, changes within the guards are published directly, except the first one of each key, staged to learn whether the key stages (a legacy key does not, A12).',
+      ),
     direct_publish_max_changes: z
       .int()
       .min(0)
       .default(0)
-      .describe('Publish per-record changes directly (no draft) when there are at most this many and no guard holds. Default 0 (off).'),
+      .describe(
+        'Publish per-record changes directly (no draft) when there are at most this many and no guard holds; the first change of each key is staged, to learn whether the key stages. Default 0 (off).',
+      ),
     guards: guardsSchema.default(() => guardsSchema.parse({})),
     ownership: z
       .enum(['source', 'full'])

@@ -3,6 +3,7 @@ import type { ExecContext } from './context.js';
 import { diffRecords } from './diff.js';
 import { planSync, type SyncPlan } from './plan.js';
 import { reconcile } from './reconcile.js';
+import { decideStaging, keyShownFor, stagingNote, syncPlanFacts } from './key-staging.js';
 import { planSource, readSource } from './source-read.js';
 
 /** What `plan` prints: the plan, plus the source facts. */
@@ -23,5 +24,7 @@ export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: str
   await reconcile(ctx);
   const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
   const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src) });
+  // The same rule a sync applies before sending (issue 11): what the key has shown about staging.
+  if (plan.path !== 'none') plan.reason += stagingNote(decideStaging(syncPlanFacts(plan, false), keyShownFor(ctx, plan.path)));
   return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: null, rejectedCode: null, plan };
 }

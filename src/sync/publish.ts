@@ -153,7 +153,13 @@ export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], 
   });
 }
 
-/** The server confirmed the publish: advance the snapshot, close the plan, in one transaction. */
+/**
+ * The one end of every plan the server published, whatever the path (a draft
+ * published, direct writes, a legacy key's writes or job): confirm its writes
+ * and its adoptions (issue 11: a first run owns every overlapping record, so
+ * later deletions are planned and guarded), close the plan, in one transaction.
+ * Writes already confirmed one by one (direct) are confirmed again unchanged.
+ */
 export function finishPublished(ctx: ExecContext, plan: ExecPlan, rj: RunJournal | null, version: number, stepName = 'publish'): void {
   ctx.db.transaction(() => {
     ctx.store.confirm({ activeVersion: version, ...confirmParts(plan), ...(plan.source ? { source: plan.source } : {}) });

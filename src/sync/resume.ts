@@ -18,6 +18,9 @@ export const REPLAN_CODES = [
   'VERSION_NOT_FOUND',
   'IMPORT_NOT_EQUIVALENT',
   'FOREIGN_DRAFT_DISCARDED',
+  // Issue 11: the key in use has not shown that it stages (replaced since the plan began): plan again, and keep it unsent.
+  'KEY_NOT_SHOWN_STAGING',
+  'KEY_CHANGED',
 ] as const;
 
 /** True for a failure that means "the server moved on: re-read, re-diff, re-plan". */

@@ -7,6 +7,7 @@ import { crashPoint } from './crash-hook.js';
 import { diffRecords } from './diff.js';
 import { execute, holdUnsent, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
+import { decideStaging, keyShownFor, stagingNote, syncPlanFacts } from './key-staging.js';
 import { savePlan, type ExecPlan } from './exec-plan.js';
 import { heldGate } from './held-gate.js';
 import { planSync, type KeyRole, type SyncPlan } from './plan.js';
@@ -65,8 +66,12 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn({ event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
       }
-      ctx.logger.info({ event: 'sync.planned', planId: splan.id, path: splan.path, reason: splan.reason, ...splan.counts }, 'sync planned');
-      if (splan.path === 'none') {
+      // Issue 11 (key-staging.ts): what the key has shown decides whether the change may be sent staged, or directly.
+      const shown = splan.path === 'none' ? null : keyShownFor(ctx, splan.path);
+      const staging = splan.path === 'none' ? null : decideStaging(syncPlanFacts(splan, opts.publish === false), shown);
+      if (staging?.why) ctx.summary.pathReason += stagingNote(staging);
+      ctx.logger.info({ event: 'sync.planned', planId: splan.id, path: splan.path, reason: ctx.summary.pathReason, ...splan.counts }, 'sync planned');
+      if (splan.path === 'none' || !staging) {
         if (splan.blocked) return end(ctx, 'stopped', splan.blocked.code, splan.blocked.message);
         ctx.db.transaction(() => {
           if (changeset.adopted.length) ctx.store.adopt(changeset.adopted);
@@ -86,16 +91,12 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
           ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.planId }, 'the export changed after it was read; sending the records instead of uploading it');
         }
       }
-      const keyPublishes = ctx.store.keyPublishesImmediately();
-      if (keyPublishes && plan.path === 'per_record') plan.direct = true; // A12: every write publishes anyway
+      plan.direct = staging.direct;
+      if (shown === 'publishes') warnLegacyKey(ctx, { planId: plan.planId });
       checkpoint(ctx);
       savePlan(ctx.planDir, plan);
       const begin = () => ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: plan.source?.fileHash ?? null, counts: plan.expected } });
-      if (keyPublishes && (plan.heldBy || plan.stageOnly)) {
-        // A12: the key would publish what a guard holds (or what was to be staged only): send nothing until approved.
-        warnLegacyKey(ctx, { planId: plan.planId });
-        return ended(ctx, ctx.db.transaction(() => (begin(), holdUnsent(ctx, plan, null))));
-      }
+      if (staging.unsent) return ended(ctx, ctx.db.transaction(() => (begin(), holdUnsent(ctx, plan, null, staging.why!))));
       begin();
       crashPoint('plan.begun');
       try {

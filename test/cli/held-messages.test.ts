@@ -76,7 +76,11 @@ describe('approve and discard: messages and exit codes', () => {
   });
 
   it('approve of a draft that expired: 1, on stderr, saying nothing was published and how the change comes back', async () => {
+    // A held change is staged only through a key that has shown it stages (issue 11, point 2): one ordinary change first.
+    const renamed = recs(10).map((r, i) => (i === 0 ? { ...r, display_name: 'Renamed' } : r));
+    expect((await syncHere('shop-1', await writeExport('renamed.csv', renamed))).result).toBe('published');
     expect((await syncHere('shop-1', await writeExport('fewer.csv', recs(7)))).result).toBe('held');
+    expect(em.emulator.describe('shop-1').draft_version).not.toBeNull();
     const v = em.emulator.describe('shop-1').draft_version!;
     em.emulator.clock.advance(25 * 3_600_000); // past the 24-hour draft lifetime
     const a = await cli('approve', 'shop-1');
@@ -93,8 +97,11 @@ describe('approve and discard: messages and exit codes', () => {
 
   it('approve with a key that cannot publish: still held for a person (3), on stderr, saying to publish in the portal', async () => {
     expect((await syncHere('shop-2', await writeExport('fewer-2.csv', recs(7)))).result).toBe('held');
-    const v = em.emulator.describe('shop-2').draft_version!;
+    // Kept unsent until approved: the key has not shown yet that it stages (issue 11, point 2).
+    expect(em.emulator.describe('shop-2').draft_version).toBeNull();
     const a = await cli('approve', 'shop-2');
+    const v = em.emulator.describe('shop-2').draft_version!;
+    expect(v).not.toBeNull();
     expect(a.status).toBe(3);
     expect(a.stdout).toBe('');
     expect(a.stderr).toContain(`staged [HELD_PUBLISH_REQUIRED] (dataset shop-2) (version ${v}): the key has no publish role`);

@@ -96,6 +96,20 @@ describe('CLI: the API cannot be reached', () => {
 
     const url = `http://127.0.0.1:${await closedPort()}`;
     const down = await config(url);
+    // Kept unsent (the key has not shown that it stages, issue 11): approve must send it, and cannot now;
+    // the change stays held for the next approve, not half forgotten.
+    const offline = await runCli(['--config', down, '--log-level', 'silent', 'approve', 'shop-1'], env);
+    expect(offline.code, offline.stderr).toBe(75);
+    expect(offline.stderr).toContain(`cannot reach ${url} (ECONNREFUSED)`);
+    const still = await runCli(['--config', down, 'status', '--json'], env);
+    expect(JSON.parse(still.stdout).datasets[0]).toMatchObject({ held: { kind: 'guard', version: null } });
+    const sent = await runCli(['--config', reachable, '--log-level', 'silent', 'approve', 'shop-1'], env);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(em.emulator.records('shop-1')).toEqual(recs(7, 4));
+
+    // Now the key has shown it stages: the next held change is a draft on the server.
+    const fewest = await runCli(['--config', reachable, '--log-level', 'silent', 'sync', 'shop-1', '--file', await exportOf('fewest.csv', 4, 7)], env);
+    expect(fewest.code, fewest.stderr).toBe(3);
     for (const command of ['approve', 'discard']) {
       const r = await runCli(['--config', down, '--log-level', 'silent', command, 'shop-1'], env);
       expect(r.code, `${command}: ${r.stderr}`).toBe(75);
@@ -104,10 +118,10 @@ describe('CLI: the API cannot be reached', () => {
     }
     const st = await runCli(['--config', down, 'status', '--json'], env);
     expect(st.code, st.stderr).toBe(3);
-    expect(JSON.parse(st.stdout).datasets[0]).toMatchObject({ held: { kind: 'guard' } });
+    expect(JSON.parse(st.stdout).datasets[0]).toMatchObject({ held: { kind: 'guard', version: em.emulator.describe('shop-1').draft_version } });
     // Nothing was lost: once the API is back, the held change is approved.
     const ok = await runCli(['--config', reachable, '--log-level', 'silent', 'approve', 'shop-1'], env);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(em.emulator.records('shop-1')).toEqual(recs(7, 4));
+    expect(em.emulator.records('shop-1')).toEqual(recs(4, 7));
   });
 });

@@ -55,6 +55,7 @@ describe('admin routes (/__emulator)', () => {
       job_duration_ms: 500,
       rate_limit_per_minute: 50,
       row_errors: 'job',
+      legacy_jobs: 'publish',
     });
     const put = await h.call('PUT', '/records', { body: { records: [rec('a')] } });
     expect((await admin(h, 'GET', `/jobs/${put.body.job.job_id}`)).body.job.status).toBe('QUEUED');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { harness, rec, recs, code } from './helpers.js';
+import { admin, harness, rec, recs, code } from './helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -39,6 +39,28 @@ describe('drafts and staging (A10–A12, Rules 1–2)', () => {
     const r = await h.call('POST', '/records?publish=false', { body: rec('a') });
     expect([r.status, r.body.status, r.body.staged, r.body.publish_denied]).toEqual([201, 'published', false, false]);
     expect((await h.call('PUT', '/records', { body: { records: [rec('a')] } })).status).toBe(202);
+  });
+
+  it('A12 read broadly (default) or narrowly (legacy_jobs: stage): a legacy key\'s replace and upload jobs publish, or stage as asked', async () => {
+    const fd = () => {
+      const f = new FormData();
+      f.append('file', new Blob(['record_id,display_name,api_value\nb,B,b\n']), 'x.csv');
+      f.append('options', JSON.stringify({ publish: false }));
+      return f;
+    };
+    for (const [mode, status, reason] of [['publish', 'PUBLISHED', null], ['stage', 'STAGED', 'PUBLISH_DISABLED']] as const) {
+      const h = await harness({ legacy: true, records: [rec('a')] });
+      expect((await admin(h, 'PATCH', '/settings', { legacy_jobs: mode })).body.legacy_jobs).toBe(mode);
+      const put = await h.call('PUT', '/records', { body: { records: [rec('a'), rec('b')], options: { publish: false } } });
+      expect(h.emulator.job(put.body.job.job_id)).toMatchObject({ status, reason, version: 2 });
+      if (mode === 'stage') expect((await h.call('DELETE', '/versions/2')).status).toBe(204);
+      const up = await h.call('POST', '/imports', { raw: fd() });
+      const job = h.emulator.job(up.body.job.job_id);
+      expect(job).toMatchObject({ status, reason });
+      if (mode === 'stage') expect((await h.call('DELETE', `/versions/${job.version}`)).status).toBe(204);
+      // Record writes of a legacy key publish either way.
+      expect((await h.call('POST', '/records?publish=false', { body: rec('c') })).body.status).toBe('published');
+    }
   });
 
   it('A11: while a draft is pending a publishing write, a replace and an upload give 409 DRAFT_PENDING; staged writes go on', async () => {

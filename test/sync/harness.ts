@@ -25,6 +25,10 @@ export interface Scenario {
   /** Write an export CSV of these records; returns its path. */
   writeExport(records: Array<Pick<DatasetRecord, 'record_id' | 'display_name' | 'api_value'>>, name?: string): Promise<string>;
   published(): DatasetRecord[];
+  /** Make the clients of later engine calls send this key (a key replaced in its file). */
+  useKey(key: string): void;
+  /** A new process on the same state dir (after a kill): the state db opened again, a new engine. */
+  restart(): void;
   close(): Promise<void>;
 }
 
@@ -51,6 +55,8 @@ export async function scenario(opts: {
   clientKey?: string;
   /** Called after each client request (e.g. to publish in the portal in the middle of a sync). */
   onRequest?: (e: { method: string; path: string; status: number | null }) => void;
+  /** After a 401: the key now at the key's source (DatasetClientOptions.rereadKey), or undefined. */
+  rereadKey?: () => string | undefined;
 } = {}): Promise<Scenario> {
   const em = await startEmulator();
   em.emulator.addDataset({ id: 'shop-1', ...(opts.records ? { records: opts.records } : {}) });
@@ -61,10 +67,11 @@ export async function scenario(opts: {
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) });
   const ds = datasetConfig(em.url, key, opts.policy ?? {}, opts.mapping);
   const clients: DatasetClient[] = [];
+  let clientKey = opts.clientKey ?? key;
+  const reread = opts.rereadKey;
   // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping; the state db's stamps follow it too.
   const clock = { now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
-  const db = openStateDb(join(dir, 'state.db'), { clock });
-  const engine = new SyncEngine({
+  const start = (db: StateDb) => new SyncEngine({
     db,
     logger,
     clock,
@@ -72,7 +79,15 @@ export async function scenario(opts: {
       const c = new DatasetClient({
         baseUrl: d.api.base_url,
         datasetId: d.api.dataset_id,
-        key: new Secret(opts.clientKey ?? key),
+        key: new Secret(clientKey),
+        ...(reread
+          ? {
+              rereadKey: async (current: Secret) => {
+                const next = reread();
+                return next === undefined || next === current.reveal() ? undefined : { secret: new Secret(next) };
+              },
+            }
+          : {}),
         ratePerMinute: 120,
         clock,
         ...(opts.onRequest ? { onRequest: opts.onRequest as never } : {}),
@@ -82,12 +97,13 @@ export async function scenario(opts: {
       return c;
     },
   });
+  const db = openStateDb(join(dir, 'state.db'), { clock });
   let n = 0;
-  return {
+  const sc: Scenario = {
     em,
     dir,
     db,
-    engine,
+    engine: start(db),
     ds,
     key,
     logs,
@@ -98,12 +114,21 @@ export async function scenario(opts: {
       return file;
     },
     published: () => em.emulator.records('shop-1'),
+    useKey(k) {
+      clientKey = k;
+    },
+    restart() {
+      sc.db.close();
+      sc.db = openStateDb(join(dir, 'state.db'), { clock });
+      sc.engine = start(sc.db);
+    },
     async close() {
       await Promise.all(clients.map((c) => c.close()));
-      db.close();
+      sc.db.close();
       await em.close();
     },
   };
+  return sc;
 }
 
 /** A dataset config as loadConfig would give it. */

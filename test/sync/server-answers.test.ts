@@ -25,8 +25,11 @@ describe('answers met during a live sync', () => {
   });
 
   it('OUTCOME_UNKNOWN on a directly published POST: GET /records/{id} shows it applied, nothing is sent again', async () => {
-    s = await scenario({ records: recs(5), policy: { direct_publish_max_changes: 5 } });
+    s = await scenario({ records: recs(4), policy: { direct_publish_max_changes: 5 } });
+    // The first change goes staged (the key has not shown what it does with publish=false, issue 11); the next ones directly.
     await s.engine.sync(s.ds, { file: await s.writeExport(recs(5)) });
+    s.em.emulator.clearRequests();
+    const writes = s.em.emulator.counters.recordWrites;
     s.em.emulator.faults.add({ method: 'POST', path: /\/records$/, applyThenDrop: true });
     const target = [...recs(5), rec('r-101')];
     const sum = await s.engine.sync(s.ds, { file: await s.writeExport(target) });
@@ -34,7 +37,7 @@ describe('answers met during a live sync', () => {
     expect(s.published()).toEqual(sorted(target));
     expect(s.em.emulator.requests.some((r) => r.method === 'GET' && r.path.endsWith('/records/r-101'))).toBe(true);
     expect(s.em.emulator.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/records'))).toHaveLength(1);
-    expect(s.em.emulator.counters.recordWrites).toBe(1);
+    expect(s.em.emulator.counters.recordWrites).toBe(writes + 1);
     expect(s.db.snapshot('shop-1').info()).toMatchObject({ recordCount: 6, activeVersion: s.em.emulator.describe('shop-1').active_version });
   });
 

@@ -32,7 +32,8 @@ function acceptJob(
     rowErrors: checked.errors,
     options,
     mayPublish: hasRole(key, 'publish'),
-    legacy: key.legacy,
+    // A12 read broadly (default) or narrowly (settings.legacyJobs): a legacy key's job publishes whatever options.publish says, or honours it.
+    legacy: key.legacy && emulator.settings.legacyJobs === 'publish',
   });
   emulator.counters.jobsCreated++;
   return { ...json(202, { job: emulator.jobs.render(job, now) }, { etag: ds.etag }), jobId: job.id };
