@@ -85,6 +85,26 @@ function compileSource(spec: Exclude<FieldSpec, string>, field: string, header: 
 const toAliases = splitter('|');
 const toActive = booleanParser(['true', 'y', 'yes', '1'], ['false', 'n', 'no', '0']);
 
+/**
+ * The `active` of a record from its field's value. There is no "no value"
+ * for active and no silent default once it is mapped (issue 11: an empty
+ * Odoo cell meant False and was published as true).
+ */
+function activeOf(v: Value): boolean {
+  if (typeof v === 'boolean') return v;
+  if (v === null) {
+    throw new ValueError('INVALID_BOOLEAN', 'the transforms left no value, and active must be true or false; add { default: true } or { default: false } to say what it is then', '');
+  }
+  if (asText(v).trim() === '') {
+    throw new ValueError(
+      'INVALID_BOOLEAN',
+      'an empty cell is neither true nor false; say what it means with transforms: [{ boolean: { true_words: […], false_words: [\"\", …] } }] or [{ default: … }]',
+      '',
+    );
+  }
+  return toActive(v) as boolean;
+}
+
 function toText(v: Value): string {
   return typeof v === 'string' ? v : asText(v);
 }
@@ -148,13 +168,18 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
         active: true,
       };
       if (fActive) {
+        const at = errors.length;
         const v = value(fActive, cells, line, errors);
-        try {
-          const b = toActive(v);
-          if (b !== null) record.active = b as boolean;
-        } catch (err) {
-          if (!(err instanceof ValueError)) throw err;
-          fail(errors, line, fActive.column, err.value, `active: ${err.message}`, 'TRANSFORM_FAILED');
+        // A failed transform already said why (and gave null); anything else must end as true or false.
+        if (errors.length === at) {
+          try {
+            record.active = activeOf(v);
+          } catch (err) {
+            if (!(err instanceof ValueError)) throw err;
+            // The cell as written when the transforms emptied it (null_words), so the person sees what was there.
+            const shown = err.value === '' && fActive.index >= 0 ? (cells[fActive.index] ?? '') : err.value;
+            fail(errors, line, fActive.column, shown, `active: ${err.message}`, err.code as RowError['code']);
+          }
         }
       }
       if (errors.length > before) return BAD;

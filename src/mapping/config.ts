@@ -53,10 +53,26 @@ export const transformSchema = z.union([
   z.strictObject({
     boolean: z
       .strictObject({
-        true_words: z.array(z.string().min(1)).min(1).default(['true', 'y', 'yes', '1']).describe('Words meaning true (case-insensitive).'),
-        false_words: z.array(z.string().min(1)).min(1).default(['false', 'n', 'no', '0']).describe('Words meaning false (case-insensitive).'),
+        true_words: z
+          .array(z.string())
+          .min(1)
+          .default(['true', 'y', 'yes', '1'])
+          .describe('Words meaning true (case-insensitive); "" is an empty cell.'),
+        false_words: z
+          .array(z.string())
+          .min(1)
+          .default(['false', 'n', 'no', '0'])
+          .describe('Words meaning false (case-insensitive); "" is an empty cell, e.g. [False, ""] for Odoo.'),
       })
-      .describe('Parse a boolean, e.g. true_words: [表示], false_words: [非表示]; anything else is a row error.'),
+      .superRefine((b, ctx) => {
+        const trueWords = new Set(b.true_words.map((w) => w.trim().toLowerCase()));
+        for (const w of b.false_words) {
+          if (trueWords.has(w.trim().toLowerCase())) ctx.addIssue({ code: 'custom', path: ['false_words'], message: `"${w.trim()}" is listed as both true and false` });
+        }
+      })
+      .describe(
+        'Parse a boolean, e.g. true_words: [表示], false_words: [非表示]; anything else is a row error, and so is an empty cell unless "" is listed or a default follows.',
+      ),
   }),
   z.strictObject({ split: z.strictObject({ separator: z.string().min(1).default('|').describe('Separator of list items (A14 uses |).') }) }),
   z.strictObject({ default: z.union([z.string(), z.number(), z.boolean()]).describe('Value used when the value is empty.') }),

@@ -83,8 +83,24 @@ export function plainDecimal(s: string): number {
   return negative ? -n : n;
 }
 
-/** Boolean by configured words (case-insensitive); empty stays empty. */
-export function booleanParser(trueWords: string[], falseWords: string[]): Transform {
+/** What a boolean transform does with an empty cell that its words do not list. */
+export interface BooleanOptions {
+  /** A later `default` in the same transforms fills it: empty passes on as empty. */
+  emptyFilledLater: boolean;
+}
+
+const DEFAULT_TRUE_WORDS = ['true', 'y', 'yes', '1'];
+const DEFAULT_FALSE_WORDS = ['false', 'n', 'no', '0'];
+
+/**
+ * Boolean by configured words (case-insensitive). An empty cell is a word
+ * like any other: it has a meaning only when the mapping gives it one (""
+ * among the words, or a `default`); otherwise it is an INVALID_BOOLEAN row
+ * error, never true and never "no value" (issue 11: Odoo writes False as an
+ * empty cell). null, which only an earlier transform that says "no value"
+ * (null_words) makes, stays null.
+ */
+export function booleanParser(trueWords: string[], falseWords: string[], opts: BooleanOptions = { emptyFilledLater: false }): Transform {
   const map = new Map<string, boolean>();
   for (const w of trueWords) map.set(w.trim().toLowerCase(), true);
   for (const w of falseWords) map.set(w.trim().toLowerCase(), false);
@@ -97,13 +113,23 @@ export function booleanParser(trueWords: string[], falseWords: string[]): Transf
       if (b !== undefined) exact.set(k, b);
     }
   }
-  const expected = [...trueWords, ...falseWords].join('/');
+  const empty = map.get('');
+  const shown = (w: string) => (w.trim() === '' ? '(empty)' : w);
+  const expected = [...trueWords.map(shown), ...falseWords.map(shown)].join('/');
   return (v) => {
     if (typeof v === 'boolean' || v === null) return v;
     const s = asText(v).trim();
-    if (s === '') return null;
+    if (s === '') {
+      if (empty !== undefined) return empty;
+      if (opts.emptyFilledLater) return null;
+      throw new ValueError(
+        'INVALID_BOOLEAN',
+        `an empty cell is neither true nor false (expected ${expected}); if empty means false (or true), list "" among the false_words (or true_words), or add { default: … } to the transforms`,
+        '',
+      );
+    }
     const b = exact.get(s) ?? map.get(s.toLowerCase());
-    if (b === undefined) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a boolean (expected ${expected})`, s);
+    if (b === undefined) throw new ValueError('INVALID_BOOLEAN', `"${s}" is not a boolean (expected ${expected})`, s);
     return b;
   };
 }
@@ -130,7 +156,7 @@ const NEEDS_COLLAPSE = /[^\S ]| {2}/;
 const DEFAULT_NUMBER = { decimal_separator: '.', thousands_separator: ',' } as const;
 
 /** Compile one transform spec. */
-export function compileTransform(spec: TransformSpec): Transform {
+export function compileTransform(spec: TransformSpec, opts: BooleanOptions = { emptyFilledLater: false }): Transform {
   if (typeof spec === 'string') {
     switch (spec) {
       case 'trim':
@@ -145,7 +171,7 @@ export function compileTransform(spec: TransformSpec): Transform {
       case 'integer':
         return numberParser(DEFAULT_NUMBER, true);
       case 'boolean':
-        return booleanParser(['true', 'y', 'yes', '1'], ['false', 'n', 'no', '0']);
+        return booleanParser(DEFAULT_TRUE_WORDS, DEFAULT_FALSE_WORDS, opts);
       case 'split':
         return splitter('|');
       case 'lowercase':
@@ -164,7 +190,7 @@ export function compileTransform(spec: TransformSpec): Transform {
   }
   if ('number' in spec) return numberParser(spec.number, false);
   if ('integer' in spec) return numberParser(spec.integer, true);
-  if ('boolean' in spec) return booleanParser(spec.boolean.true_words, spec.boolean.false_words);
+  if ('boolean' in spec) return booleanParser(spec.boolean.true_words, spec.boolean.false_words, opts);
   if ('split' in spec) return splitter(spec.split.separator);
   if ('default' in spec) {
     const d = spec.default;
@@ -179,9 +205,14 @@ export function compileTransform(spec: TransformSpec): Transform {
   return onText((s) => s.replace(re, replacement));
 }
 
+function isDefault(spec: TransformSpec): boolean {
+  return typeof spec === 'object' && 'default' in spec;
+}
+
 /** Compile an ordered list of transforms into one function. */
 export function compileTransforms(specs: TransformSpec[]): Transform | null {
-  const fns = specs.map(compileTransform);
+  // A boolean leaves an empty cell to a `default` after it, and only then.
+  const fns = specs.map((spec, i) => compileTransform(spec, { emptyFilledLater: specs.slice(i + 1).some(isDefault) }));
   if (fns.length === 0) return null;
   if (fns.length === 1) return fns[0]!;
   if (fns.length === 2) {

@@ -18,7 +18,7 @@ export function asText(v: Value): string {
 /** One row's value could not be mapped; becomes a row error (never escapes the mapper). */
 export class ValueError extends ConnectorError {
   constructor(
-    code: 'TRANSFORM_FAILED' | 'PRECISION_LOST',
+    code: 'TRANSFORM_FAILED' | 'PRECISION_LOST' | 'INVALID_BOOLEAN',
     message: string,
     readonly value: string,
   ) {

@@ -7,7 +7,9 @@ export type RowErrorCode =
   | 'INVALID_RECORD'
   | 'DUPLICATE_KEY'
   | 'PRECISION_LOST'
-  | 'EXTRA_CELLS';
+  | 'EXTRA_CELLS'
+  /** A value under a boolean that is not one of its words, or an empty cell the mapping gave no meaning (issue 11). */
+  | 'INVALID_BOOLEAN';
 
 /** One problem with one row (issue 3): where it is, what was there, why it is refused. */
 export interface RowError {
