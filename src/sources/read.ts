@@ -61,6 +61,7 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
         counts: pipeline.counts,
         row_errors: pipeline.rowErrors,
         row_errors_truncated: pipeline.rowErrorsTruncated,
+        aliases_merged_rows: pipeline.aliasesMerged,
         rejected,
       };
     }

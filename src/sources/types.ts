@@ -56,6 +56,8 @@ export interface ExportResult {
   /** Row errors, at most `max_row_errors_kept` of them (see `row_errors_truncated`). */
   row_errors: RowError[];
   row_errors_truncated: boolean;
+  /** Rows whose aliases listed one alias more than once; the mapping kept it once. */
+  aliases_merged_rows: number;
   /** Set when nothing from the file may be used. */
   rejected: SourceError | null;
 }

@@ -29,6 +29,8 @@ export interface ImportFacts {
   header: readonly string[];
   /** Some record has an attribute whose value is "" (the server leaves an empty cell out). */
   emptyAttributes: boolean;
+  /** Some row listed one alias twice, which the connector keeps once and the upload would not. */
+  aliasesMerged: boolean;
 }
 
 /** The verdict, with the upload's `mapping` and `encoding` fields when yes, or why not. */
@@ -41,7 +43,8 @@ const PLAIN_FIELDS = /^(record_id|display_name|api_value|aliases|attributes\.[A-
 /** The column a field spec picks when it is a plain pick by header name without transforms; else null. */
 function plainColumn(spec: FieldSpec): string | null {
   if (typeof spec === 'string') return spec;
-  if (spec.column === undefined || spec.transforms.length > 0) return null;
+  // empty_is_null sends null where the upload leaves the cell out.
+  if (spec.column === undefined || spec.transforms.length > 0 || spec.empty_is_null) return null;
   return spec.column;
 }
 
@@ -90,6 +93,7 @@ export function importability(f: ImportFacts): Importability {
       return { importable: false, reason: `the header of ${field} (${JSON.stringify(column)}) is written differently in the file` };
     }
   }
+  if (f.aliasesMerged) return { importable: false, reason: 'some rows list an alias twice (the connector keeps it once, the upload would keep both)' };
   if (f.emptyAttributes) return { importable: false, reason: 'some attribute cells are empty (the upload leaves them out, the connector sends "")' };
   return { importable: true, fields: { mapping: cfg.columns, encoding } };
 }
