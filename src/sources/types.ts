@@ -58,6 +58,8 @@ export interface ExportResult {
   row_errors_truncated: boolean;
   /** Rows whose aliases listed one alias more than once; the mapping kept it once. */
   aliases_merged_rows: number;
+  /** The CSV came compressed (gzip, or the one file of a zip), as its content showed; null when plain. */
+  compression: 'gzip' | 'zip' | null;
   /** Set when nothing from the file may be used. */
   rejected: SourceError | null;
 }

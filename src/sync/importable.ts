@@ -29,6 +29,8 @@ export interface ImportFacts {
   header: readonly string[];
   /** Some record has an attribute whose value is "" (the server leaves an empty cell out). */
   emptyAttributes: boolean;
+  /** The CSV came compressed (gzip or zip): the upload takes the file as it is. */
+  compression: 'gzip' | 'zip' | null;
   /** Some row listed one alias twice, which the connector keeps once and the upload would not. */
   aliasesMerged: boolean;
 }
@@ -76,6 +78,7 @@ export function importableConfig(source: SourceConfig, mapping: MappingConfig): 
 export function importability(f: ImportFacts): Importability {
   const cfg = importableConfig(f.source, f.mapping);
   if ('reason' in cfg) return { importable: false, reason: cfg.reason };
+  if (f.compression !== null) return { importable: false, reason: `the export is compressed (${f.compression}); the upload takes a plain CSV` };
   // Our reader reads shift_jis as cp932 (what such exports really are); tell the server the same.
   const encoding = f.encoding === 'shift_jis' ? 'cp932' : f.encoding;
   if (!(UPLOAD_ENCODINGS as readonly string[]).includes(encoding)) return { importable: false, reason: `encoding ${f.encoding} is not one the upload accepts (A14)` };
