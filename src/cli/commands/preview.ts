@@ -7,6 +7,7 @@ import type { ExportResult, RowError } from '../../sources/types.js';
 import { ConnectorError } from '../../errors.js';
 import { loadConfigFor, runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
+import { exitWhenStdoutCloses, safeJson, visible } from '../terminal-text.js';
 
 interface PreviewOptions {
   dataset: string;
@@ -23,7 +24,7 @@ function width(s: string): number {
 }
 
 function fit(s: string, max: number): string {
-  const flat = s.replace(/[\r\n\t]+/g, ' ');
+  const flat = visible(s.replace(/[\r\n\t]+/g, ' '));
   if (width(flat) <= max) return flat;
   let out = '';
   for (const ch of flat) {
@@ -36,6 +37,7 @@ function fit(s: string, max: number): string {
 /** A plain text table (no colours, so it can be pasted into a ticket). */
 export function table(headers: string[], rows: string[][], maxCell = 32): string {
   const cells = rows.map((r) => r.map((c) => fit(c, maxCell)));
+  headers = headers.map(visible);
   const widths = headers.map((h, i) => Math.max(width(h), ...cells.map((r) => width(r[i] ?? ''))));
   const line = (r: string[]) => r.map((c, i) => c + ' '.repeat(widths[i]! - width(c))).join('  ').trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
@@ -74,6 +76,7 @@ export function register(program: Command): void {
           });
         }
         const limit = Math.max(0, Number.parseInt(opts.limit, 10) || 0);
+        exitWhenStdoutCloses();
         const out = process.stdout;
         // Map every row, whatever the policy, so that a person sees all problems at once.
         const reader = readExport(opts.file, { ...ds.source, on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, ds.mapping);
@@ -82,7 +85,7 @@ export function register(program: Command): void {
           for await (const batch of reader.batches()) {
             for (let i = 0; i < batch.records.length; i++) {
               const r = batch.records[i]!;
-              if (opts.json) out.write(`${JSON.stringify({ type: 'record', line: batch.lines[i], record: r })}\n`);
+              if (opts.json) out.write(`${safeJson({ type: 'record', line: batch.lines[i], record: r })}\n`);
               else if (shown.length < limit) shown.push(recordRow(batch.lines[i]!, r));
             }
           }
@@ -100,10 +103,10 @@ export function register(program: Command): void {
           rejected: rejected && { code: rejected.code, message: rejected.message, line: rejected.context.line ?? null },
         };
         if (opts.json) {
-          for (const e of result.row_errors) out.write(`${JSON.stringify({ type: 'row_error', ...e })}\n`);
-          out.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
+          for (const e of result.row_errors) out.write(`${safeJson({ type: 'row_error', ...e })}\n`);
+          out.write(`${safeJson({ type: 'summary', ...summary })}\n`);
         } else {
-          const text: string[] = [`file: ${opts.file}`, `columns: ${result.header.join(' | ')}`, ''];
+          const text: string[] = [`file: ${visible(opts.file)}`, `columns: ${visible(result.header.join(' | '))}`, ''];
           if (shown.length > 0) {
             text.push(`first ${shown.length} of ${result.counts.records} records:`, table(['line', 'record_id', 'display_name', 'api_value', 'aliases', 'active', 'attributes'], shown), '');
           }
@@ -113,7 +116,7 @@ export function register(program: Command): void {
           }
           const c = result.counts;
           text.push(`rows ${c.rows}, records ${c.records}, filtered ${c.filtered}, bad rows ${c.bad_rows}, row errors ${c.row_errors}`);
-          text.push(rejected ? `verdict: the file would be rejected [${rejected.code}]: ${rejected.message}` : 'verdict: the file would be used');
+          text.push(rejected ? `verdict: the file would be rejected [${rejected.code}]: ${visible(rejected.message)}` : 'verdict: the file would be used');
           out.write(`${text.join('\n')}\n`);
         }
         return rejected ? ExitCode.FAILURE : ExitCode.OK;
