@@ -1,9 +1,10 @@
 import { validateRecord, type AttributeValue, type DatasetRecord } from '../model/record.js';
 import type { RowError } from '../sources/types.js';
-import type { FieldSpec, MappingConfig } from './config.js';
-import { HeaderIndex, type Column } from './columns.js';
-import { booleanParser, compileTransforms, splitter, type Transform } from './transforms.js';
-import { ValueError, asText, type Value } from './value.js';
+import type { FieldObject, MappingConfig } from './config.js';
+import { HeaderIndex } from './columns.js';
+import { compileFieldSource } from './field-source.js';
+import { compileTransforms, defaultBooleanParser, splitter, type Transform, type TransformContext } from './transforms.js';
+import { ValueError, asText, isEmpty, type Value } from './value.js';
 import { quickValidFor } from './quick-check.js';
 
 /** `map` found the row filtered out by the mapping's filters. */
@@ -14,6 +15,8 @@ export const BAD = Symbol('bad');
 /** Maps one file's rows (cells by position) to validated records. */
 export interface RowMapper {
   readonly header: string[];
+  /** Rows so far whose aliases listed one alias more than once (kept once each). */
+  readonly aliasesMerged: number;
   map(cells: string[], line: number, errors: RowError[]): DatasetRecord | typeof FILTERED | typeof BAD;
 }
 
@@ -25,6 +28,8 @@ interface CompiledField {
   index: number;
   get: (cells: string[]) => Value;
   transform: Transform | null;
+  /** empty_is_null: an empty cell, or an empty result, is null. */
+  emptyIsNull: boolean;
 }
 
 const MAX_VALUE_CHARS = 100;
@@ -33,57 +38,27 @@ export function truncateValue(v: string): string {
   return v.length > MAX_VALUE_CHARS ? `${v.slice(0, MAX_VALUE_CHARS - 1)}…` : v;
 }
 
-type Source = Pick<CompiledField, 'get' | 'column'> & { index?: number };
-
-function compileSource(spec: Exclude<FieldSpec, string>, field: string, header: HeaderIndex): Source {
-  const one = (c: Column) => ({ index: c.index, get: (cells: string[]) => cells[c.index] ?? '', column: c.name });
-  if (spec.column !== undefined) return one(header.resolve(spec.column, field));
-  if (spec.column_index !== undefined) return one(header.resolve({ column_index: spec.column_index }, field));
-  if (spec.column_pattern !== undefined) return one(header.resolve({ column_pattern: spec.column_pattern }, field));
-  if (spec.const !== undefined) {
-    const c = spec.const;
-    return { get: () => c, column: field };
-  }
-  if (spec.columns !== undefined) {
-    const cols = spec.columns.map((ref) => header.resolve(ref, field));
-    const sep = spec.separator;
-    return {
-      column: cols.length === 1 ? cols[0]!.name : field,
-      get: (cells) => {
-        const parts: string[] = [];
-        for (const c of cols) {
-          const v = (cells[c.index] ?? '').trim();
-          if (v !== '') parts.push(v);
-        }
-        return parts.join(sep);
-      },
-    };
-  }
-  // template: literal text with {Header} or {#n} placeholders
-  const pieces: Array<string | Column> = [];
-  const re = /\{([^{}]+)\}/g;
-  let last = 0;
-  const template = spec.template!;
-  for (let m = re.exec(template); m; m = re.exec(template)) {
-    if (m.index > last) pieces.push(template.slice(last, m.index));
-    const name = m[1]!;
-    const byIndex = /^#(\d+)$/.exec(name);
-    pieces.push(header.resolve(byIndex ? { column_index: Number(byIndex[1]) } : name, field));
-    last = re.lastIndex;
-  }
-  if (last < template.length) pieces.push(template.slice(last));
-  return {
-    column: field,
-    get: (cells) => {
-      let s = '';
-      for (const p of pieces) s += typeof p === 'string' ? p : (cells[p.index] ?? '');
-      return s.trim();
-    },
-  };
-}
-
 const toAliases = splitter('|');
-const toActive = booleanParser(['true', 'y', 'yes', '1'], ['false', 'n', 'no', '0']);
+
+/**
+ * The `active` of a record from its field's value. There is no "no value"
+ * for active and no silent default once it is mapped (issue 11: an empty
+ * Odoo cell meant False and was published as true).
+ */
+function activeOf(v: Value, toActive: Transform): boolean {
+  if (typeof v === 'boolean') return v;
+  if (v === null) {
+    throw new ValueError('INVALID_BOOLEAN', 'the transforms left no value, and active must be true or false; add { default: true } or { default: false } to say what it is then', '');
+  }
+  if (asText(v).trim() === '') {
+    throw new ValueError(
+      'INVALID_BOOLEAN',
+      'an empty cell is neither true nor false; say what it means with transforms: [{ boolean: { true_words: […], false_words: ["", …] } }] or [{ default: … }]',
+      '',
+    );
+  }
+  return toActive(v) as boolean;
+}
 
 function toText(v: Value): string {
   return typeof v === 'string' ? v : asText(v);
@@ -93,13 +68,22 @@ function toAttribute(v: Value): AttributeValue {
   return Array.isArray(v) ? v.join('|') : v;
 }
 
+/** Aliases in order, each kept once (a GTIN and a JAN column often hold the same code). */
+function uniqueAliases(list: string[]): string[] {
+  if (list.length < 2) return list;
+  const seen = new Set<string>();
+  return list.filter((a) => !seen.has(a) && (seen.add(a), true));
+}
+
 /** Compile the mapping against one file's header (file-level SourceError when a column cannot be found). */
 export function compileMapping(mapping: MappingConfig, names: string[], file: string, headerLine: number): RowMapper {
   const header = new HeaderIndex(names, file, headerLine);
+  const ctx: TransformContext = { numbers: mapping.numbers, matchCase: mapping.match_case };
+  const toActive = defaultBooleanParser(ctx.matchCase);
   const fields: CompiledField[] = Object.entries(mapping.fields).map(([field, spec]) => {
-    const s = typeof spec === 'string' ? { column: spec, separator: '-', transforms: [] } : spec;
-    const { get, column, index = -1 } = compileSource(s, field, header);
-    return { field, column, index, get, transform: compileTransforms(s.transforms) };
+    const s: FieldObject = typeof spec === 'string' ? { column: spec, separator: '-', transforms: [], empty_is_null: false } : spec;
+    const { get, column, index } = compileFieldSource(s, field, header, ctx);
+    return { field, column, index, get, transform: compileTransforms(s.transforms, ctx), emptyIsNull: s.empty_is_null };
   });
   const byName = new Map(fields.map((f) => [f.field, f]));
   const attrFields = fields.filter((f) => f.field.startsWith('attributes.'));
@@ -117,19 +101,31 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const fail = (errors: RowError[], line: number, column: string, value: string, reason: string, code: RowError['code']) =>
     errors.push({ file, line, column, value: truncateValue(value), reason, code });
   const value = (cf: CompiledField, cells: string[], line: number, errors: RowError[]): Value => {
-    const raw = cf.index >= 0 ? (cells[cf.index] ?? '') : cf.get(cells);
-    if (cf.transform === null) return raw;
     try {
-      return cf.transform(raw);
+      let v: Value = cf.index >= 0 ? (cells[cf.index] ?? '') : cf.get(cells);
+      if (cf.emptyIsNull && typeof v === 'string' && v.trim() === '') v = null;
+      if (cf.transform !== null) v = cf.transform(v);
+      return cf.emptyIsNull && isEmpty(v) ? null : v;
     } catch (err) {
       if (!(err instanceof ValueError)) throw err;
-      fail(errors, line, cf.column, err.value, `${cf.field}: ${err.message}`, err.code as RowError['code']);
+      fail(errors, line, err.column ?? cf.column, err.value, `${cf.field}: ${err.message}`, err.code);
       return null;
     }
   };
 
+  let aliasesMerged = 0;
+  const aliasesOf = (v: Value): string[] => {
+    const list = toAliases(v) as string[];
+    const unique = uniqueAliases(list);
+    if (unique.length !== list.length) aliasesMerged++;
+    return unique;
+  };
+
   return {
     header: names,
+    get aliasesMerged() {
+      return aliasesMerged;
+    },
     map(cells, line, errors) {
       for (let i = 0; i < skipEmpty.length; i++) if ((cells[skipEmpty[i]!] ?? '').trim() === '') return FILTERED;
       for (let i = 0; i < keep.length; i++) if (!keep[i]!.re.test(cells[keep[i]!.index] ?? '')) return FILTERED;
@@ -143,18 +139,23 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
         record_id: toText(value(fId, cells, line, errors)),
         display_name: toText(value(fName, cells, line, errors)),
         api_value: toText(value(fValue, cells, line, errors)),
-        aliases: fAliases ? (toAliases(value(fAliases, cells, line, errors)) as string[]) : [],
+        aliases: fAliases ? aliasesOf(value(fAliases, cells, line, errors)) : [],
         attributes,
         active: true,
       };
       if (fActive) {
+        const at = errors.length;
         const v = value(fActive, cells, line, errors);
-        try {
-          const b = toActive(v);
-          if (b !== null) record.active = b as boolean;
-        } catch (err) {
-          if (!(err instanceof ValueError)) throw err;
-          fail(errors, line, fActive.column, err.value, `active: ${err.message}`, 'TRANSFORM_FAILED');
+        // A failed transform already said why (and gave null); anything else must end as true or false.
+        if (errors.length === at) {
+          try {
+            record.active = activeOf(v, toActive);
+          } catch (err) {
+            if (!(err instanceof ValueError)) throw err;
+            // The cell as written when the transforms emptied it (null_words), so the person sees what was there.
+            const shown = err.value === '' && fActive.index >= 0 ? (cells[fActive.index] ?? '') : err.value;
+            fail(errors, line, fActive.column, shown, `active: ${err.message}`, err.code);
+          }
         }
       }
       if (errors.length > before) return BAD;

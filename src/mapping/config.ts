@@ -1,98 +1,91 @@
 import { z } from 'zod';
+import { regexString } from './regex.js';
+import { numberGrammarSchema, transformSchema, type TransformSpec } from './transform-config.js';
+import { matchingBranch, unionMessage } from './union-message.js';
 
-/** A string that compiles as a Unicode regular expression (config patterns). */
-export const regexString = z.string().refine(
-  (s) => {
-    try {
-      new RegExp(s, 'u');
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'not a valid regular expression' },
-);
+export { regexString };
+export { transformSchema, TRANSFORM_NAMES, ALL_TRANSFORM_NAMES, type TransformSpec } from './transform-config.js';
 
 /** A column picked by exact (cleaned) header name, by 1-based position, or by a pattern that must match exactly one header. */
-export const columnRefSchema = z.union([
-  z.string().min(1).describe('Exact header name (after cleaning).'),
-  z.strictObject({ column: z.string().min(1).describe('Exact header name (after cleaning).') }),
-  z.strictObject({ column_index: z.number().int().min(1).describe('1-based column position (A = 1); use it for duplicate header names.') }),
-  z.strictObject({ column_pattern: regexString.describe('Regular expression that exactly one header name must match, e.g. "^In stock \\\\[.*\\\\]$".') }),
-]);
+export const columnRefSchema = z
+  .union(
+    [
+      z.string().min(1).describe('Exact header name (after cleaning).'),
+      z.strictObject({ column: z.string().min(1).describe('Exact header name (after cleaning).') }),
+      z.strictObject({ column_index: z.number().int().min(1).describe('1-based column position (A = 1); use it for duplicate header names.') }),
+      z.strictObject({ column_pattern: regexString.describe('Regular expression that exactly one header name must match, e.g. "^In stock \\\\[.*\\\\]$".') }),
+    ],
+    { error: (iss) => (iss.code === 'invalid_union' ? 'expected a header name, or one of { column: … }, { column_index: 3 }, { column_pattern: "…" }' : undefined) },
+  )
+  .meta({ id: 'ColumnRef' });
 export type ColumnRef = z.output<typeof columnRefSchema>;
 
-const numberOptions = z.strictObject({
-  decimal_separator: z.enum(['.', ',']).default('.').describe('Decimal mark; "," for 1.234,5 style numbers.'),
-  thousands_separator: z
-    .enum([',', '.', ' ', "'", ''])
-    .default(',')
-    .describe('Grouping mark removed before parsing ("" for none); must differ from decimal_separator.'),
-});
+/** One test of one cell: it is one of some words, or it is (not) empty. */
+const cellTestSchema = z
+  .strictObject({
+    column: columnRefSchema.describe('The column tested.'),
+    one_of: z
+      .array(z.string())
+      .min(1)
+      .optional()
+      .describe('True when the cell, trimmed, is one of these words ("" is an empty cell; case-insensitive unless mapping.match_case).'),
+    empty: z.boolean().optional().describe('true: true when the cell is empty (or blank); false: true when it is not.'),
+  })
+  .refine((c) => (c.one_of === undefined) !== (c.empty === undefined), { message: 'give one of one_of or empty' })
+  .meta({ id: 'CellTest' });
+export type CellTest = z.output<typeof cellTestSchema>;
 
-/** Named transforms, applied in order. A bare name uses the defaults. */
-export const TRANSFORM_NAMES = [
-  'trim',
-  'collapse_spaces',
-  'strip_prefix',
-  'number',
-  'integer',
-  'boolean',
-  'split',
-  'lowercase',
-  'uppercase',
-  'nfkc',
-  'fix_scientific',
-] as const;
+/** A condition: a cell test, or all / any of several (one level deep: (A and B) or C). */
+export const conditionSchema = z
+  .strictObject({
+    column: columnRefSchema.optional().describe('The column tested (with one_of or empty).'),
+    one_of: cellTestSchema.shape.one_of,
+    empty: cellTestSchema.shape.empty,
+    all: z.array(cellTestSchema).min(1).optional().describe('True when every test is true.'),
+    any: z.array(cellTestSchema).min(1).optional().describe('True when at least one test is true.'),
+  })
+  .refine(
+    (c) => (c.column !== undefined ? (c.one_of === undefined) !== (c.empty === undefined) && c.all === undefined && c.any === undefined : (c.all === undefined) !== (c.any === undefined) && c.one_of === undefined && c.empty === undefined),
+    { message: 'a condition is { column: …, one_of: [words] }, { column: …, empty: true|false }, or { all: [tests] } / { any: [tests] }' },
+  )
+  .meta({ id: 'Condition' });
+export type Condition = z.output<typeof conditionSchema>;
 
-export const transformSchema = z.union([
-  z.enum(TRANSFORM_NAMES).describe('A transform with its default options.'),
-  z.strictObject({ strip_prefix: z.strictObject({ chars: z.string().min(1).default("'#").describe('Leading characters removed (spreadsheet text marks).') }) }),
-  z.strictObject({ number: numberOptions.describe('Parse a number; empty stays empty.') }),
-  z.strictObject({ integer: numberOptions.describe('Parse a whole number; a fraction is a row error.') }),
-  z.strictObject({
-    boolean: z
-      .strictObject({
-        true_words: z.array(z.string().min(1)).min(1).default(['true', 'y', 'yes', '1']).describe('Words meaning true (case-insensitive).'),
-        false_words: z.array(z.string().min(1)).min(1).default(['false', 'n', 'no', '0']).describe('Words meaning false (case-insensitive).'),
-      })
-      .describe('Parse a boolean, e.g. true_words: [表示], false_words: [非表示]; anything else is a row error.'),
-  }),
-  z.strictObject({ split: z.strictObject({ separator: z.string().min(1).default('|').describe('Separator of list items (A14 uses |).') }) }),
-  z.strictObject({ default: z.union([z.string(), z.number(), z.boolean()]).describe('Value used when the value is empty.') }),
-  z.strictObject({ null_words: z.array(z.string()).min(1).describe('Values meaning "no value" (e.g. not stocked, variable), matched case-insensitively after trimming; they become empty.') }),
-  z.strictObject({
-    regex_replace: z
-      .strictObject({
-        pattern: regexString.describe('Regular expression (Unicode).'),
-        replacement: z.string().default('').describe('Replacement; $1… refer to groups.'),
-        flags: z.string().regex(/^[gimsuy]*$/).default('g').describe('Regular expression flags (u is always added).'),
-      })
-      .describe('Replace text by a regular expression.'),
-  }),
-]);
-export type TransformSpec = z.output<typeof transformSchema>;
+const SOURCES = ['column', 'column_index', 'column_pattern', 'const', 'template', 'columns', 'all', 'any'] as const;
+
+const fieldObjectSchema = z
+  .strictObject({
+    column: z.string().min(1).optional().describe('Exact header name (after cleaning).'),
+    column_index: z.number().int().min(1).optional().describe('1-based column position (for duplicate or missing header names).'),
+    column_pattern: regexString.optional().describe('Regular expression that exactly one header must match (store names inside headers).'),
+    const: z.union([z.string(), z.number(), z.boolean(), z.null()]).optional().describe('A constant value.'),
+    template: z.string().min(1).optional().describe('Text with {Header} (or {#3} for column 3) placeholders, e.g. "{Name} {Size}".'),
+    placeholder_transforms: z
+      .record(z.string().min(1), z.array(transformSchema))
+      .optional()
+      .describe('template: transforms applied to one placeholder\'s cell before it is put in the text, by placeholder ("Size", "#3"), e.g. { Size: [trim, uppercase] }.'),
+    columns: z.array(columnRefSchema).min(1).optional().describe('Several columns joined by `separator` (a record key from several columns).'),
+    separator: z.string().default('-').describe('Joins `columns`; empty parts are left out.'),
+    all: z.array(conditionSchema).min(1).optional().describe('A boolean that is true when every condition is (active, attributes), e.g. Sellable is Y and Archived is N.'),
+    any: z.array(conditionSchema).min(1).optional().describe('A boolean that is true when at least one condition is (active, attributes).'),
+    empty_is_null: z
+      .boolean()
+      .default(false)
+      .describe('attributes: an empty (or blank) cell, and an empty result of the transforms, is null (no value) rather than "".'),
+    transforms: z.array(transformSchema).default([]).describe('Transforms applied in order.'),
+  })
+  .refine((f) => SOURCES.filter((k) => f[k] !== undefined).length === 1, { message: `give exactly one of ${SOURCES.join(', ')}` });
 
 /** Where one record field's value comes from, then the transforms applied to it. */
-export const fieldSpecSchema = z.union([
-  z.string().min(1).describe('Shorthand for { column: <name> }.'),
-  z
-    .strictObject({
-      column: z.string().min(1).optional().describe('Exact header name (after cleaning).'),
-      column_index: z.number().int().min(1).optional().describe('1-based column position (for duplicate or missing header names).'),
-      column_pattern: regexString.optional().describe('Regular expression that exactly one header must match (store names inside headers).'),
-      const: z.union([z.string(), z.number(), z.boolean(), z.null()]).optional().describe('A constant value.'),
-      template: z.string().min(1).optional().describe('Text with {Header} (or {#3} for column 3) placeholders, e.g. "{Name} {Size}".'),
-      columns: z.array(columnRefSchema).min(1).optional().describe('Several columns joined by `separator` (a record key from several columns).'),
-      separator: z.string().default('-').describe('Joins `columns`; empty parts are left out.'),
-      transforms: z.array(transformSchema).default([]).describe('Transforms applied in order.'),
-    })
-    .refine(
-      (f) => ['column', 'column_index', 'column_pattern', 'const', 'template', 'columns'].filter((k) => (f as Record<string, unknown>)[k] !== undefined).length === 1,
-      { message: 'give exactly one of column, column_index, column_pattern, const, template, columns' },
-    ),
-]);
+export const fieldSpecSchema = z.union([z.string().min(1).describe('Shorthand for { column: <name> }.'), fieldObjectSchema], {
+  error: (iss) => {
+    if (iss.code !== 'invalid_union') return undefined;
+    const own = matchingBranch(iss.errors);
+    return own?.[0] ? unionMessage(own[0]) : `expected a header name, or { column: …, transforms: […] } (or column_index, column_pattern, const, template, columns, all, any)`;
+  },
+});
 export type FieldSpec = z.output<typeof fieldSpecSchema>;
+export type FieldObject = z.output<typeof fieldObjectSchema>;
 
 export const MAPPED_FIELD_PATTERN = /^(record_id|display_name|api_value|aliases|active|attributes\.(?!__proto__$)[A-Za-z0-9_]{1,64})$/;
 
@@ -112,6 +105,41 @@ export const filtersSchema = z
   })
   .describe('Row filters.');
 
+/** The placeholders of a template, as written between braces ("Name", "#3"). */
+export function templatePlaceholders(template: string): string[] {
+  return [...template.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!);
+}
+
+/** Cross-option checks of one field (pure): each message with the path below the field. */
+function fieldIssues(field: string, spec: FieldObject, numbers: z.output<typeof numberGrammarSchema>): { path: PropertyKey[]; message: string }[] {
+  const out: { path: PropertyKey[]; message: string }[] = [];
+  const attribute = field.startsWith('attributes.');
+  for (const k of ['all', 'any'] as const) {
+    if (spec[k] !== undefined && !attribute && field !== 'active') out.push({ path: [k], message: `${k} gives true or false: only active and attributes.<key> can use it` });
+  }
+  if (spec.empty_is_null && !attribute) out.push({ path: ['empty_is_null'], message: `only attributes can be null; ${field} cannot` });
+  if (spec.placeholder_transforms !== undefined) {
+    if (spec.template === undefined) out.push({ path: ['placeholder_transforms'], message: 'placeholder_transforms needs a template' });
+    else {
+      const names = templatePlaceholders(spec.template);
+      for (const k of Object.keys(spec.placeholder_transforms)) {
+        if (!names.includes(k)) out.push({ path: ['placeholder_transforms', k], message: `"${k}" is not a placeholder of the template (it has ${names.map((n) => `{${n}}`).join(', ') || 'none'})` });
+      }
+    }
+  }
+  const lists: [PropertyKey[], TransformSpec[]][] = [[['transforms'], spec.transforms], ...Object.entries(spec.placeholder_transforms ?? {}).map(([k, t]): [PropertyKey[], TransformSpec[]] => [['placeholder_transforms', k], t])];
+  for (const [at, list] of lists) {
+    list.forEach((t, i) => {
+      const opts = typeof t === 'object' && 'number' in t ? t.number : typeof t === 'object' && 'integer' in t ? t.integer : null;
+      if (opts === null) return;
+      const dec = opts.decimal_separator ?? numbers.decimal_separator;
+      const thousands = opts.thousands_separator ?? numbers.thousands_separator;
+      if (dec === thousands) out.push({ path: [...at, i], message: `the decimal and thousands separators are both "${dec}"; set them apart (here or in mapping.numbers)` });
+    });
+  }
+  return out;
+}
+
 /** How rows of the export become records (A6 fields). */
 export const mappingConfigSchema = z
   .strictObject({
@@ -123,8 +151,18 @@ export const mappingConfigSchema = z
       .refine((f) => ['record_id', 'display_name', 'api_value'].every((k) => k in f), {
         message: 'record_id, display_name and api_value must be mapped',
       })
-      .describe('Record field → source. aliases are split on "|" unless a split transform says otherwise; active defaults to true.'),
+      .describe('Record field → source. aliases are split on "|" unless a split transform says otherwise (equal aliases are kept once); active defaults to true.'),
     filters: filtersSchema.default(() => filtersSchema.parse({})),
+    numbers: numberGrammarSchema
+      .default(() => numberGrammarSchema.parse({}))
+      .describe('The grammar of every number and integer transform that does not give its own: plain 1250 and 3.5 by default; for 1,250 and 1.2E+3 (what the connector accepted before 0.2) set { thousands_separator: ",", exponent: true }.'),
+    match_case: z.boolean().default(false).describe('Match boolean words, null_words and condition words with their case (Y is then not y).'),
+  })
+  .superRefine((m, ctx) => {
+    for (const [field, spec] of Object.entries(m.fields)) {
+      if (typeof spec === 'string') continue;
+      for (const issue of fieldIssues(field, spec, m.numbers)) ctx.addIssue({ code: 'custom', path: ['fields', field, ...issue.path], message: issue.message });
+    }
   })
   .meta({ id: 'MappingConfig' })
   .describe('Column → record field mapping, with transforms and row filters; no code.');

@@ -1,11 +1,30 @@
-import type { TransformSpec } from './config.js';
+import type { NumberGrammar, NumberOptions, TransformSpec } from './transform-config.js';
+import { dateParser } from './date.js';
+import { numberParser } from './number.js';
 import { fixScientific } from './scientific.js';
 import { ValueError, asText, isEmpty, type Value } from './value.js';
+
+export { plainDecimal } from './number.js';
 
 /** One compiled transform. */
 export type Transform = (v: Value) => Value;
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** What the mapping around a transform decides for it. */
+export interface TransformContext {
+  /** The mapping's number grammar, for number and integer transforms that leave parts of it out. */
+  numbers: NumberGrammar;
+  /** Words (boolean, null_words, conditions) match with their case. */
+  matchCase: boolean;
+}
+
+/** The context of a mapping with every option at its default. */
+export const DEFAULT_CONTEXT: TransformContext = { numbers: { decimal_separator: '.', thousands_separator: '', exponent: false }, matchCase: false };
+
+/** What a boolean transform does with an empty cell that its words do not list. */
+interface BooleanPlace {
+  /** A later `default` in the same transforms fills it: empty passes on as empty. */
+  emptyFilledLater: boolean;
+}
 
 /** Apply a string function to text values, element-wise to lists; null stays null. */
 function onText(fn: (s: string) => string): Transform {
@@ -16,96 +35,60 @@ function onText(fn: (s: string) => string): Transform {
   };
 }
 
-function numberParser(opts: { decimal_separator: '.' | ','; thousands_separator: string }, integer: boolean): Transform {
-  const dec = escape(opts.decimal_separator);
-  const grouped = opts.thousands_separator === '' ? null : `\\d{1,3}(?:${escape(opts.thousands_separator)}\\d{3})+`;
-  const body = grouped ? `(?:${grouped}|\\d+)` : '\\d+';
-  const pattern = new RegExp(`^[+-]?(?:${body}(?:${dec}\\d*)?|${dec}\\d+)(?:[eE][+-]?\\d+)?$`);
-  const what = integer ? 'a whole number' : 'a number';
-  // Plain text has nothing to remove only when "." is the decimal mark and not also the grouping mark.
-  const plainDot = opts.decimal_separator === '.' && opts.thousands_separator !== '.';
-  return (v) => {
-    if (typeof v === 'number') {
-      if (integer && !Number.isInteger(v)) throw new ValueError('TRANSFORM_FAILED', `${v} is not a whole number`, String(v));
-      return v;
-    }
-    if (v === null) return null;
-    const s = asText(v).trim();
-    if (s === '') return null;
-    // Most cells are plain ("-12", "3.50"): no regex, split or join for them; the rest take the general path.
-    let n = plainDot ? plainDecimal(s) : NaN;
-    if (Number.isNaN(n)) {
-      if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not ${what}`, s);
-      let plain = opts.thousands_separator === '' ? s : s.split(opts.thousands_separator).join('');
-      if (opts.decimal_separator === ',') plain = plain.replace(',', '.');
-      n = Number(plain);
-    }
-    if (!Number.isFinite(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is out of range`, s);
-    if (integer && !Number.isInteger(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a whole number`, s);
-    return n;
-  };
+/** How words are compared: trimmed, and lowercased unless the mapping matches case. */
+export function wordKey(matchCase: boolean): (w: string) => string {
+  return matchCase ? (w) => w.trim() : (w) => w.trim().toLowerCase();
 }
 
-const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
+const DEFAULT_TRUE_WORDS = ['true', 'y', 'yes', '1'];
+const DEFAULT_FALSE_WORDS = ['false', 'n', 'no', '0'];
 
 /**
- * The value of plain decimal text, `[+-]?(\d+(\.\d*)?|\.\d+)` (which every number
- * pattern accepts and nothing needs removing from), exactly as Number() reads
- * it; NaN for any other text.
+ * Boolean by configured words (case-insensitive unless `matchCase`). An
+ * empty cell is a word like any other: it has a meaning only when the
+ * mapping gives it one ("" among the words, or a `default`); otherwise it is
+ * an INVALID_BOOLEAN row error, never true and never "no value" (issue 11:
+ * Odoo writes False as an empty cell). null, which only an earlier transform
+ * that says "no value" (null_words, empty_is_null) makes, stays null.
  */
-export function plainDecimal(s: string): number {
-  const len = s.length;
-  let i = 0;
-  let c = s.charCodeAt(0);
-  const negative = c === 45;
-  if (c === 43 || c === 45) c = s.charCodeAt(++i); // + -
-  let digits = 0;
-  let scale = 0;
-  let m = 0;
-  while (c >= 48 && c <= 57) {
-    m = m * 10 + (c - 48);
-    digits++;
-    c = s.charCodeAt(++i);
-  }
-  if (c === 46) {
-    c = s.charCodeAt(++i);
-    while (c >= 48 && c <= 57) {
-      m = m * 10 + (c - 48);
-      digits++;
-      scale++;
-      c = s.charCodeAt(++i);
-    }
-  }
-  if (i !== len || digits === 0) return NaN;
-  if (digits > 15) return Number(s);
-  // Up to 15 digits, m and 10^scale are exact doubles, so one division is the correctly rounded value Number() gives.
-  const n = scale === 0 ? m : m / POW10[scale]!;
-  return negative ? -n : n;
-}
-
-/** Boolean by configured words (case-insensitive); empty stays empty. */
-export function booleanParser(trueWords: string[], falseWords: string[]): Transform {
+export function booleanParser(trueWords: string[], falseWords: string[], matchCase = false, place: BooleanPlace = { emptyFilledLater: false }): Transform {
+  const key = wordKey(matchCase);
   const map = new Map<string, boolean>();
-  for (const w of trueWords) map.set(w.trim().toLowerCase(), true);
-  for (const w of falseWords) map.set(w.trim().toLowerCase(), false);
+  for (const w of trueWords) map.set(key(w), true);
+  for (const w of falseWords) map.set(key(w), false);
   // The words as written and lowercased, each with the answer its lowercase form gives: a cell spelled
   // like a configured word is looked up without lowercasing it (a new string for non-ASCII text).
   const exact = new Map<string, boolean>();
   for (const w of [...trueWords, ...falseWords]) {
-    for (const k of [w.trim(), w.trim().toLowerCase()]) {
-      const b = map.get(k.toLowerCase());
+    for (const k of [w.trim(), key(w)]) {
+      const b = map.get(key(k));
       if (b !== undefined) exact.set(k, b);
     }
   }
-  const expected = [...trueWords, ...falseWords].join('/');
+  const empty = map.get('');
+  const shown = (w: string) => (w.trim() === '' ? '(empty)' : w);
+  const expected = [...trueWords.map(shown), ...falseWords.map(shown)].join('/');
   return (v) => {
     if (typeof v === 'boolean' || v === null) return v;
     const s = asText(v).trim();
-    if (s === '') return null;
-    const b = exact.get(s) ?? map.get(s.toLowerCase());
-    if (b === undefined) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a boolean (expected ${expected})`, s);
+    if (s === '') {
+      if (empty !== undefined) return empty;
+      if (place.emptyFilledLater) return null;
+      throw new ValueError(
+        'INVALID_BOOLEAN',
+        `an empty cell is neither true nor false (expected ${expected}); if empty means false (or true), list "" among the false_words (or true_words), or add { default: … } to the transforms`,
+        '',
+      );
+    }
+    const b = exact.get(s) ?? (matchCase ? undefined : map.get(s.toLowerCase()));
+    if (b === undefined) throw new ValueError('INVALID_BOOLEAN', `"${s}" is not a boolean (expected ${expected}${matchCase ? ', with this case' : ''})`, s);
     return b;
   };
+}
+
+/** The default boolean words, for `active` without a boolean transform. */
+export function defaultBooleanParser(matchCase: boolean): Transform {
+  return booleanParser(DEFAULT_TRUE_WORDS, DEFAULT_FALSE_WORDS, matchCase);
 }
 
 /** Split text into a list, trimming items and leaving out empty ones. */
@@ -127,10 +110,17 @@ export function splitter(separator: string): Transform {
 }
 
 const NEEDS_COLLAPSE = /[^\S ]| {2}/;
-const DEFAULT_NUMBER = { decimal_separator: '.', thousands_separator: ',' } as const;
+
+function grammar(ctx: TransformContext, opts: NumberOptions = {}): NumberGrammar {
+  return {
+    decimal_separator: opts.decimal_separator ?? ctx.numbers.decimal_separator,
+    thousands_separator: opts.thousands_separator ?? ctx.numbers.thousands_separator,
+    exponent: opts.exponent ?? ctx.numbers.exponent,
+  };
+}
 
 /** Compile one transform spec. */
-export function compileTransform(spec: TransformSpec): Transform {
+export function compileTransform(spec: TransformSpec, ctx: TransformContext = DEFAULT_CONTEXT, place: BooleanPlace = { emptyFilledLater: false }): Transform {
   if (typeof spec === 'string') {
     switch (spec) {
       case 'trim':
@@ -141,11 +131,13 @@ export function compileTransform(spec: TransformSpec): Transform {
       case 'strip_prefix':
         return compileTransform({ strip_prefix: { chars: "'#" } });
       case 'number':
-        return numberParser(DEFAULT_NUMBER, false);
+        return numberParser(grammar(ctx), false);
       case 'integer':
-        return numberParser(DEFAULT_NUMBER, true);
+        return numberParser(grammar(ctx), true);
       case 'boolean':
-        return booleanParser(['true', 'y', 'yes', '1'], ['false', 'n', 'no', '0']);
+        return booleanParser(DEFAULT_TRUE_WORDS, DEFAULT_FALSE_WORDS, ctx.matchCase, place);
+      case 'date':
+        return dateParser('ymd');
       case 'split':
         return splitter('|');
       case 'lowercase':
@@ -162,26 +154,33 @@ export function compileTransform(spec: TransformSpec): Transform {
     const chars = spec.strip_prefix.chars;
     return onText((s) => (s.length > 0 && chars.includes(s[0]!) ? s.slice(1) : s));
   }
-  if ('number' in spec) return numberParser(spec.number, false);
-  if ('integer' in spec) return numberParser(spec.integer, true);
-  if ('boolean' in spec) return booleanParser(spec.boolean.true_words, spec.boolean.false_words);
+  if ('number' in spec) return numberParser(grammar(ctx, spec.number), false);
+  if ('integer' in spec) return numberParser(grammar(ctx, spec.integer), true);
+  if ('boolean' in spec) return booleanParser(spec.boolean.true_words, spec.boolean.false_words, ctx.matchCase, place);
+  if ('date' in spec) return dateParser(spec.date.order);
   if ('split' in spec) return splitter(spec.split.separator);
   if ('default' in spec) {
     const d = spec.default;
     return (v) => (isEmpty(v) ? d : v);
   }
   if ('null_words' in spec) {
-    const words = new Set(spec.null_words.map((w) => w.trim().toLowerCase()));
-    return (v) => (typeof v === 'string' && words.has(v.trim().toLowerCase()) ? null : v);
+    const key = wordKey(ctx.matchCase);
+    const words = new Set(spec.null_words.map(key));
+    return (v) => (typeof v === 'string' && words.has(key(v)) ? null : v);
   }
   const { pattern, replacement, flags } = spec.regex_replace;
   const re = new RegExp(pattern, flags.includes('u') ? flags : `${flags}u`);
   return onText((s) => s.replace(re, replacement));
 }
 
+function isDefault(spec: TransformSpec): boolean {
+  return typeof spec === 'object' && 'default' in spec;
+}
+
 /** Compile an ordered list of transforms into one function. */
-export function compileTransforms(specs: TransformSpec[]): Transform | null {
-  const fns = specs.map(compileTransform);
+export function compileTransforms(specs: TransformSpec[], ctx: TransformContext = DEFAULT_CONTEXT): Transform | null {
+  // A boolean leaves an empty cell to a `default` after it, and only then.
+  const fns = specs.map((spec, i) => compileTransform(spec, ctx, { emptyFilledLater: specs.slice(i + 1).some(isDefault) }));
   if (fns.length === 0) return null;
   if (fns.length === 1) return fns[0]!;
   if (fns.length === 2) {

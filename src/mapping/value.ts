@@ -15,12 +15,18 @@ export function asText(v: Value): string {
   return typeof v === 'string' ? v : String(v);
 }
 
+export type ValueErrorCode = 'TRANSFORM_FAILED' | 'PRECISION_LOST' | 'INVALID_BOOLEAN';
+
 /** One row's value could not be mapped; becomes a row error (never escapes the mapper). */
 export class ValueError extends ConnectorError {
+  declare readonly code: ValueErrorCode;
+
   constructor(
-    code: 'TRANSFORM_FAILED' | 'PRECISION_LOST',
+    code: ValueErrorCode,
     message: string,
     readonly value: string,
+    /** The column to blame when it is not the field's own (a template placeholder's). */
+    readonly column?: string,
   ) {
     super(code, message, { action: 'reject' });
     this.name = 'ValueError';

@@ -49,12 +49,12 @@ export const limitsConfigSchema = z
       .int()
       .min(1)
       .default(1024 * MIB)
-      .describe('XLSX: largest total uncompressed size of the archive entries, in bytes.'),
+      .describe('XLSX, .csv.gz and zipped CSV: largest total uncompressed size, in bytes.'),
     max_compression_ratio: z
       .number()
       .min(1)
       .default(200)
-      .describe('XLSX: largest uncompressed/compressed ratio of an entry over 1 MiB (zip bomb guard).'),
+      .describe('XLSX, .csv.gz and zipped CSV: largest uncompressed/compressed ratio of an entry over 1 MiB (zip bomb guard).'),
     max_shared_strings_bytes: z
       .number()
       .int()
@@ -69,7 +69,7 @@ export const limitsConfigSchema = z
 /** Where a dataset's export comes from and how to read it (issue 3). */
 export const sourceConfigSchema = z
   .strictObject({
-    type: z.enum(['csv', 'xlsx']).describe('Format of the export file.'),
+    type: z.enum(['csv', 'xlsx']).describe('Format of the export file. A CSV may come as gzip (.csv.gz) or as the one file of a zip; that is told by content.'),
     encoding: z
       .enum(SOURCE_ENCODINGS)
       .default('utf-8')

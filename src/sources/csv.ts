@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { openCsvBytes, type Compression } from './compressed.js';
 import { finished } from 'node:stream/promises';
 import { Parser, CsvError } from 'csv-parse';
 import type { SourceConfig } from './config.js';
@@ -90,6 +90,7 @@ export async function* readCsvRows(
   meter: ByteMeter,
   sink: (cells: string[], line: number) => void,
   chunkBytes = 64 * 1024,
+  compression: Compression = null,
 ): AsyncGenerator<void> {
   const skipper = new LineSkipper(source.header.skip_lines);
   let nextLine = source.header.skip_lines + 1;
@@ -117,8 +118,12 @@ export async function* readCsvRows(
     if (rest !== null && rest.length > 0) parser.write(rest);
     if (parser.errored) throw translate(parser.errored, file, nextLine, source);
   };
+  const input = await openCsvBytes(file, compression, source, meter, chunkBytes).catch((err: unknown) => {
+    parser.destroy();
+    throw err;
+  });
   const badUtf8 = async () => {
-    const line = await lineOfFirstBadUtf8(file);
+    const line = await lineOfFirstBadUtf8(input.again());
     return new SourceError('BAD_ENCODING', `${file}: bytes that are not valid UTF-8 at line ${line}; check the source's encoding setting`, {
       file,
       line,
@@ -150,10 +155,8 @@ export async function* readCsvRows(
       feed(decoder!.write(chunk));
     }
   };
-  const stream = createReadStream(file, { highWaterMark: chunkBytes });
   try {
-    for await (const raw of stream as AsyncIterable<Buffer>) {
-      meter.add(raw);
+    for await (const raw of input.bytes()) {
       const chunk = take(raw);
       if (chunk === null) continue;
       await consume(chunk);
@@ -172,16 +175,16 @@ export async function* readCsvRows(
     }
     yield;
   } finally {
-    stream.destroy();
+    input.close();
     parser.destroy();
   }
 }
 
 /** The 1-based line of the first invalid UTF-8 sequence (the rare path: the file is read again from the start). */
-async function lineOfFirstBadUtf8(file: string): Promise<number> {
+async function lineOfFirstBadUtf8(bytes: AsyncIterable<Buffer>): Promise<number> {
   const decoder = new TextDecoder('utf-8', { fatal: false });
   let line = 1;
-  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of bytes) {
     const text = decoder.decode(chunk, { stream: true });
     const bad = text.indexOf('\uFFFD');
     for (let i = text.indexOf('\n'); i !== -1 && (bad === -1 || i < bad); i = text.indexOf('\n', i + 1)) line++;

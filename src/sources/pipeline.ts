@@ -34,6 +34,11 @@ export class RowPipeline {
 
   private out: RecordBatch = { records: [], lines: [] };
 
+  /** Rows whose aliases listed one alias more than once (the mapping keeps it once). */
+  get aliasesMerged(): number {
+    return this.mapper?.aliasesMerged ?? 0;
+  }
+
   /** The records mapped since the last call. */
   take(): RecordBatch {
     const out = this.out;

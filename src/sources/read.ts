@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { DatasetRecord } from '../model/record.js';
 import type { MappingConfig } from '../mapping/config.js';
 import type { SourceConfig } from './config.js';
+import { compressionOf, readHead, type Compression } from './compressed.js';
 import { readCsvRows } from './csv.js';
 import { SourceError } from './errors.js';
 import { ByteMeter, hashFile } from './meter.js';
@@ -19,6 +20,7 @@ import type { ExportResult, RecordBatch } from './types.js';
 export class ExportReader implements AsyncIterable<DatasetRecord> {
   private done: ExportResult | null = null;
   private started = false;
+  private compression: Compression = null;
 
   constructor(
     readonly file: string,
@@ -61,6 +63,8 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
         counts: pipeline.counts,
         row_errors: pipeline.rowErrors,
         row_errors_truncated: pipeline.rowErrorsTruncated,
+        aliases_merged_rows: pipeline.aliasesMerged,
+        compression: this.compression,
         rejected,
       };
     }
@@ -75,7 +79,8 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
   private async *rows(meter: ByteMeter, pipeline: RowPipeline): AsyncIterable<RecordBatch> {
     if (this.source.type === 'csv') {
       const sink = (cells: string[], line: number) => pipeline.row(cells, line);
-      for await (const _ of readCsvRows(this.file, this.source, meter, sink, this.options.chunk_bytes)) yield pipeline.take();
+      this.compression = compressionOf(await readHead(this.file), this.file);
+      for await (const _ of readCsvRows(this.file, this.source, meter, sink, this.options.chunk_bytes, this.compression)) yield pipeline.take();
       return;
     }
     // Loaded only for XLSX sources, so that a CSV-only connector never loads the zip and XML readers.

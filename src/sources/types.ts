@@ -7,7 +7,9 @@ export type RowErrorCode =
   | 'INVALID_RECORD'
   | 'DUPLICATE_KEY'
   | 'PRECISION_LOST'
-  | 'EXTRA_CELLS';
+  | 'EXTRA_CELLS'
+  /** A value under a boolean that is not one of its words, or an empty cell the mapping gave no meaning (issue 11). */
+  | 'INVALID_BOOLEAN';
 
 /** One problem with one row (issue 3): where it is, what was there, why it is refused. */
 export interface RowError {
@@ -54,6 +56,10 @@ export interface ExportResult {
   /** Row errors, at most `max_row_errors_kept` of them (see `row_errors_truncated`). */
   row_errors: RowError[];
   row_errors_truncated: boolean;
+  /** Rows whose aliases listed one alias more than once; the mapping kept it once. */
+  aliases_merged_rows: number;
+  /** The CSV came compressed (gzip, or the one file of a zip), as its content showed; null when plain. */
+  compression: 'gzip' | 'zip' | null;
   /** Set when nothing from the file may be used. */
   rejected: SourceError | null;
 }

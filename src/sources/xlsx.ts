@@ -70,7 +70,8 @@ export async function* readXlsxRows(
   }
 }
 
-async function openFile(file: string): Promise<number> {
+/** Open an export for reading (FILE_NOT_FOUND / FILE_UNREADABLE when it cannot be). */
+export async function openFile(file: string): Promise<number> {
   try {
     return await promisify(open)(file, 'r');
   } catch (err) {
@@ -80,7 +81,7 @@ async function openFile(file: string): Promise<number> {
 }
 
 /** The file's bytes through the meter (its hash identifies the export; its size limit applies), checking the head first. */
-async function meterWholeFile(file: string, fd: number, meter: ByteMeter): Promise<void> {
+export async function meterWholeFile(file: string, fd: number, meter: ByteMeter): Promise<void> {
   let first = true;
   for await (const chunk of createReadStream(file, { fd, autoClose: false, start: 0, highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
     if (first) checkXlsxHead(chunk, file);

@@ -29,6 +29,10 @@ export interface ImportFacts {
   header: readonly string[];
   /** Some record has an attribute whose value is "" (the server leaves an empty cell out). */
   emptyAttributes: boolean;
+  /** The CSV came compressed (gzip or zip): the upload takes the file as it is. */
+  compression: 'gzip' | 'zip' | null;
+  /** Some row listed one alias twice, which the connector keeps once and the upload would not. */
+  aliasesMerged: boolean;
 }
 
 /** The verdict, with the upload's `mapping` and `encoding` fields when yes, or why not. */
@@ -41,7 +45,8 @@ const PLAIN_FIELDS = /^(record_id|display_name|api_value|aliases|attributes\.[A-
 /** The column a field spec picks when it is a plain pick by header name without transforms; else null. */
 function plainColumn(spec: FieldSpec): string | null {
   if (typeof spec === 'string') return spec;
-  if (spec.column === undefined || spec.transforms.length > 0) return null;
+  // empty_is_null sends null where the upload leaves the cell out.
+  if (spec.column === undefined || spec.transforms.length > 0 || spec.empty_is_null) return null;
   return spec.column;
 }
 
@@ -73,6 +78,7 @@ export function importableConfig(source: SourceConfig, mapping: MappingConfig): 
 export function importability(f: ImportFacts): Importability {
   const cfg = importableConfig(f.source, f.mapping);
   if ('reason' in cfg) return { importable: false, reason: cfg.reason };
+  if (f.compression !== null) return { importable: false, reason: `the export is compressed (${f.compression}); the upload takes a plain CSV` };
   // Our reader reads shift_jis as cp932 (what such exports really are); tell the server the same.
   const encoding = f.encoding === 'shift_jis' ? 'cp932' : f.encoding;
   if (!(UPLOAD_ENCODINGS as readonly string[]).includes(encoding)) return { importable: false, reason: `encoding ${f.encoding} is not one the upload accepts (A14)` };
@@ -90,6 +96,7 @@ export function importability(f: ImportFacts): Importability {
       return { importable: false, reason: `the header of ${field} (${JSON.stringify(column)}) is written differently in the file` };
     }
   }
+  if (f.aliasesMerged) return { importable: false, reason: 'some rows list an alias twice (the connector keeps it once, the upload would keep both)' };
   if (f.emptyAttributes) return { importable: false, reason: 'some attribute cells are empty (the upload leaves them out, the connector sends "")' };
   return { importable: true, fields: { mapping: cfg.columns, encoding } };
 }

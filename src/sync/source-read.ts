@@ -52,6 +52,8 @@ export async function readSource(file: string, source: unknown, mapping: unknown
         lines: r.lines,
         rawHeader: head.cells,
         header: r.header,
+        aliasesMerged: r.aliases_merged_rows > 0,
+        compression: r.compression,
         emptyAttributes: r.records.some((rec) => Object.values(rec.attributes).some((v) => v === '')),
       });
     }

@@ -16,7 +16,10 @@ describe('transforms', () => {
     ['strip_prefix', "'0123", '0123'],
     ['strip_prefix', '#45', '45'],
     ['strip_prefix', '45', '45'],
-    ['number', '1,234.5', 1234.5],
+    ['number', '1234.5', 1234.5],
+    [{ number: { thousands_separator: ',' } }, '1,234.5', 1234.5],
+    [{ number: { exponent: true } }, '1.2E+3', 1200],
+    [{ number: { decimal_separator: ',' } }, '0,99', 0.99],
     ['number', '-3', -3],
     ['number', '', null],
     [{ number: { decimal_separator: ',', thousands_separator: '.' } }, '1.234,5', 1234.5],
@@ -44,11 +47,18 @@ describe('transforms', () => {
 
   it.each([
     ['number', '1,5'],
+    ['number', '1,250'],
+    ['number', '1.2E+3'],
+    ['number', '¥100'],
+    ['number', '1 250'],
+    [{ number: { thousands_separator: ',' } }, '1,25'],
+    [{ number: { decimal_separator: ',' } }, '1.5'],
     ['number', '12abc'],
     ['integer', '1.5'],
     ['boolean', 'maybe'],
-  ])('%j refuses %j with a TRANSFORM_FAILED value error', (spec, input) => {
+  ])('%j refuses %j with a row error', (spec, input) => {
     expect(() => t(spec, input)).toThrow(ValueError);
+    expect(() => t(spec, input)).toThrow(expect.objectContaining({ code: spec === 'boolean' ? 'INVALID_BOOLEAN' : 'TRANSFORM_FAILED' }));
   });
 
   it('flags scientific notation that lost digits', () => {

@@ -22,15 +22,16 @@ describe('golden fixtures', () => {
   it.each(cases)('%s', async (name) => {
     const dir = join(root, name);
     const cfg = parseYaml(await readFile(join(dir, 'source.yaml'), 'utf8')) as { source: unknown; mapping: unknown };
-    const input = join(dir, 'input.csv');
+    const input = join(dir, existsSync(join(dir, 'input.xlsx')) ? 'input.xlsx' : 'input.csv');
+    const inputName = input.slice(dir.length + 1);
     const r = await readExportFile(input, sourceConfigSchema.parse(cfg.source), mappingConfigSchema.parse(cfg.mapping));
     const actual = {
       records: r.records,
       lines: r.lines,
       header: r.header,
       counts: r.counts,
-      row_errors: r.row_errors.map((e) => ({ ...e, file: e.file === input ? 'input.csv' : e.file })),
-      rejected: r.rejected && { code: r.rejected.code, action: r.rejected.action, line: r.rejected.context.line ?? null, message: r.rejected.message.replace(input, 'input.csv') },
+      row_errors: r.row_errors.map((e) => ({ ...e, file: e.file === input ? inputName : e.file })),
+      rejected: r.rejected && { code: r.rejected.code, action: r.rejected.action, line: r.rejected.context.line ?? null, message: r.rejected.message.replace(input, inputName) },
     };
     const expectedPath = join(dir, 'expected.json');
     if (process.env.UPDATE_GOLDEN === '1') await writeFile(expectedPath, `${JSON.stringify(actual, null, 2)}\n`);

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { runCli } from '../cli/run-cli.js';
@@ -56,5 +58,32 @@ describe('preview command', () => {
     const r = await runCli(['--config', config, 'preview', '--dataset', 'shop-1', '--file', file]);
     expect(r.stdout).toContain('[HEADER_ONLY]');
     expect(r.code).toBe(1);
+  });
+
+  it('stops quietly when its reader stops (| head): no EPIPE stack trace, exit 0', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => `A-${i},Name ${i},${i}`).join('\n');
+    const { config, file } = await setup(`SKU,Name,Stock\n${rows}\n`);
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    for (const args of [['--json'], ['--limit', '20000']]) {
+      const child = spawn(process.execPath, ['dist/cli/main.js', '--config', config, 'preview', '--dataset', 'shop-1', '--file', file, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      // Like head -1: read the first line, then close the pipe.
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      child.stdout.destroy();
+      const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    }
+  });
+
+  it('shows control characters from the data as escapes, never sends them to the terminal', async () => {
+    const { config, file } = await setup('SKU,Name,Stock\nA-1,\u001b[31mr\u0007\u009b2J\u202eexe,5\nA-2,Pear\u001b]0;title\u0007,x\n');
+    const r = await runCli(['--config', config, 'preview', '--dataset', 'shop-1', '--file', file]);
+    expect(r.stdout).toContain('\\x1b[31mr\\x07\\x9b2J\\u202eexe');
+    expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    const json = await runCli(['--config', config, 'preview', '--dataset', 'shop-1', '--file', file, '--json']);
+    expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(JSON.parse(json.stdout.split('\n')[0]!).record.display_name).toBe('\u001b[31mr\u0007\u009b2J\u202eexe');
   });
 });

@@ -19,6 +19,8 @@ function facts(o: { source?: Record<string, unknown>; fields?: Record<string, un
     rawHeader: ['SKU', 'Name', 'Code', 'Stock', 'Aliases'],
     header: ['SKU', 'Name', 'Code', 'Stock', 'Aliases'],
     emptyAttributes: false,
+    aliasesMerged: false,
+    compression: null,
     ...rest,
   };
 }
@@ -54,6 +56,11 @@ const cases: Array<{ name: string; f: ImportFacts; reason?: RegExp; encoding?: s
   { name: 'header line unreadable', f: facts({ rawHeader: null }), reason: /could not be read/ },
   { name: 'annotated header cleaned by us', f: facts({ rawHeader: ['SKU*', 'Name', 'Code'], header: ['SKU', 'Name', 'Code'] }), reason: /record_id \("SKU"\)/ },
   { name: 'mapped name appears earlier in the raw header', f: facts({ rawHeader: ['Name', 'SKU', 'Name', 'Code'], header: ['Name*', 'SKU', 'Name', 'Code'] }), reason: /display_name/ },
+  { name: 'a gzip export', f: facts({ compression: 'gzip' }), reason: /compressed \(gzip\)/ },
+  { name: 'a zip export', f: facts({ compression: 'zip' }), reason: /compressed \(zip\)/ },
+  { name: 'an alias listed twice in a row (kept once by us)', f: facts({ fields: { ...PLAIN, aliases: 'Aliases' }, aliasesMerged: true }), reason: /alias twice/ },
+  { name: 'empty_is_null (null where the upload leaves the cell out)', f: facts({ fields: { ...PLAIN, 'attributes.stock': { column: 'Stock', empty_is_null: true } } }), reason: /attributes.stock is not a plain/ },
+  { name: 'a boolean from conditions', f: facts({ fields: { ...PLAIN, 'attributes.on': { all: [{ column: 'Stock', empty: false }] } } }), reason: /attributes.on is not a plain/ },
   { name: 'empty attribute cells', f: facts({ fields: { ...PLAIN, 'attributes.stock': 'Stock' }, emptyAttributes: true }), reason: /attribute cells are empty/ },
 ];
 

@@ -25,4 +25,5 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = 
   discard: () => import('./discard.js'),
   status: () => import('./status.js'),
   preview: () => import('./preview.js'),
+  init: () => import('./init.js'),
 };

@@ -1,52 +1,14 @@
 import type { Command } from 'commander';
-import type { DatasetRecord } from '../../model/record.js';
-import { readExport } from '../../sources/read.js';
-import { SourceError } from '../../sources/errors.js';
-import { rowErrorVerdict } from '../../sources/pipeline.js';
-import type { ExportResult, RowError } from '../../sources/types.js';
 import { unknownDataset } from '../../config/errors.js';
 import { loadConfigFor, runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
+import { exitWhenStdoutCloses } from '../terminal-text.js';
 
 interface PreviewOptions {
   dataset: string;
   file: string;
   json?: boolean;
   limit: string;
-}
-
-/** Columns of a terminal: East Asian wide and full-width characters take two. */
-function width(s: string): number {
-  let w = 0;
-  for (const ch of s) w += /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|[\u{1F300}-\u{1FAFF}]/u.test(ch) ? 2 : 1;
-  return w;
-}
-
-function fit(s: string, max: number): string {
-  const flat = s.replace(/[\r\n\t]+/g, ' ');
-  if (width(flat) <= max) return flat;
-  let out = '';
-  for (const ch of flat) {
-    if (width(out + ch) > max - 1) break;
-    out += ch;
-  }
-  return `${out}…`;
-}
-
-/** A plain text table (no colours, so it can be pasted into a ticket). */
-export function table(headers: string[], rows: string[][], maxCell = 32): string {
-  const cells = rows.map((r) => r.map((c) => fit(c, maxCell)));
-  const widths = headers.map((h, i) => Math.max(width(h), ...cells.map((r) => width(r[i] ?? ''))));
-  const line = (r: string[]) => r.map((c, i) => c + ' '.repeat(widths[i]! - width(c))).join('  ').trimEnd();
-  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
-}
-
-function recordRow(line: number, r: DatasetRecord): string[] {
-  return [String(line), r.record_id, r.display_name, r.api_value, r.aliases.join('|'), String(r.active), JSON.stringify(r.attributes)];
-}
-
-function errorRow(e: RowError): string[] {
-  return [String(e.line), e.column, e.value, e.code, e.reason];
 }
 
 /**
@@ -68,49 +30,10 @@ export function register(program: Command): void {
         const config = await loadConfigFor(cmd);
         const ds = config.datasets[opts.dataset];
         if (!ds) throw unknownDataset(opts.dataset, Object.keys(config.datasets));
+        exitWhenStdoutCloses();
         const limit = Math.max(0, Number.parseInt(opts.limit, 10) || 0);
-        const out = process.stdout;
-        // Map every row, whatever the policy, so that a person sees all problems at once.
-        const reader = readExport(opts.file, { ...ds.source, on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, ds.mapping);
-        const shown: string[][] = [];
-        try {
-          for await (const batch of reader.batches()) {
-            for (let i = 0; i < batch.records.length; i++) {
-              const r = batch.records[i]!;
-              if (opts.json) out.write(`${JSON.stringify({ type: 'record', line: batch.lines[i], record: r })}\n`);
-              else if (shown.length < limit) shown.push(recordRow(batch.lines[i]!, r));
-            }
-          }
-        } catch (err) {
-          if (!(err instanceof SourceError)) throw err;
-        }
-        const result = reader.result as ExportResult;
-        const rejected = result.rejected ?? rowErrorVerdict(opts.file, result.counts, ds.source);
-        const summary = {
-          file: opts.file,
-          sha256: result.sha256,
-          header: result.header,
-          counts: result.counts,
-          row_errors_truncated: result.row_errors_truncated,
-          rejected: rejected && { code: rejected.code, message: rejected.message, line: rejected.context.line ?? null },
-        };
-        if (opts.json) {
-          for (const e of result.row_errors) out.write(`${JSON.stringify({ type: 'row_error', ...e })}\n`);
-          out.write(`${JSON.stringify({ type: 'summary', ...summary })}\n`);
-        } else {
-          const text: string[] = [`file: ${opts.file}`, `columns: ${result.header.join(' | ')}`, ''];
-          if (shown.length > 0) {
-            text.push(`first ${shown.length} of ${result.counts.records} records:`, table(['line', 'record_id', 'display_name', 'api_value', 'aliases', 'active', 'attributes'], shown), '');
-          }
-          if (result.row_errors.length > 0) {
-            text.push(`row errors${result.row_errors_truncated ? ` (first ${result.row_errors.length} of ${result.counts.row_errors})` : ''}:`);
-            text.push(table(['line', 'column', 'value', 'code', 'reason'], result.row_errors.map(errorRow), 80), '');
-          }
-          const c = result.counts;
-          text.push(`rows ${c.rows}, records ${c.records}, filtered ${c.filtered}, bad rows ${c.bad_rows}, row errors ${c.row_errors}`);
-          text.push(rejected ? `verdict: the file would be rejected [${rejected.code}]: ${rejected.message}` : 'verdict: the file would be used');
-          out.write(`${text.join('\n')}\n`);
-        }
+        const { previewExport } = await import('../preview-report.js');
+        const { rejected } = await previewExport(opts.file, ds.source, ds.mapping, process.stdout, { limit, json: opts.json });
         return rejected ? ExitCode.FAILURE : ExitCode.OK;
       }),
     );

@@ -118,6 +118,14 @@ export class WorkbookArchive {
     }
   }
 
+  /** A part's bytes as stored (inflated, held to its declared size): the CSV inside a zip export. */
+  async *bytes(part: string): AsyncGenerator<Buffer> {
+    const entry = this.byName.get(part.toLowerCase());
+    if (!entry) throw new SourceError('WRONG_FORMAT', `${this.file}: the archive has no entry ${part}`, { file: this.file, setting: 'type' });
+    if (entry.isEncrypted()) throw new SourceError('WRONG_FORMAT', `${this.file}: entry ${part} is encrypted; export it without a password`, { file: this.file, setting: 'type' });
+    yield* this.inflated(entry);
+  }
+
   /**
    * An entry's bytes, inflated here rather than by yauzl so that the chunks
    * are large (yauzl's 16 KiB chunks cost the sheet read 0.2 s per 30 MB),

@@ -1,0 +1,141 @@
+import iconv from 'iconv-lite';
+import { compressionOf, openCsvBytes, readHead, type Compression } from '../sources/compressed.js';
+import { sourceConfigSchema, type SourceConfig } from '../sources/config.js';
+import { readCsvRows } from '../sources/csv.js';
+import { SourceError } from '../sources/errors.js';
+import { ByteMeter } from '../sources/meter.js';
+import { guessEncoding, type EncodingGuess } from './encoding.js';
+import { guessDelimiter, rowWidth, type DelimiterGuess, type SampleRow } from './layout.js';
+
+/** Bytes looked at to tell the encoding and delimiter; rows read to tell the header and the columns. */
+const SAMPLE_BYTES = 1024 * 1024;
+export const SAMPLE_ROWS = 2000;
+const SHEET_ROWS = 200;
+
+/** What `init` read of a CSV export. */
+export interface CsvSample {
+  kind: 'csv';
+  compression: Compression;
+  encoding: EncodingGuess;
+  delimiter: DelimiterGuess;
+  rows: SampleRow[];
+  /** A file-level problem met within the rows read (bad bytes further on, a quote never closed). */
+  problem: SourceError | null;
+}
+
+/** One sheet of a workbook, with its first rows. */
+export interface SheetSample {
+  name: string;
+  position: number;
+  rows: SampleRow[];
+}
+
+export interface XlsxSample {
+  kind: 'xlsx';
+  sheets: SheetSample[];
+  /** Sheets that are not worksheets (charts), by name. */
+  otherSheets: string[];
+}
+
+/** A source config with every option at its default but those given. */
+export function sourceWith(options: Record<string, unknown>): SourceConfig {
+  return sourceConfigSchema.parse(options);
+}
+
+/** Read the first rows of an export, telling its format (and for CSV its encoding and delimiter) from its content. */
+export async function sampleExport(file: string): Promise<CsvSample | XlsxSample> {
+  const head = await readHead(file, 8);
+  if (head.length === 0) throw new SourceError('EMPTY_FILE', `${file}: is empty (0 bytes)`, { file });
+  const compression = compressionOf(head, file);
+  if (compression === 'zip' && (await isWorkbook(file))) return sampleWorkbook(file);
+  const csv = sourceWith({ type: 'csv' });
+  const { bytes, complete } = await firstBytes(file, compression, csv);
+  const encoding = guessEncoding(bytes, complete);
+  const text = iconv.decode(bytes, encoding.encoding === 'cp932' ? 'cp932' : encoding.encoding, { stripBOM: true });
+  const delimiter = guessDelimiter(text);
+  const source = sourceWith({ type: 'csv', encoding: encoding.encoding, delimiter: delimiter.delimiter });
+  const rows: SampleRow[] = [];
+  let problem: SourceError | null = null;
+  try {
+    const meter = new ByteMeter(file, Number.MAX_SAFE_INTEGER);
+    for await (const _ of readCsvRows(file, source, meter, (cells, line) => rows.length < SAMPLE_ROWS && rows.push({ cells, line }), undefined, compression)) {
+      if (rows.length >= SAMPLE_ROWS) break;
+    }
+  } catch (err) {
+    if (!(err instanceof SourceError)) throw err;
+    problem = err;
+  }
+  return { kind: 'csv', compression, encoding, delimiter, rows, problem };
+}
+
+/** The first SAMPLE_BYTES of the CSV's bytes (decompressed), and whether that is all of them. */
+async function firstBytes(file: string, compression: Compression, source: SourceConfig): Promise<{ bytes: Buffer; complete: boolean }> {
+  const input = await openCsvBytes(file, compression, source, new ByteMeter(file, Number.MAX_SAFE_INTEGER), 64 * 1024);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let complete = true;
+  try {
+    for await (const chunk of input.bytes()) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= SAMPLE_BYTES) {
+        complete = false;
+        break;
+      }
+    }
+  } finally {
+    input.close();
+  }
+  return { bytes: Buffer.concat(chunks).subarray(0, SAMPLE_BYTES), complete };
+}
+
+async function isWorkbook(file: string): Promise<boolean> {
+  const { openFile } = await import('../sources/xlsx.js');
+  const { WorkbookArchive } = await import('../sources/xlsx/archive.js');
+  const archive = await WorkbookArchive.open(file, await openFile(file));
+  try {
+    return archive.has('[Content_Types].xml') && (archive.has('xl/workbook.xml') || archive.entries().some((e) => /workbook\.xml$/i.test(e.name)));
+  } finally {
+    archive.close();
+  }
+}
+
+/** The first rows of every worksheet, read by the connector's own XLSX reader. */
+async function sampleWorkbook(file: string): Promise<XlsxSample> {
+  const { openFile, readXlsxRows } = await import('../sources/xlsx.js');
+  const { WorkbookArchive } = await import('../sources/xlsx/archive.js');
+  const { readWorkbookInfo } = await import('../sources/xlsx/workbook.js');
+  const archive = await WorkbookArchive.open(file, await openFile(file));
+  let info;
+  try {
+    info = await readWorkbookInfo(archive);
+  } finally {
+    archive.close();
+  }
+  const sheets: SheetSample[] = [];
+  for (const s of info.sheets) {
+    if (s.kind !== 'worksheet' || s.part === null) continue;
+    const rows: SampleRow[] = [];
+    const source = sourceWith({ type: 'xlsx', sheet: s.position });
+    for await (const _ of readXlsxRows(file, source, new ByteMeter(file, Number.MAX_SAFE_INTEGER), (cells, line) => rows.length < SHEET_ROWS && rows.push({ cells, line }))) {
+      if (rows.length >= SHEET_ROWS) break;
+    }
+    sheets.push({ name: s.name, position: s.position, rows });
+  }
+  return { kind: 'xlsx', sheets, otherSheets: info.sheets.filter((s) => s.kind !== 'worksheet').map((s) => s.name) };
+}
+
+/**
+ * How much a sheet looks like a table of records: rows of the same width
+ * (two columns or more) below a header. A README or notes sheet of one
+ * column of prose scores low.
+ */
+export function tableScore(rows: SampleRow[]): number {
+  const widths = rows.map((r) => rowWidth(r.cells)).filter((w) => w >= 2);
+  if (widths.length < 2) return 0;
+  const counts = new Map<number, number>();
+  for (const w of widths) counts.set(w, (counts.get(w) ?? 0) + 1);
+  let best = 0;
+  for (const [w, n] of counts) best = Math.max(best, w * n);
+  return best;
+}
