@@ -14,6 +14,10 @@ import type { Secret } from '../secret.js';
 
 /** Length of the rolling window (A24). */
 export const WINDOW_MS = 60_000;
+/** How long a request waits for the state database held by another process before it fails STATE_BUSY (retry later). */
+const SHARED_BUSY_MAX_MS = 120_000;
+const SHARED_BUSY_RETRY_MS = 100;
+const SHARED_BUSY_RETRY_MAX_MS = 2_000;
 
 /**
  * A window of request slots shared with other processes (the state
@@ -101,7 +105,7 @@ export class RateLimiter {
       let slot: number | undefined;
       // This process's own window first (no db write while it is full), then the machine's.
       if (wait <= 0 && this.#shared) {
-        const r = this.#shared.window.take({ keyId: this.#shared.keyId, limit: this.#limit, windowMs: WINDOW_MS, now });
+        const r = this.#takeShared(now, started);
         if ('slot' in r) slot = r.slot;
         else wait = r.waitMs;
       }
@@ -111,6 +115,21 @@ export class RateLimiter {
         return { waitedMs: now - started, done: () => this.#done(stamp, slot) };
       }
       await this.#clock.sleep(wait, signal);
+    }
+  }
+
+  /**
+   * A slot of the machine's window. While another process holds the state
+   * database (STATE_BUSY) wait and ask again, for up to SHARED_BUSY_MAX_MS:
+   * a cron `sync` beside a daemon that is rebuilding its snapshot waits its turn.
+   */
+  #takeShared(now: number, started: number): { slot: number } | { waitMs: number } {
+    try {
+      return this.#shared!.window.take({ keyId: this.#shared!.keyId, limit: this.#limit, windowMs: WINDOW_MS, now });
+    } catch (err) {
+      if (!(err instanceof ConnectorError && err.code === 'STATE_BUSY') || now - started >= SHARED_BUSY_MAX_MS) throw err;
+      // Ask again soon, then less often: each ask may block the event loop for the short busy timeout.
+      return { waitMs: Math.min(SHARED_BUSY_RETRY_MAX_MS, Math.max(SHARED_BUSY_RETRY_MS, Math.floor((now - started) / 4))) };
     }
   }
 

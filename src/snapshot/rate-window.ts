@@ -2,6 +2,9 @@ import type Database from 'better-sqlite3';
 import { stateBusy } from './errors.js';
 import { isBusy } from './migrate.js';
 
+/** How long one slot transaction waits for another process's lock before the limiter tries again later. */
+const SLOT_BUSY_TIMEOUT_MS = 50;
+
 /** One request for a slot: at most `limit` slots of `keyId` in any `windowMs`, at time `now`. */
 export interface SlotRequest {
   /** A fingerprint of the key (never the key). */
@@ -61,13 +64,23 @@ export class RateWindowTable {
     });
   }
 
-  /** One short BEGIN IMMEDIATE transaction; a file locked past the busy timeout is STATE_BUSY (retry later). */
+  /**
+   * One short BEGIN IMMEDIATE transaction; a file locked past a short busy
+   * timeout is STATE_BUSY. The wait for the lock blocks the event loop
+   * (better-sqlite3 is synchronous), so it is kept short here and the rate
+   * limiter waits again asynchronously: another process's long transaction
+   * (a snapshot rebuild) must not fail a request nor stall the daemon.
+   */
   #write<T>(fn: () => T): T {
+    const before = this.conn.pragma('busy_timeout', { simple: true }) as number;
+    this.conn.pragma(`busy_timeout = ${Math.min(before, SLOT_BUSY_TIMEOUT_MS)}`);
     try {
       return this.conn.transaction(fn).immediate();
     } catch (err) {
       if (isBusy(err)) throw stateBusy(this.path, err);
       throw err;
+    } finally {
+      this.conn.pragma(`busy_timeout = ${before}`);
     }
   }
 

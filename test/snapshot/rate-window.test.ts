@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { keyHash, WINDOW_MS } from '../../src/api/rate-limiter.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { keyHash, RateLimiter, WINDOW_MS } from '../../src/api/rate-limiter.js';
 import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { Secret } from '../../src/secret.js';
 import { tempDir } from '../sync/diff-fixtures.js';
@@ -115,5 +115,39 @@ describe('the shared rate window', () => {
     expect(take(b, back)).toBe(WINDOW_MS);
     // …but no longer than a minute from the new now, not an hour and a minute.
     expect(take(b, back + WINDOW_MS)).toBe(0);
+  });
+});
+
+describe('a state database held by another process', () => {
+  it('a request waits for its slot while another connection holds the file, then takes it; past the limit it fails STATE_BUSY', async () => {
+    // A clock whose sleeps the test releases: the limiter must wait asynchronously, not fail at the first busy answer.
+    let now = T0;
+    const sleeps: Array<() => void> = [];
+    const clock = { now: () => now, sleep: (ms: number) => new Promise<void>((r) => sleeps.push(() => ((now += ms), r()))) };
+    const limiter = new RateLimiter(5, clock, { window: a.rateWindow, keyId: keyHash(new Secret(KEY)) });
+    const hold = b.conn.prepare('BEGIN IMMEDIATE');
+    hold.run();
+    const admitted = limiter.acquire();
+    await vi.waitFor(() => expect(sleeps.length).toBe(1)); // busy: waits, does not throw
+    b.conn.prepare('COMMIT').run();
+    sleeps.shift()!();
+    await expect(admitted).resolves.toMatchObject({ waitedMs: expect.any(Number) });
+    expect(a.rateWindow.count(keyHash(new Secret(KEY)), WINDOW_MS, now)).toBe(1);
+
+    hold.run();
+    let settled = false;
+    const outcome = limiter.acquire().then(
+      () => 'admitted',
+      (err: { code?: string }) => err.code,
+    );
+    void outcome.finally(() => (settled = true));
+    // Each released sleep moves the clock on; past two minutes of waiting the request gives up: retry later.
+    while (!settled) {
+      await vi.waitFor(() => expect(sleeps.length > 0 || settled).toBe(true));
+      sleeps.shift()?.();
+    }
+    expect(await outcome).toBe('STATE_BUSY');
+    expect(now - T0).toBeGreaterThanOrEqual(120_000);
+    b.conn.prepare('ROLLBACK').run();
   });
 });
