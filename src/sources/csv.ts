@@ -7,6 +7,7 @@ import { Utf8Checker } from './utf8-check.js';
 import { SourceError } from './errors.js';
 import { checkCsvHead } from './sniff.js';
 import type { ByteMeter } from './meter.js';
+import type { RowSink } from './types.js';
 
 /** Physical line breaks inside a record's cells (\r\n, \n or a lone \r count one each). */
 function breaksIn(cells: string[]): number {
@@ -83,12 +84,14 @@ export function decodeFieldsInPlace(parser: Parser): boolean {
  * preamble skipping and csv-parse all run synchronously per file chunk, so
  * there is one await per chunk, not per row. UTF-8 bytes go to csv-parse as
  * they are (checked by `isUtf8`); other encodings are decoded by iconv-lite.
+ * The last row is marked `unterminated` when the file does not end with a
+ * line break (a cut-off file ends that way; see RowPipeline.row).
  */
 export async function* readCsvRows(
   file: string,
   source: SourceConfig,
   meter: ByteMeter,
-  sink: (cells: string[], line: number) => void,
+  sink: RowSink,
   chunkBytes = 64 * 1024,
 ): AsyncGenerator<void> {
   const skipper = new LineSkipper(source.header.skip_lines);
@@ -103,19 +106,36 @@ export async function* readCsvRows(
     skip_empty_lines: false,
     max_record_size: source.limits.max_record_bytes,
   });
+  // Each record is handed on when the next one comes, so that the last one can be told apart (unterminated).
+  let held: string[] | null = null;
+  let heldLine = 0;
+  let endsWithBreak = false;
   parser.onRecord = (cells, lastLine) => {
     const line = nextLine;
     // csv-parse's own count is off for \r\n inside quotes; count breaks ourselves when a record spans lines.
     const spansLines = lastLine - lastParserLine > 1;
     lastParserLine = lastLine;
     nextLine += 1 + (spansLines ? breaksIn(cells) : 0);
-    sink(cells, line);
+    if (held !== null) sink(held, heldLine, false);
+    held = cells;
+    heldLine = line;
   };
   parser.on('error', () => {}); // read through `errored` below
   const feed = (data: string | Buffer) => {
     const rest = skipper.take(data);
-    if (rest !== null && rest.length > 0) parser.write(rest);
-    if (parser.errored) throw translate(parser.errored, file, nextLine, source);
+    if (rest !== null && rest.length > 0) {
+      const last = typeof rest === 'string' ? rest.charCodeAt(rest.length - 1) : rest[rest.length - 1];
+      endsWithBreak = last === 10 || last === 13;
+      parser.write(rest);
+    }
+    if (parser.errored) throw failed(parser.errored);
+  };
+  // A record followed by a parse error was complete: it is handed on first (the header, say, is then known).
+  const failed = (err: unknown): SourceError => {
+    const complete = held;
+    held = null;
+    if (complete !== null) sink(complete, heldLine, false);
+    return translate(err, file, nextLine, source);
   };
   const badUtf8 = async () => {
     const line = await lineOfFirstBadUtf8(file);
@@ -168,8 +188,10 @@ export async function* readCsvRows(
     try {
       await finished(parser);
     } catch (err) {
-      throw translate(err, file, nextLine, source);
+      throw failed(err);
     }
+    const last = held as string[] | null; // assigned in the parser's callback
+    if (last !== null) sink(last, heldLine, !endsWithBreak);
     yield;
   } finally {
     stream.destroy();

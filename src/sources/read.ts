@@ -74,7 +74,7 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
   /** Records mapped so far, after each chunk (CSV) or every few hundred rows (XLSX). */
   private async *rows(meter: ByteMeter, pipeline: RowPipeline): AsyncIterable<RecordBatch> {
     if (this.source.type === 'csv') {
-      const sink = (cells: string[], line: number) => pipeline.row(cells, line);
+      const sink = (cells: string[], line: number, unterminated?: boolean) => pipeline.row(cells, line, unterminated);
       for await (const _ of readCsvRows(this.file, this.source, meter, sink, this.options.chunk_bytes)) yield pipeline.take();
       return;
     }

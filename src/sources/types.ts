@@ -7,7 +7,15 @@ export type RowErrorCode =
   | 'INVALID_RECORD'
   | 'DUPLICATE_KEY'
   | 'PRECISION_LOST'
-  | 'EXTRA_CELLS';
+  | 'EXTRA_CELLS'
+  | 'COLUMN_COUNT';
+
+/**
+ * Where a reader hands each raw row: its cells and 1-based line (CSV: physical
+ * line; XLSX: sheet row). `unterminated`: the file's last row, not followed by
+ * a line break (CSV only).
+ */
+export type RowSink = (cells: string[], line: number, unterminated?: boolean) => void;
 
 /** One problem with one row (issue 3): where it is, what was there, why it is refused. */
 export interface RowError {
