@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { sourceConfigSchema } from '../../src/sources/config.js';
+import { handMadeEntries, makeZip } from '../sources/xlsx-parts.js';
 import { ids, scenario, type Scenario } from './harness.js';
 
 // Issue 11: an export read wrongly publishes nothing. Each case syncs against the emulator over real HTTP.
@@ -52,5 +54,31 @@ describe('point 4: short and truncated rows', () => {
     expect(writesSince(from)).toEqual([]);
     expect(stockOf('B010')).toBe('12');
     expect(s.published().some((r) => r.record_id === 'B901')).toBe(false);
+  });
+});
+
+describe('point 5: XLSX entries against their CRC-32', () => {
+  const cell = (ref: string, t: string) => `<c r="${ref}" t="inlineStr"><is><t>${t}</t></is></c>`;
+  const row = (r: number, cells: string[]) => `<row r="${r}">${cells.map((t, i) => cell(`${'ABCD'[i]}${r}`, t)).join('')}</row>`;
+  const sheet = [['SKU', 'Name', 'Code', 'Stock'], ['B010', 'Tea', 'tea', '12'], ['B020', 'Rice', 'rice', '7']].map((c, i) => row(i + 1, c)).join('');
+
+  it('a workbook whose sheet was damaged (B010 stored as C010, CRC kept) publishes nothing', async () => {
+    s = await scenario({ mapping });
+    s.ds = { ...s.ds, source: sourceConfigSchema.parse({ type: 'xlsx' }) };
+    const write = async (name: string, damage: boolean) => {
+      const entries = handMadeEntries({ sheets: [{ name: 'S', rows: sheet }] });
+      const e = entries.find((x) => x.name === 'xl/worksheets/sheet1.xml')!;
+      if (damage) e.written = Buffer.from(e.data.toString().replace('B010', 'C010'));
+      const file = join(s.dir, name);
+      await writeFile(file, makeZip(entries));
+      return file;
+    };
+    expect((await s.engine.sync(s.ds, { file: await write('good.xlsx', false) })).result).toBe('published');
+    const from = s.em.emulator.requests.length;
+    const sum = await s.engine.sync(s.ds, { file: await write('bad.xlsx', true) });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'ZIP_CORRUPT' });
+    expect(sum.message).toContain('xl/worksheets/sheet1.xml');
+    expect(writesSince(from)).toEqual([]);
+    expect(ids(s.published())).toEqual(['B010', 'B020']);
   });
 });

@@ -1,8 +1,9 @@
 import { closeSync } from 'node:fs';
 import yauzl from 'yauzl';
 import { TextDecoder } from 'node:util';
-import { createInflateRaw } from 'node:zlib';
+import { crc32, createInflateRaw } from 'node:zlib';
 import { SourceError } from '../errors.js';
+import { boundText } from '../excerpt.js';
 
 /** One archive entry as the zip central directory describes it. */
 export interface ZipEntryInfo {
@@ -121,7 +122,11 @@ export class WorkbookArchive {
   /**
    * An entry's bytes, inflated here rather than by yauzl so that the chunks
    * are large (yauzl's 16 KiB chunks cost the sheet read 0.2 s per 30 MB),
-   * and held to the size the central directory declared.
+   * and held to the size and CRC-32 the central directory declares. yauzl
+   * checks neither CRC nor, once we inflate ourselves, the size; a damaged
+   * entry may still inflate to well-formed XML (B010 read as C010), so the
+   * check is what refuses it. It can only come at the entry's end: the
+   * rows read before it are thrown away with the file (read.ts).
    */
   private async *inflated(entry: yauzl.Entry): AsyncGenerator<Buffer> {
     const method = entry.compressionMethod;
@@ -132,9 +137,11 @@ export class WorkbookArchive {
     const stream = method === 8 ? raw.pipe(createInflateRaw({ chunkSize: this.chunkBytes })) : raw;
     if (stream !== raw) raw.on('error', (err) => stream.destroy(err));
     let bytes = 0;
+    let crc = 0;
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         bytes += chunk.length;
+        crc = crc32(chunk, crc);
         if (bytes > entry.uncompressedSize) {
           throw new SourceError(
             'ZIP_BOMB',
@@ -145,10 +152,10 @@ export class WorkbookArchive {
         yield chunk;
       }
       if (bytes !== entry.uncompressedSize) {
-        throw new SourceError('WRONG_FORMAT', `${this.file}: archive entry ${entry.fileName} inflates to ${bytes} bytes where its directory declares ${entry.uncompressedSize}; the workbook is damaged — export it again`, {
-          file: this.file,
-          setting: 'type',
-        });
+        throw this.corrupt(entry, `inflates to ${bytes} bytes where its directory declares ${entry.uncompressedSize}`);
+      }
+      if (crc !== entry.crc32) {
+        throw this.corrupt(entry, `does not match its CRC-32 (${hex(crc)} where the directory declares ${hex(entry.crc32)})`);
       }
     } finally {
       // A read stopped early (a refused row, a stop) must release the file: the daemon reads for years.
@@ -157,10 +164,22 @@ export class WorkbookArchive {
     }
   }
 
+  private corrupt(entry: yauzl.Entry, what: string): SourceError {
+    const part = boundText(entry.fileName, 120);
+    return new SourceError('ZIP_CORRUPT', `${this.file}: archive entry ${part} ${what}; the workbook is damaged (a bad copy or disk) — nothing from it was used; export it again`, {
+      file: this.file,
+      part,
+    });
+  }
+
   /** Closes the zip and its descriptor (once every stream on it has ended). */
   close(): void {
     this.zip.close();
   }
+}
+
+function hex(n: number): string {
+  return n.toString(16).padStart(8, '0');
 }
 
 function notZip(file: string, err: unknown): SourceError {
