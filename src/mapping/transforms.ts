@@ -1,6 +1,7 @@
 import type { TransformSpec } from './config.js';
 import { fixScientific } from './scientific.js';
 import { ValueError, asText, isEmpty, type Value } from './value.js';
+import { excerpt } from '../sources/excerpt.js';
 
 /** One compiled transform. */
 export type Transform = (v: Value) => Value;
@@ -35,13 +36,13 @@ function numberParser(opts: { decimal_separator: '.' | ','; thousands_separator:
     // Most cells are plain ("-12", "3.50"): no regex, split or join for them; the rest take the general path.
     let n = plainDot ? plainDecimal(s) : NaN;
     if (Number.isNaN(n)) {
-      if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not ${what}`, s);
+      if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not ${what}`, s);
       let plain = opts.thousands_separator === '' ? s : s.split(opts.thousands_separator).join('');
       if (opts.decimal_separator === ',') plain = plain.replace(',', '.');
       n = Number(plain);
     }
-    if (!Number.isFinite(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is out of range`, s);
-    if (integer && !Number.isInteger(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a whole number`, s);
+    if (!Number.isFinite(n)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is out of range`, s);
+    if (integer && !Number.isInteger(n)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not a whole number`, s);
     return n;
   };
 }
@@ -103,7 +104,7 @@ export function booleanParser(trueWords: string[], falseWords: string[]): Transf
     const s = asText(v).trim();
     if (s === '') return null;
     const b = exact.get(s) ?? map.get(s.toLowerCase());
-    if (b === undefined) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a boolean (expected ${expected})`, s);
+    if (b === undefined) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not a boolean (expected ${expected})`, s);
     return b;
   };
 }

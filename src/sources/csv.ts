@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { fdReadStream } from './open-file.js';
 import { finished } from 'node:stream/promises';
 import { Parser, CsvError } from 'csv-parse';
 import type { SourceConfig } from './config.js';
@@ -7,7 +7,8 @@ import { Utf8Checker } from './utf8-check.js';
 import { SourceError } from './errors.js';
 import { checkCsvHead } from './sniff.js';
 import type { ByteMeter } from './meter.js';
-import type { RowSink } from './types.js';
+import type { OpenExport, RowSink } from './types.js';
+import { boundText } from './excerpt.js';
 
 /** Physical line breaks inside a record's cells (\r\n, \n or a lone \r count one each). */
 function breaksIn(cells: string[]): number {
@@ -88,12 +89,13 @@ export function decodeFieldsInPlace(parser: Parser): boolean {
  * line break (a cut-off file ends that way; see RowPipeline.row).
  */
 export async function* readCsvRows(
-  file: string,
+  input: OpenExport,
   source: SourceConfig,
   meter: ByteMeter,
   sink: RowSink,
   chunkBytes = 64 * 1024,
 ): AsyncGenerator<void> {
+  const { file, fd } = input;
   const skipper = new LineSkipper(source.header.skip_lines);
   let nextLine = source.header.skip_lines + 1;
   let lastParserLine = 0;
@@ -138,7 +140,7 @@ export async function* readCsvRows(
     return translate(err, file, nextLine, source);
   };
   const badUtf8 = async () => {
-    const line = await lineOfFirstBadUtf8(file);
+    const line = await lineOfFirstBadUtf8(fd);
     return new SourceError('BAD_ENCODING', `${file}: bytes that are not valid UTF-8 at line ${line}; check the source's encoding setting`, {
       file,
       line,
@@ -170,7 +172,8 @@ export async function* readCsvRows(
       feed(decoder!.write(chunk));
     }
   };
-  const stream = createReadStream(file, { highWaterMark: chunkBytes });
+  // From the descriptor the read opened (open-file.ts): the bytes hashed and parsed are the file checked, whatever the path becomes.
+  const stream = fdReadStream(fd, { highWaterMark: chunkBytes });
   try {
     for await (const raw of stream as AsyncIterable<Buffer>) {
       meter.add(raw);
@@ -200,10 +203,10 @@ export async function* readCsvRows(
 }
 
 /** The 1-based line of the first invalid UTF-8 sequence (the rare path: the file is read again from the start). */
-async function lineOfFirstBadUtf8(file: string): Promise<number> {
+async function lineOfFirstBadUtf8(fd: number): Promise<number> {
   const decoder = new TextDecoder('utf-8', { fatal: false });
   let line = 1;
-  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of fdReadStream(fd, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
     const text = decoder.decode(chunk, { stream: true });
     const bad = text.indexOf('\uFFFD');
     for (let i = text.indexOf('\n'); i !== -1 && (bad === -1 || i < bad); i = text.indexOf('\n', i + 1)) line++;
@@ -217,17 +220,17 @@ function translate(err: unknown, file: string, line: number, source: SourceConfi
   const ctx = { file, line };
   if (err instanceof CsvError) {
     if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
-      return new SourceError('TRUNCATED', `${file}: ends inside a quoted field that starts at line ${line}; the file is truncated or a quote is unbalanced`, ctx, err);
+      return new SourceError('TRUNCATED', `${file}: ends inside a quoted field that starts at line ${line}; the file is truncated or a quote is unbalanced`, ctx);
     }
     if (err.code === 'CSV_MAX_RECORD_SIZE') {
       return new SourceError(
         'LIMIT_RECORD_BYTES',
         `${file}: the record starting at line ${line} is longer than max_record_bytes (${source.limits.max_record_bytes}); an unbalanced quote?`,
         { ...ctx, setting: 'limits.max_record_bytes' },
-        err,
       );
     }
-    return new SourceError('MALFORMED_CSV', `${file}: malformed CSV near line ${line}: ${err.message}`, ctx, err);
+    // A CsvError carries the record it was reading (its fields would reach a log through `cause`): only its code is kept.
+    return new SourceError('MALFORMED_CSV', `${file}: malformed CSV near line ${line}: ${boundText(err.message, 160)}`, { ...ctx, csv_code: err.code });
   }
   return new SourceError('FILE_UNREADABLE', `${file}: could not be read: ${(err as Error)?.message ?? String(err)}`, { file }, err);
 }

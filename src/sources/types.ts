@@ -10,6 +10,13 @@ export type RowErrorCode =
   | 'EXTRA_CELLS'
   | 'COLUMN_COUNT';
 
+/** An export opened for one read (open-file.ts): its path for messages, its descriptor, its size when opened. */
+export interface OpenExport {
+  file: string;
+  fd: number;
+  size: number;
+}
+
 /**
  * Where a reader hands each raw row: its cells and 1-based line (CSV: physical
  * line; XLSX: sheet row). `unterminated`: the file's last row, not followed by

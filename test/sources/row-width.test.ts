@@ -14,7 +14,7 @@ const stock = {
     record_id: 'SKU',
     display_name: 'Name',
     api_value: 'SKU',
-    'attributes.stock': { column: 'Stock', transforms: ['integer'] },
+    'attributes.stock': { column: 'Stock', transforms: ['integer' as const] },
     active: { column: 'Active', transforms: [{ boolean: { true_words: ['true'], false_words: ['false'] } }] },
   },
 };

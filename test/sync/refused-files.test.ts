@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { handMadeEntries, makeZip } from '../sources/xlsx-parts.js';
@@ -80,5 +80,20 @@ describe('point 5: XLSX entries against their CRC-32', () => {
     expect(sum.message).toContain('xl/worksheets/sheet1.xml');
     expect(writesSince(from)).toEqual([]);
     expect(ids(s.published())).toEqual(['B010', 'B020']);
+  });
+});
+
+describe('point 6: a link handed to a sync', () => {
+  it('is refused unless the caller allows links (a watch folder never does); nothing is sent', async () => {
+    const from = await afterFirstSync();
+    await mkdir(join(s.dir, 'outside'));
+    const target = join(s.dir, 'outside', 'other-shop.csv');
+    await writeFile(target, 'SKU,Name,Code,Stock\nZ900,Secret,z,1\n');
+    const link = join(s.dir, 'stock.csv');
+    await symlink(target, link);
+    const sum = await s.engine.sync(s.ds, { file: link });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'LINK_NOT_FOLLOWED' });
+    expect(writesSince(from)).toEqual([]);
+    expect(ids(s.published())).toEqual(['B010', 'B020', 'B030']);
   });
 });

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
+// The operator named the file: a link is followed.
+import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 
 /** `plan <dataset> --file F`: counts, first changes, the chosen path and why, guards that would hold; sends nothing but reads. */
 export function register(program: Command): void {
@@ -15,7 +17,7 @@ export function register(program: Command): void {
         const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name], 'plan');
         try {
-          const p = await cli.engine.plan(cli.dataset(name), opts.file);
+          const p = await cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW);
           if (opts.json) {
             process.stdout.write(`${JSON.stringify(p)}\n`);
             return 0;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { DatasetRecord } from '../../model/record.js';
 import { readExport } from '../../sources/read.js';
+import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 import { SourceError } from '../../sources/errors.js';
 import { rowErrorVerdict } from '../../sources/pipeline.js';
 import type { ExportResult, RowError } from '../../sources/types.js';
@@ -76,7 +77,8 @@ export function register(program: Command): void {
         const limit = Math.max(0, Number.parseInt(opts.limit, 10) || 0);
         const out = process.stdout;
         // Map every row, whatever the policy, so that a person sees all problems at once.
-        const reader = readExport(opts.file, { ...ds.source, on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, ds.mapping);
+        // The operator named the file: a link is followed.
+        const reader = readExport(opts.file, { ...ds.source, on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, ds.mapping, { links: ALWAYS_FOLLOW });
         const shown: string[][] = [];
         try {
           for await (const batch of reader.batches()) {

@@ -1,5 +1,5 @@
 import { SourceError } from '../errors.js';
-import type { ZipEntryInfo } from './archive.js';
+import { partName, type ZipEntryInfo } from './archive.js';
 
 // Small entries compress well for honest reasons (a sheet of one repeated value); the ratio rule is for big ones.
 const RATIO_MIN_BYTES = 1024 * 1024;
@@ -18,7 +18,7 @@ export function checkArchiveSizes(file: string, entries: readonly ZipEntryInfo[]
     if (e.uncompressedBytes > RATIO_MIN_BYTES && ratio > limits.max_compression_ratio) {
       throw new SourceError(
         'ZIP_BOMB',
-        `${file}: archive entry ${e.name} inflates ${Math.round(ratio)}× (${e.uncompressedBytes} bytes), beyond max_compression_ratio ${limits.max_compression_ratio}; refused as a possible zip bomb (if the export is genuine, raise limits.max_compression_ratio)`,
+        `${file}: archive entry ${partName(e.name)} inflates ${Math.round(ratio)}× (${e.uncompressedBytes} bytes), beyond max_compression_ratio ${limits.max_compression_ratio}; refused as a possible zip bomb (if the export is genuine, raise limits.max_compression_ratio)`,
         { file, setting: 'limits.max_compression_ratio' },
       );
     }
