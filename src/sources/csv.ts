@@ -4,6 +4,7 @@ import { Parser, CsvError } from 'csv-parse';
 import type { SourceConfig } from './config.js';
 import { StreamDecoder, bomEncoding } from './decode.js';
 import { Utf8Checker } from './utf8-check.js';
+import { ByteGuard } from './byte-guard.js';
 import { SourceError } from './errors.js';
 import { checkCsvHead } from './sniff.js';
 import type { ByteMeter } from './meter.js';
@@ -162,14 +163,25 @@ export async function* readCsvRows(
     const isUtf8 = source.encoding === 'utf-8' || (source.encoding === 'auto' && (bom === null || bom === 'utf-8'));
     if (isUtf8) utf8 = new Utf8Checker();
     else decoder = new StreamDecoder(source.encoding, file);
+    guard = new ByteGuard(file, fd, source.encoding === 'auto' ? (bom ?? 'utf-8') : source.encoding);
     return first;
   };
+  let guard: ByteGuard | null = null;
   const consume = async (chunk: Buffer) => {
+    await guard!.check(chunk);
     if (utf8) {
       if (!utf8.check(chunk)) throw await badUtf8();
       feed(chunk);
     } else {
-      feed(decoder!.write(chunk));
+      let text: string;
+      try {
+        text = decoder!.write(chunk);
+      } catch (err) {
+        // Bytes invalid in cp932 that are valid UTF-8: say which setting is right.
+        if (err instanceof SourceError && err.code === 'BAD_ENCODING' && guard!.looksLikeUtf8()) throw guard!.utf8Refusal(err.context.line);
+        throw err;
+      }
+      feed(text);
     }
   };
   // From the descriptor the read opened (open-file.ts): the bytes hashed and parsed are the file checked, whatever the path becomes.
@@ -186,6 +198,7 @@ export async function* readCsvRows(
     if (rest !== null && rest.length > 0) await consume(rest);
     if (utf8 !== null && !(utf8 as Utf8Checker).end()) throw await badUtf8();
     if (decoder !== null) feed((decoder as StreamDecoder).end());
+    (guard as ByteGuard | null)?.end();
     parser.end();
     parser.resume();
     try {
