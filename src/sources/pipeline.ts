@@ -26,6 +26,9 @@ export class RowPipeline {
   private readonly scratch: RowError[] = [];
   /** CSV rows must be as wide as the header (ragged_rows: reject); XLSX rows leave out their trailing empty cells. */
   private readonly strictWidth: boolean;
+  /** The header row's first cell as written, and its line: a row starting so is checked for a repeated header. */
+  private headerFirstCell: string | null = null;
+  private headerLine = 0;
 
   constructor(
     private readonly file: string,
@@ -57,6 +60,14 @@ export class RowPipeline {
       return;
     }
     const width = this.header.length;
+    if (cells[0] === this.headerFirstCell && this.isHeaderAgain(cells)) {
+      // Two exports joined into one (a writer appending, `cat a.csv b.csv`): its key would repeat, and the older row win.
+      throw new SourceError(
+        'REPEATED_HEADER',
+        `${this.file}: the header of line ${this.headerLine} comes again at line ${line}: two exports joined into one file? Nothing from it was used — export it again`,
+        { file: this.file, line },
+      );
+    }
     if (unterminated && cells.length < width) {
       // A writer ends every row it finishes; a short last row without its line end is where the file was cut.
       throw new SourceError(
@@ -120,6 +131,12 @@ export class RowPipeline {
     return rowErrorVerdict(this.file, this.counts, this.source);
   }
 
+  /** Whether a row's cells, cleaned as the header was, are the header's (trailing empty cells aside). */
+  private isHeaderAgain(cells: string[]): boolean {
+    const names = cleanHeader(cells, this.clean);
+    return names.length === this.header.length && names.every((n, i) => n === this.header[i]);
+  }
+
   /**
    * CSV cells are placed by counting delimiters, so a row of another width
    * than the header has its values under the wrong columns or missing: it is
@@ -171,6 +188,8 @@ export class RowPipeline {
       return;
     }
     this.header = names;
+    this.headerFirstCell = cells[0] ?? '';
+    this.headerLine = line;
     this.mapper = compileMapping(this.mapping, names, this.file, line);
   }
 }

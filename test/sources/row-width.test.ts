@@ -153,3 +153,20 @@ describe('XLSX rows with fewer cells', () => {
     ]);
   });
 });
+
+describe('two exports joined into one file', () => {
+  it('the header coming again refuses the file (the older rows would win over the newer ones), CSV and any policy', async () => {
+    const joined = `${HEADER}B010,Tea,12,true\nB030,Milk,530,true\n${HEADER}B010,Tea,0,false\n`;
+    for (const on_row_errors of ['reject_file', 'skip_rows'] as const) {
+      const r = await readText(joined, { on_row_errors, max_bad_row_ratio: 1 }, stock);
+      expect(r.rejected).toMatchObject({ code: 'REPEATED_HEADER', context: { line: 4 } });
+      expect(r.records).toEqual([]);
+    }
+  });
+
+  it('a product whose first cell merely equals the first header name is a row like any other', async () => {
+    const r = await readText(`${HEADER}SKU,Tea,12,true\n`, {}, { ...stock, fields: { ...stock.fields, record_id: 'SKU' } });
+    expect(r.rejected).toBeNull();
+    expect(r.records.map((x) => x.record_id)).toEqual(['SKU']);
+  });
+});
