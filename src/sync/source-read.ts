@@ -5,6 +5,7 @@ import type { MappingConfig } from '../mapping/config.js';
 import type { DatasetRecord } from '../model/record.js';
 import type { SourceConfig } from '../sources/config.js';
 import { bomEncoding } from '../sources/decode.js';
+import { boundText } from '../sources/excerpt.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../sources/open-file.js';
 import { readExportFile, writeRejectFile, type RowError } from '../sources/index.js';
 import type { SourceError } from '../sources/errors.js';
@@ -119,9 +120,10 @@ export function serverRowErrors(
   return errors.map((e) => ({
     file,
     line: (e.record_id ? lines[e.record_id] : undefined) ?? (typeof e.row === 'number' && rowLine ? rowLine(e.row) : undefined) ?? 0,
-    column: e.field ?? 'record',
-    value: e.record_id ?? '',
-    reason: `server: ${e.message}`,
+    // The server's words may quote the cell it refused: bounded and escaped, as logs quote files (issue 11).
+    column: boundText(e.field ?? 'record', 100),
+    value: boundText(e.record_id ?? '', 130),
+    reason: `server: ${boundText(e.message, 300)}`,
     code: 'INVALID_RECORD' as const,
   }));
 }
