@@ -162,3 +162,17 @@ describe('dispose never moves what a link points to', () => {
     expect((await lstat(rejectSource)).isSymbolicLink()).toBe(true);
   });
 });
+
+describe('which files of a dataset may be links', () => {
+  it('watch, start-up and reapply files follow the watch; reread and command paths (named by the operator) are followed', async () => {
+    const { linkPolicyFor } = await import('../../src/triggers/links.js');
+    const plain = cfg('/srv/in');
+    const follow = cfg('/srv/in', { follow_symlinks: true, processed_dir: '/archive/done' });
+    for (const origin of ['watch', 'startup', 'reapply'] as const) {
+      expect(linkPolicyFor(origin, plain)).toEqual({ follow: 'never' });
+      expect(linkPolicyFor(origin, follow)).toEqual({ follow: 'within', roots: ['/srv/in', '/archive/done', '/srv/in/failed'] });
+    }
+    for (const origin of ['reread', 'command'] as const) expect(linkPolicyFor(origin, plain)).toEqual({ follow: 'always' });
+    expect(linkPolicyFor('watch', undefined)).toEqual({ follow: 'never' });
+  });
+});
