@@ -7,27 +7,15 @@ import { mappingConfigSchema } from '../../src/mapping/config.js';
 import { readExportFile } from '../../src/sources/read.js';
 import { ALWAYS_FOLLOW, NEVER_FOLLOW, hashFile } from '../../src/sources/open-file.js';
 import { writeRejectFile } from '../../src/sources/reject-file.js';
-import { readText, simpleMapping, tempDir } from './helpers.js';
+import { SECRET, readText, secretOutside, simpleMapping, tempDir } from './helpers.js';
 
 // Issue 11 point 6: the read never opens a link it was not allowed to follow, nor anything but a regular file.
-const SECRET = 'root:x:0:0:SECRET-7f3a9c1e-do-not-log:/root:/bin/bash';
 const csv = sourceConfigSchema.parse({ type: 'csv' });
 const mapping = mappingConfigSchema.parse(simpleMapping);
 
-async function outsideAndInside() {
-  const base = await tempDir();
-  const outside = join(base, 'outside');
-  const inbox = join(base, 'inbox');
-  await mkdir(outside);
-  await mkdir(inbox);
-  const secret = join(outside, 'passwd');
-  await writeFile(secret, `${SECRET}\n`);
-  return { base, outside, inbox, secret };
-}
-
 describe('reading through a link', () => {
   it('is refused by default (LINK_NOT_FOLLOWED) without a byte of the target in the message', async () => {
-    const { inbox, secret } = await outsideAndInside();
+    const { inbox, secret } = await secretOutside();
     const link = join(inbox, 'stock.csv');
     await symlink(secret, link);
     const r = await readExportFile(link, csv, mapping);
@@ -38,7 +26,7 @@ describe('reading through a link', () => {
   });
 
   it('is followed for a path the operator named (ALWAYS_FOLLOW), and within the allowed folders only', async () => {
-    const { inbox, outside } = await outsideAndInside();
+    const { inbox, outside } = await secretOutside();
     await mkdir(join(inbox, 'archive'));
     const real = join(inbox, 'archive', 'stock-0412.csv');
     await writeFile(real, 'SKU,Name,Code\nA-1,a,a\n');
@@ -52,7 +40,7 @@ describe('reading through a link', () => {
   });
 
   it('a relative link that climbs out (../) is outside, whatever its text', async () => {
-    const { inbox } = await outsideAndInside();
+    const { inbox } = await secretOutside();
     const link = join(inbox, 'stock.csv');
     await symlink('../outside/passwd', link);
     const r = await readExportFile(link, csv, mapping, { links: { follow: 'within', roots: [inbox] } });
@@ -115,7 +103,7 @@ describe('messages quote a file only as a bounded, escaped excerpt of its header
 
 describe('the reject file beside an export', () => {
   it('is never written through a link planted under its temporary name', async () => {
-    const { inbox, secret } = await outsideAndInside();
+    const { inbox, secret } = await secretOutside();
     const file = join(inbox, 'stock.csv');
     await symlink(secret, join(inbox, `stock.rejected.csv.${process.pid}.tmp`));
     await writeRejectFile(file, [{ file, line: 2, column: 'SKU', value: 'x', reason: 'r', code: 'INVALID_RECORD' }]);

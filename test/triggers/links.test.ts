@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -8,24 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { disposeFile } from '../../src/triggers/after.js';
 import { watchConfigSchema, type WatchConfig } from '../../src/triggers/config.js';
 import { FolderWatcher, type ReadyFile } from '../../src/triggers/watcher.js';
+import { SECRET, secretOutside } from '../sources/helpers.js';
 
 // Issue 11 point 6: a link or any non-regular file in a watch folder is never handed on (nor opened), and said once.
-const SECRET = 'root:x:0:0:SECRET-7f3a9c1e-do-not-log:/root:/bin/bash';
 const watchers: FolderWatcher[] = [];
 afterEach(async () => {
   await Promise.all(watchers.splice(0).map((w) => w.close()));
 });
-
-async function layout() {
-  const base = await mkdtemp(join(tmpdir(), 'dc-links-'));
-  const inbox = join(base, 'inbox');
-  const outside = join(base, 'outside');
-  await mkdir(inbox);
-  await mkdir(outside);
-  const secret = join(outside, 'passwd');
-  await writeFile(secret, `${SECRET}\n`);
-  return { base, inbox, outside, secret };
-}
 
 function cfg(dir: string, extra: Partial<WatchConfig> = {}): WatchConfig {
   return watchConfigSchema.parse({ path: dir, settle_ms: 100, poll_interval_ms: 30, ...extra });
@@ -62,7 +50,7 @@ async function start(c: WatchConfig) {
 describe('watch folder: links and other non-regular files', () => {
   for (const polling of [false, true]) {
     it(`a link to a file outside is skipped with one log line, never handed on (polling: ${polling})`, async () => {
-      const { inbox, secret } = await layout();
+      const { inbox, secret } = await secretOutside();
       const h = await start(cfg(inbox, { polling }));
       const link = join(inbox, 'stock.csv');
       await symlink(secret, link);
@@ -80,7 +68,7 @@ describe('watch folder: links and other non-regular files', () => {
   }
 
   it('at start-up: a link found there is skipped with one line; regular files go on as before', async () => {
-    const { inbox, secret } = await layout();
+    const { inbox, secret } = await secretOutside();
     await symlink(secret, join(inbox, 'a-link.csv'));
     await writeFile(join(inbox, 'b.csv'), 'b\n');
     const h = await start(cfg(inbox));
@@ -91,7 +79,7 @@ describe('watch folder: links and other non-regular files', () => {
   });
 
   it.skipIf(process.platform === 'win32')('a FIFO is skipped (never opened, so nothing blocks) and a folder passes silently', async () => {
-    const { inbox } = await layout();
+    const { inbox } = await secretOutside();
     const h = await start(cfg(inbox));
     const fifo = join(inbox, 'stock.csv');
     execFileSync('mkfifo', [fifo]);
@@ -105,7 +93,7 @@ describe('watch folder: links and other non-regular files', () => {
   });
 
   it('follow_symlinks: a link into the watch folder is handed on (as a link); one out of it is still skipped', async () => {
-    const { inbox, secret } = await layout();
+    const { inbox, secret } = await secretOutside();
     await mkdir(join(inbox, 'archive'));
     const target = join(inbox, 'archive', 'stock-0412.csv');
     await writeFile(target, 'sku\nA-1\n');
@@ -125,7 +113,7 @@ describe('dispose never moves what a link points to', () => {
   const opts = { now: Date.UTC(2024, 3, 12, 3, 15), timezone: 'UTC' };
 
   it('a file swapped for a link after it was read is left where it is (kept_changed), target untouched', async () => {
-    const { inbox, secret } = await layout();
+    const { inbox, secret } = await secretOutside();
     const path = join(inbox, 'stock.csv');
     const st = await stat(secret);
     // What was read had the target's size and time: only the kind of entry differs now.
@@ -137,7 +125,7 @@ describe('dispose never moves what a link points to', () => {
   });
 
   it('a followed link is moved as the link: processed/ holds a link, the target stays where it was', async () => {
-    const { inbox } = await layout();
+    const { inbox } = await secretOutside();
     const target = join(inbox, 'archive.csv');
     await writeFile(target, 'sku\n');
     const path = join(inbox, 'stock.csv');
@@ -151,7 +139,7 @@ describe('dispose never moves what a link points to', () => {
   });
 
   it('a reject file that is a link is not moved along', async () => {
-    const { inbox, secret } = await layout();
+    const { inbox, secret } = await secretOutside();
     const path = join(inbox, 'stock.csv');
     await writeFile(path, 'x\n');
     const st = await stat(path);
