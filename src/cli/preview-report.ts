@@ -6,6 +6,7 @@ import { SourceError } from '../sources/errors.js';
 import { rowErrorVerdict } from '../sources/pipeline.js';
 import type { ExportResult, RowError } from '../sources/types.js';
 import { safeJson, visible } from './terminal-text.js';
+import { ALWAYS_FOLLOW } from '../sources/open-file.js';
 
 /** Columns of a terminal: East Asian wide and full-width characters take two. */
 function width(s: string): number {
@@ -58,7 +59,8 @@ export interface PreviewOptions {
  */
 export async function previewExport(file: string, source: SourceConfig, mapping: MappingConfig, out: NodeJS.WritableStream, opts: PreviewOptions): Promise<{ result: ExportResult; rejected: SourceError | null }> {
   const { limit } = opts;
-  const reader = readExport(file, { ...source, on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, mapping);
+  // The operator named the file: a link is followed.
+  const reader = readExport(file, { ...source, on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, mapping, { links: ALWAYS_FOLLOW });
   const shown: string[][] = [];
   try {
     for await (const batch of reader.batches()) {

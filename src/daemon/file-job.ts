@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import type { DatasetConfig } from '../config/schema.js';
-import { ConnectorError } from '../errors.js';
+import { ConnectorError, hasCode } from '../errors.js';
 import { event } from '../log/events.js';
 import type { SyncResult, SyncSummary } from '../sync/outcome.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { FileFate } from '../triggers/after.js';
-import { hashFile } from '../triggers/file-hash.js';
+import { SourceError } from '../sources/errors.js';
+import { hashFile } from '../sources/open-file.js';
+import { linkPolicyFor } from '../triggers/links.js';
 import type { DatasetJob } from '../triggers/queue.js';
 import { disposeReported } from './dispose.js';
 import type { HealthState } from './health-state.js';
@@ -101,14 +103,22 @@ export async function runFileJob(
   let next: FileNext;
   let accepted = false;
   let hash: string;
+  // Issue 11: a file of the watch folder is never a link (unless follow_symlinks), nor a FIFO or device.
+  const links = linkPolicyFor(origin, ds.watch);
   try {
-    hash = await hashFile(file.path);
+    hash = await hashFile(file.path, links);
     deps.health.clear(ds.name, 'file');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'INTERNAL';
+    const code = err instanceof SourceError ? String(err.context.errno ?? err.code) : ((err as NodeJS.ErrnoException).code ?? 'INTERNAL');
     if (code === 'ENOENT') {
       // Gone between ready and now (moved by someone else): nothing to do.
       log.warn(event('file.skipped', { file: file.path, origin, reason: 'gone' }), 'file skipped');
+      return { next: 'dispose', fate: 'processed', accepted: false };
+    }
+    if (hasCode(err, 'LINK_NOT_FOLLOWED', 'NOT_REGULAR_FILE')) {
+      // Swapped for a link or a FIFO since the watcher saw it: not opened, and left where it is (never moved).
+      const reason = err.code === 'LINK_NOT_FOLLOWED' ? 'symlink' : 'not_regular_file';
+      log.warn(event('file.skipped', { file: file.path, origin, reason, why: err.message }), 'file skipped: not opened');
       return { next: 'dispose', fate: 'processed', accepted: false };
     }
     // Review item 8: there but not readable (permissions, I/O): keep it and try again once fixed.
@@ -124,7 +134,7 @@ export async function runFileJob(
     accepted = true;
   } else {
     try {
-      const summary = await deps.engine.sync(ds, { file: file.path }, deps.signal ? { signal: deps.signal } : {});
+      const summary = await deps.engine.sync(ds, { file: file.path, links }, deps.signal ? { signal: deps.signal } : {});
       deps.onSummary?.(summary);
       next = nextForResult(summary.result);
       accepted = next.next === 'dispose' && next.fate === 'processed';

@@ -4,6 +4,8 @@ import { sourceConfigSchema, type SourceConfig } from '../sources/config.js';
 import { readCsvRows } from '../sources/csv.js';
 import { SourceError } from '../sources/errors.js';
 import { ByteMeter } from '../sources/meter.js';
+import { ALWAYS_FOLLOW, closeFile, openRegularFile } from '../sources/open-file.js';
+import type { OpenExport } from '../sources/types.js';
 import { guessEncoding, type EncodingGuess } from './encoding.js';
 import { guessDelimiter, rowWidth, type DelimiterGuess, type SampleRow } from './layout.js';
 
@@ -44,7 +46,8 @@ export function sourceWith(options: Record<string, unknown>): SourceConfig {
 
 /** Read the first rows of an export, telling its format (and for CSV its encoding and delimiter) from its content. */
 export async function sampleExport(file: string): Promise<CsvSample | XlsxSample> {
-  const head = await readHead(file, 8);
+  // The operator named the file: a link is followed (as for sync --file).
+  const head = await withOpened(file, (input) => readHead(input.fd, 8));
   if (head.length === 0) throw new SourceError('EMPTY_FILE', `${file}: is empty (0 bytes)`, { file });
   const compression = compressionOf(head, file);
   if (compression === 'zip' && (await isWorkbook(file))) return sampleWorkbook(file);
@@ -58,9 +61,11 @@ export async function sampleExport(file: string): Promise<CsvSample | XlsxSample
   let problem: SourceError | null = null;
   try {
     const meter = new ByteMeter(file, Number.MAX_SAFE_INTEGER);
-    for await (const _ of readCsvRows(file, source, meter, (cells, line) => rows.length < SAMPLE_ROWS && rows.push({ cells, line }), undefined, compression)) {
-      if (rows.length >= SAMPLE_ROWS) break;
-    }
+    await withOpened(file, async (input) => {
+      for await (const _ of readCsvRows(input, source, meter, (cells, line) => rows.length < SAMPLE_ROWS && rows.push({ cells, line }), undefined, compression)) {
+        if (rows.length >= SAMPLE_ROWS) break;
+      }
+    });
   } catch (err) {
     if (!(err instanceof SourceError)) throw err;
     problem = err;
@@ -70,56 +75,72 @@ export async function sampleExport(file: string): Promise<CsvSample | XlsxSample
 
 /** The first SAMPLE_BYTES of the CSV's bytes (decompressed), and whether that is all of them. */
 async function firstBytes(file: string, compression: Compression, source: SourceConfig): Promise<{ bytes: Buffer; complete: boolean }> {
-  const input = await openCsvBytes(file, compression, source, new ByteMeter(file, Number.MAX_SAFE_INTEGER), 64 * 1024);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let complete = true;
-  try {
-    for await (const chunk of input.bytes()) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= SAMPLE_BYTES) {
-        complete = false;
-        break;
+  return withOpened(file, async (opened) => {
+    const input = await openCsvBytes(opened, compression, source, new ByteMeter(file, Number.MAX_SAFE_INTEGER), 64 * 1024);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let complete = true;
+    try {
+      for await (const chunk of input.bytes()) {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= SAMPLE_BYTES) {
+          complete = false;
+          break;
+        }
       }
+    } finally {
+      input.close();
     }
+    return { bytes: Buffer.concat(chunks).subarray(0, SAMPLE_BYTES), complete };
+  });
+}
+
+/** Run `fn` on the export opened as a read opens it (a regular file; see open-file.ts), closing it after. */
+async function withOpened<T>(file: string, fn: (input: OpenExport) => Promise<T>): Promise<T> {
+  const opened = await openRegularFile(file, ALWAYS_FOLLOW);
+  try {
+    return await fn({ file, fd: opened.fd, size: opened.size });
   } finally {
-    input.close();
+    await closeFile(opened.fd);
   }
-  return { bytes: Buffer.concat(chunks).subarray(0, SAMPLE_BYTES), complete };
 }
 
 async function isWorkbook(file: string): Promise<boolean> {
-  const { openFile } = await import('../sources/xlsx.js');
   const { WorkbookArchive } = await import('../sources/xlsx/archive.js');
-  const archive = await WorkbookArchive.open(file, await openFile(file));
-  try {
-    return archive.has('[Content_Types].xml') && (archive.has('xl/workbook.xml') || archive.entries().some((e) => /workbook\.xml$/i.test(e.name)));
-  } finally {
-    archive.close();
-  }
+  return withOpened(file, async (input) => {
+    const archive = await WorkbookArchive.open(file, input.fd, input.size);
+    try {
+      return archive.has('[Content_Types].xml') && (archive.has('xl/workbook.xml') || archive.entries().some((e) => /workbook\.xml$/i.test(e.name)));
+    } finally {
+      archive.close();
+    }
+  });
 }
 
 /** The first rows of every worksheet, read by the connector's own XLSX reader. */
 async function sampleWorkbook(file: string): Promise<XlsxSample> {
-  const { openFile, readXlsxRows } = await import('../sources/xlsx.js');
+  const { readXlsxRows } = await import('../sources/xlsx.js');
   const { WorkbookArchive } = await import('../sources/xlsx/archive.js');
   const { readWorkbookInfo } = await import('../sources/xlsx/workbook.js');
-  const archive = await WorkbookArchive.open(file, await openFile(file));
-  let info;
-  try {
-    info = await readWorkbookInfo(archive);
-  } finally {
-    archive.close();
-  }
+  const info = await withOpened(file, async (input) => {
+    const archive = await WorkbookArchive.open(file, input.fd, input.size);
+    try {
+      return await readWorkbookInfo(archive);
+    } finally {
+      archive.close();
+    }
+  });
   const sheets: SheetSample[] = [];
   for (const s of info.sheets) {
     if (s.kind !== 'worksheet' || s.part === null) continue;
     const rows: SampleRow[] = [];
     const source = sourceWith({ type: 'xlsx', sheet: s.position });
-    for await (const _ of readXlsxRows(file, source, new ByteMeter(file, Number.MAX_SAFE_INTEGER), (cells, line) => rows.length < SHEET_ROWS && rows.push({ cells, line }))) {
-      if (rows.length >= SHEET_ROWS) break;
-    }
+    await withOpened(file, async (input) => {
+      for await (const _ of readXlsxRows(input, source, new ByteMeter(file, Number.MAX_SAFE_INTEGER), (cells, line) => rows.length < SHEET_ROWS && rows.push({ cells, line }))) {
+        if (rows.length >= SHEET_ROWS) break;
+      }
+    });
     sheets.push({ name: s.name, position: s.position, rows });
   }
   return { kind: 'xlsx', sheets, otherSheets: info.sheets.filter((s) => s.kind !== 'worksheet').map((s) => s.name) };

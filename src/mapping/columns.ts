@@ -1,4 +1,5 @@
 import { SourceError } from '../sources/errors.js';
+import { excerptList } from '../sources/excerpt.js';
 import type { ColumnRef } from './config.js';
 
 /** A resolved column: 0-based index and the name used in row errors. */
@@ -52,14 +53,14 @@ export class HeaderIndex {
     const hits = this.names.map((n, i) => ({ n, i })).filter(({ n }) => n !== '' && re.test(n));
     if (hits.length !== 1) {
       const code = hits.length === 0 ? 'COLUMN_NOT_FOUND' : 'AMBIGUOUS_COLUMN';
-      const found = hits.length === 0 ? 'no column' : `${hits.length} columns (${hits.map((h) => `"${h.n}"`).join(', ')})`;
+      const found = hits.length === 0 ? 'no column' : `${hits.length} columns (${excerptList(hits.map((h) => h.n))})`;
       throw new SourceError(code, `${this.file}: ${found} match /${ref.column_pattern}/ (for ${usedFor}) in the header at line ${this.headerLine}`, ctx);
     }
     return { index: hits[0]!.i, name: hits[0]!.n };
   }
 
+  /** The header as a message may quote it (issue 11): bounded, escaped excerpts, for the file may be no export at all. */
   private list(): string {
-    const shown = this.names.slice(0, 30).map((n) => `"${n}"`).join(', ');
-    return this.names.length > 30 ? `${shown}, …` : shown;
+    return excerptList(this.names);
   }
 }

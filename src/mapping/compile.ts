@@ -1,4 +1,5 @@
 import { validateRecord, type AttributeValue, type DatasetRecord } from '../model/record.js';
+import { boundText } from '../sources/excerpt.js';
 import type { RowError } from '../sources/types.js';
 import type { FieldObject, MappingConfig } from './config.js';
 import { HeaderIndex } from './columns.js';
@@ -33,6 +34,7 @@ interface CompiledField {
 }
 
 const MAX_VALUE_CHARS = 100;
+const MAX_REASON_CHARS = 300;
 /** Values in row errors are cut to 100 characters. */
 export function truncateValue(v: string): string {
   return v.length > MAX_VALUE_CHARS ? `${v.slice(0, MAX_VALUE_CHARS - 1)}…` : v;
@@ -99,7 +101,8 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const [fId, fName, fValue, fAliases, fActive] = [f('record_id')!, f('display_name')!, f('api_value')!, f('aliases'), f('active')];
 
   const fail = (errors: RowError[], line: number, column: string, value: string, reason: string, code: RowError['code']) =>
-    errors.push({ file, line, column, value: truncateValue(value), reason, code });
+    // The reason may quote the cell: bounded and escaped like every message quoting a file (issue 11).
+    errors.push({ file, line, column, value: truncateValue(value), reason: boundText(reason, MAX_REASON_CHARS), code });
   const value = (cf: CompiledField, cells: string[], line: number, errors: RowError[]): Value => {
     try {
       let v: Value = cf.index >= 0 ? (cells[cf.index] ?? '') : cf.get(cells);

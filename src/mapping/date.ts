@@ -1,6 +1,7 @@
 import type { DATE_ORDERS } from './transform-config.js';
 import type { Transform } from './transforms.js';
 import { ValueError, asText } from './value.js';
+import { excerpt } from '../sources/excerpt.js';
 
 export type DateOrder = (typeof DATE_ORDERS)[number];
 
@@ -47,9 +48,9 @@ export function dateParser(order: DateOrder): Transform {
     const s = asText(v).trim();
     if (s === '') return null;
     const ymd = readDate(s, order);
-    if (ymd === null) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a date written as ${EXAMPLE[order]} (date order ${order})`, s);
+    if (ymd === null) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not a date written as ${EXAMPLE[order]} (date order ${order})`, s);
     const { y, m, d } = ymd;
-    if (y < 1000 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a date that exists (read as year ${y}, month ${m}, day ${d})`, s);
+    if (y < 1000 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not a date that exists (read as year ${y}, month ${m}, day ${d})`, s);
     return `${y}-${pad(m)}-${pad(d)}`;
   };
 }

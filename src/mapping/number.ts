@@ -1,6 +1,7 @@
 import type { NumberGrammar } from './transform-config.js';
 import { ValueError, asText } from './value.js';
 import type { Transform } from './transforms.js';
+import { excerpt } from '../sources/excerpt.js';
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -44,13 +45,13 @@ export function numberParser(g: NumberGrammar, integer: boolean): Transform {
     // Most cells are plain ("-12", "3.50"): no regex, split or join for them; the rest take the general path.
     let n = plainDot ? plainDecimal(s) : NaN;
     if (Number.isNaN(n)) {
-      if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not ${what} ${hint}`, s);
+      if (!pattern.test(s)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not ${what} ${hint}`, s);
       let plain = g.thousands_separator === '' ? s : s.split(g.thousands_separator).join('');
       if (g.decimal_separator === ',') plain = plain.replace(',', '.');
       n = Number(plain);
     }
-    if (!Number.isFinite(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is out of range`, s);
-    if (integer && !Number.isInteger(n)) throw new ValueError('TRANSFORM_FAILED', `"${s}" is not a whole number`, s);
+    if (!Number.isFinite(n)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is out of range`, s);
+    if (integer && !Number.isInteger(n)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not a whole number`, s);
     return n;
   };
 }

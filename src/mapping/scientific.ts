@@ -1,4 +1,5 @@
 import { ValueError } from './value.js';
+import { excerpt } from '../sources/excerpt.js';
 
 const SCIENTIFIC = /^([+-]?)(\d+)(?:[.,](\d*))?[eE]\+?(\d{1,3})$/;
 
@@ -15,12 +16,12 @@ export function fixScientific(text: string): string {
   const [, sign, int = '', frac = '', expText = '0'] = m;
   const exp = Number(expText);
   if (frac.length > exp) {
-    throw new ValueError('TRANSFORM_FAILED', `"${s}" is a fraction in scientific notation, not an identifier`, s);
+    throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is a fraction in scientific notation, not an identifier`, s);
   }
   if (frac.length < exp) {
     throw new ValueError(
       'PRECISION_LOST',
-      `"${s}" was written in scientific notation with only ${(int + frac).replace(/^0+/, '').length} significant digits, so the identifier's other digits are lost; format the column as text in the spreadsheet and export again`,
+      `${excerpt(s)} was written in scientific notation with only ${(int + frac).replace(/^0+/, '').length} significant digits, so the identifier's other digits are lost; format the column as text in the spreadsheet and export again`,
       s,
     );
   }

@@ -3,6 +3,7 @@ import { dateParser } from './date.js';
 import { numberParser } from './number.js';
 import { fixScientific } from './scientific.js';
 import { ValueError, asText, isEmpty, type Value } from './value.js';
+import { excerpt } from '../sources/excerpt.js';
 
 export { plainDecimal } from './number.js';
 
@@ -81,7 +82,7 @@ export function booleanParser(trueWords: string[], falseWords: string[], matchCa
       );
     }
     const b = exact.get(s) ?? (matchCase ? undefined : map.get(s.toLowerCase()));
-    if (b === undefined) throw new ValueError('INVALID_BOOLEAN', `"${s}" is not a boolean (expected ${expected}${matchCase ? ', with this case' : ''})`, s);
+    if (b === undefined) throw new ValueError('INVALID_BOOLEAN', `${excerpt(s)} is not a boolean (expected ${expected}${matchCase ? ', with this case' : ''})`, s);
     return b;
   };
 }

@@ -1,9 +1,11 @@
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { read } from 'node:fs';
+import { promisify } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import type { SourceConfig } from './config.js';
 import { SourceError } from './errors.js';
 import type { ByteMeter } from './meter.js';
+import { fdReadStream } from './open-file.js';
+import type { OpenExport } from './types.js';
 import { checkArchiveSizes, checkRatio, checkTotal } from './xlsx/zip-guard.js';
 
 /** What a CSV export arrives in: as it is, gzip (`.csv.gz`), or a zip holding one CSV. Told by content, never by name. */
@@ -39,18 +41,13 @@ export function compressionOf(head: Uint8Array, file: string): Compression {
   return null;
 }
 
-/** The first bytes of a file (fewer when it is shorter). */
-export async function readHead(file: string, bytes = 8): Promise<Buffer> {
-  const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
-    throw new SourceError(err.code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE', `${file}: ${err.message}`, { file }, err);
-  });
-  try {
-    const buf = Buffer.alloc(bytes);
-    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
+const readP = promisify(read);
+
+/** The first bytes of an opened export (fewer when it is shorter), read at position 0 without moving anything. */
+export async function readHead(fd: number, bytes = 8): Promise<Buffer> {
+  const buf = Buffer.alloc(bytes);
+  const { bytesRead } = await readP(fd, buf, 0, bytes, 0);
+  return buf.subarray(0, bytesRead);
 }
 
 /** A CSV's bytes, decompressed when the export is compressed. */
@@ -63,9 +60,10 @@ export interface CsvBytes {
 }
 
 /** Open the CSV bytes of an export in the given compression. */
-export async function openCsvBytes(file: string, compression: Compression, source: SourceConfig, meter: ByteMeter, chunkBytes: number): Promise<CsvBytes> {
-  if (compression === 'zip') return openZipped(file, source, meter, chunkBytes);
-  const plain = (metered: boolean) => fileChunks(file, chunkBytes, metered ? meter : null);
+export async function openCsvBytes(input: OpenExport, compression: Compression, source: SourceConfig, meter: ByteMeter, chunkBytes: number): Promise<CsvBytes> {
+  const { file } = input;
+  if (compression === 'zip') return openZipped(input, source, meter, chunkBytes);
+  const plain = (metered: boolean) => fileChunks(input, chunkBytes, metered ? meter : null);
   if (compression === null) return { bytes: () => plain(true), again: () => plain(false), close: () => {} };
   return {
     bytes: () => gunzipped(file, source.limits, plain(true), chunkBytes),
@@ -74,8 +72,10 @@ export async function openCsvBytes(file: string, compression: Compression, sourc
   };
 }
 
-async function* fileChunks(file: string, chunkBytes: number, meter: ByteMeter | null): AsyncGenerator<Buffer> {
-  const stream = createReadStream(file, { highWaterMark: chunkBytes });
+async function* fileChunks(input: OpenExport, chunkBytes: number, meter: ByteMeter | null): AsyncGenerator<Buffer> {
+  const { file, fd } = input;
+  // From the descriptor the read opened (open-file.ts): the bytes hashed and parsed are those of the file checked.
+  const stream = fdReadStream(fd, { highWaterMark: chunkBytes });
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       meter?.add(chunk);
@@ -161,21 +161,15 @@ const NOT_EXPORTS = /(^|\/)(__MACOSX\/|\.DS_Store$)|\/$/;
  * (entry count, declared sizes and ratio before inflating, each entry held
  * to its declared size while it inflates).
  */
-async function openZipped(file: string, source: SourceConfig, meter: ByteMeter, chunkBytes: number): Promise<CsvBytes> {
+async function openZipped(input: OpenExport, source: SourceConfig, meter: ByteMeter, chunkBytes: number): Promise<CsvBytes> {
+  const { file, fd, size } = input;
   // Loaded only for zip exports, as for XLSX sources.
-  const { openFile, meterWholeFile } = await import('./xlsx.js');
+  const { meterWholeFile } = await import('./xlsx.js');
   const { WorkbookArchive } = await import('./xlsx/archive.js');
-  const fd = await openFile(file);
-  try {
-    await meterWholeFile(file, fd, meter);
-  } catch (err) {
-    const { closeSync } = await import('node:fs');
-    closeSync(fd);
-    throw err;
-  }
-  const archive = await WorkbookArchive.open(file, fd, chunkBytes).catch((err: unknown) => {
+  await meterWholeFile(file, fd, meter);
+  const archive = await WorkbookArchive.open(file, fd, size, chunkBytes).catch((err: unknown) => {
     // The archive reader speaks of workbooks; here the file was to be a CSV.
-    const why = err instanceof SourceError && err.cause instanceof Error ? err.cause.message : (err as Error)?.message;
+    const why = err instanceof SourceError && typeof err.context.reason === 'string' ? err.context.reason : (err as Error)?.message;
     throw new SourceError(
       'WRONG_FORMAT',
       `${file}: starts like a zip archive but is not a valid one (${why}); a zip export must hold one CSV, and an XLSX workbook needs type: xlsx`,

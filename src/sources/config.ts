@@ -79,6 +79,13 @@ export const sourceConfigSchema = z
       .default(',')
       .describe('CSV field delimiter; `tab` is the same as "\\t".'),
     quote: z.string().length(1).default('"').describe('CSV quote character.'),
+    ragged_rows: z
+      .enum(['reject', 'allow'])
+      .default('reject')
+      .describe(
+        'CSV rows with fewer cells than the header. reject: such a row is a row error (COLUMN_COUNT), because a cut or a lost delimiter would otherwise read its missing cells as empty; ' +
+          'allow: missing trailing cells read as empty, for writers that leave them out. Either way a last line cut off without its line end and shorter than the header refuses the file (TRUNCATED). XLSX rows are never held to the header width (absent cells are empty).',
+      ),
     sheet: z
       .union([z.string().min(1), z.number().int().min(1)])
       .nullable()

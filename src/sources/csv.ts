@@ -4,9 +4,12 @@ import { Parser, CsvError } from 'csv-parse';
 import type { SourceConfig } from './config.js';
 import { StreamDecoder, bomEncoding } from './decode.js';
 import { Utf8Checker } from './utf8-check.js';
+import { ByteGuard } from './byte-guard.js';
 import { SourceError } from './errors.js';
 import { checkCsvHead } from './sniff.js';
 import type { ByteMeter } from './meter.js';
+import type { OpenExport, RowSink } from './types.js';
+import { boundText } from './excerpt.js';
 
 /** Physical line breaks inside a record's cells (\r\n, \n or a lone \r count one each). */
 function breaksIn(cells: string[]): number {
@@ -83,15 +86,18 @@ export function decodeFieldsInPlace(parser: Parser): boolean {
  * preamble skipping and csv-parse all run synchronously per file chunk, so
  * there is one await per chunk, not per row. UTF-8 bytes go to csv-parse as
  * they are (checked by `isUtf8`); other encodings are decoded by iconv-lite.
+ * The last row is marked `unterminated` when the file does not end with a
+ * line break (a cut-off file ends that way; see RowPipeline.row).
  */
 export async function* readCsvRows(
-  file: string,
+  input: OpenExport,
   source: SourceConfig,
   meter: ByteMeter,
-  sink: (cells: string[], line: number) => void,
+  sink: RowSink,
   chunkBytes = 64 * 1024,
   compression: Compression = null,
 ): AsyncGenerator<void> {
+  const { file } = input;
   const skipper = new LineSkipper(source.header.skip_lines);
   let nextLine = source.header.skip_lines + 1;
   let lastParserLine = 0;
@@ -104,26 +110,43 @@ export async function* readCsvRows(
     skip_empty_lines: false,
     max_record_size: source.limits.max_record_bytes,
   });
+  // Each record is handed on when the next one comes, so that the last one can be told apart (unterminated).
+  let held: string[] | null = null;
+  let heldLine = 0;
+  let endsWithBreak = false;
   parser.onRecord = (cells, lastLine) => {
     const line = nextLine;
     // csv-parse's own count is off for \r\n inside quotes; count breaks ourselves when a record spans lines.
     const spansLines = lastLine - lastParserLine > 1;
     lastParserLine = lastLine;
     nextLine += 1 + (spansLines ? breaksIn(cells) : 0);
-    sink(cells, line);
+    if (held !== null) sink(held, heldLine, false);
+    held = cells;
+    heldLine = line;
   };
   parser.on('error', () => {}); // read through `errored` below
   const feed = (data: string | Buffer) => {
     const rest = skipper.take(data);
-    if (rest !== null && rest.length > 0) parser.write(rest);
-    if (parser.errored) throw translate(parser.errored, file, nextLine, source);
+    if (rest !== null && rest.length > 0) {
+      const last = typeof rest === 'string' ? rest.charCodeAt(rest.length - 1) : rest[rest.length - 1];
+      endsWithBreak = last === 10 || last === 13;
+      parser.write(rest);
+    }
+    if (parser.errored) throw failed(parser.errored);
   };
-  const input = await openCsvBytes(file, compression, source, meter, chunkBytes).catch((err: unknown) => {
+  // A record followed by a parse error was complete: it is handed on first (the header, say, is then known).
+  const failed = (err: unknown): SourceError => {
+    const complete = held;
+    held = null;
+    if (complete !== null) sink(complete, heldLine, false);
+    return translate(err, file, nextLine, source);
+  };
+  const bytesIn = await openCsvBytes(input, compression, source, meter, chunkBytes).catch((err: unknown) => {
     parser.destroy();
     throw err;
   });
   const badUtf8 = async () => {
-    const line = await lineOfFirstBadUtf8(input.again());
+    const line = await lineOfFirstBadUtf8(bytesIn.again());
     return new SourceError('BAD_ENCODING', `${file}: bytes that are not valid UTF-8 at line ${line}; check the source's encoding setting`, {
       file,
       line,
@@ -145,18 +168,29 @@ export async function* readCsvRows(
     const isUtf8 = source.encoding === 'utf-8' || (source.encoding === 'auto' && (bom === null || bom === 'utf-8'));
     if (isUtf8) utf8 = new Utf8Checker();
     else decoder = new StreamDecoder(source.encoding, file);
+    guard = new ByteGuard(file, () => bytesIn.again(), source.encoding === 'auto' ? (bom ?? 'utf-8') : source.encoding);
     return first;
   };
+  let guard: ByteGuard | null = null;
   const consume = async (chunk: Buffer) => {
+    await guard!.check(chunk);
     if (utf8) {
       if (!utf8.check(chunk)) throw await badUtf8();
       feed(chunk);
     } else {
-      feed(decoder!.write(chunk));
+      let text: string;
+      try {
+        text = decoder!.write(chunk);
+      } catch (err) {
+        // Bytes invalid in cp932 that are valid UTF-8: say which setting is right.
+        if (err instanceof SourceError && err.code === 'BAD_ENCODING' && guard!.looksLikeUtf8()) throw guard!.utf8Refusal(err.context.line);
+        throw err;
+      }
+      feed(text);
     }
   };
   try {
-    for await (const raw of input.bytes()) {
+    for await (const raw of bytesIn.bytes()) {
       const chunk = take(raw);
       if (chunk === null) continue;
       await consume(chunk);
@@ -166,16 +200,19 @@ export async function* readCsvRows(
     if (rest !== null && rest.length > 0) await consume(rest);
     if (utf8 !== null && !(utf8 as Utf8Checker).end()) throw await badUtf8();
     if (decoder !== null) feed((decoder as StreamDecoder).end());
+    (guard as ByteGuard | null)?.end();
     parser.end();
     parser.resume();
     try {
       await finished(parser);
     } catch (err) {
-      throw translate(err, file, nextLine, source);
+      throw failed(err);
     }
+    const last = held as string[] | null; // assigned in the parser's callback
+    if (last !== null) sink(last, heldLine, !endsWithBreak);
     yield;
   } finally {
-    input.close();
+    bytesIn.close();
     parser.destroy();
   }
 }
@@ -198,17 +235,17 @@ function translate(err: unknown, file: string, line: number, source: SourceConfi
   const ctx = { file, line };
   if (err instanceof CsvError) {
     if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
-      return new SourceError('TRUNCATED', `${file}: ends inside a quoted field that starts at line ${line}; the file is truncated or a quote is unbalanced`, ctx, err);
+      return new SourceError('TRUNCATED', `${file}: ends inside a quoted field that starts at line ${line}; the file is truncated or a quote is unbalanced`, ctx);
     }
     if (err.code === 'CSV_MAX_RECORD_SIZE') {
       return new SourceError(
         'LIMIT_RECORD_BYTES',
         `${file}: the record starting at line ${line} is longer than max_record_bytes (${source.limits.max_record_bytes}); an unbalanced quote?`,
         { ...ctx, setting: 'limits.max_record_bytes' },
-        err,
       );
     }
-    return new SourceError('MALFORMED_CSV', `${file}: malformed CSV near line ${line}: ${err.message}`, ctx, err);
+    // A CsvError carries the record it was reading (its fields would reach a log through `cause`): only its code is kept.
+    return new SourceError('MALFORMED_CSV', `${file}: malformed CSV near line ${line}: ${boundText(err.message, 160)}`, { ...ctx, csv_code: err.code });
   }
   return new SourceError('FILE_UNREADABLE', `${file}: could not be read: ${(err as Error)?.message ?? String(err)}`, { file }, err);
 }

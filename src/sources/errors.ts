@@ -1,13 +1,20 @@
 import { ConnectorError, type ErrorContext } from '../errors.js';
+import { boundText } from './excerpt.js';
+
+const MAX_MESSAGE_CHARS = 2000;
 
 /**
  * File-level failures of reading an export. Every one of them means "nothing
  * from this file is used" (action `reject`), except a missing or unreadable
- * file, which may appear later (action `retry`).
+ * file, which may appear later, and a file that changed while it was read,
+ * which is read again (action `retry`).
  */
 export const SOURCE_ERROR_CODES = [
   'FILE_NOT_FOUND',
   'FILE_UNREADABLE',
+  'FILE_CHANGED',
+  'LINK_NOT_FOLLOWED',
+  'NOT_REGULAR_FILE',
   'EMPTY_FILE',
   'HEADER_ONLY',
   'HEADER_NOT_FOUND',
@@ -17,11 +24,13 @@ export const SOURCE_ERROR_CODES = [
   'WRONG_FORMAT',
   'SHEET_NOT_FOUND',
   'ZIP_BOMB',
+  'ZIP_CORRUPT',
   'LIMIT_FILE_BYTES',
   'LIMIT_ROWS',
   'LIMIT_RECORD_BYTES',
   'LIMIT_SHARED_STRINGS',
   'DUPLICATE_HEADER',
+  'REPEATED_HEADER',
   'COLUMN_NOT_FOUND',
   'AMBIGUOUS_COLUMN',
   'ROW_ERRORS',
@@ -33,8 +42,9 @@ export class SourceError extends ConnectorError {
   declare readonly code: SourceErrorCode;
 
   constructor(code: SourceErrorCode, message: string, context: ErrorContext, cause?: unknown) {
-    const action = code === 'FILE_NOT_FOUND' || code === 'FILE_UNREADABLE' ? 'retry' : 'reject';
-    super(code, message, { action, context, cause });
+    const action = code === 'FILE_NOT_FOUND' || code === 'FILE_UNREADABLE' || code === 'FILE_CHANGED' ? 'retry' : 'reject';
+    // Messages reach logs, /healthz and alert calls: bytes of a file name or content must not forge lines there.
+    super(code, boundText(message, MAX_MESSAGE_CHARS), { action, context, cause });
     this.name = 'SourceError';
   }
 }

@@ -27,11 +27,3 @@ export class ByteMeter {
     return this.hash.digest('hex');
   }
 }
-
-/** Hex SHA-256 of a whole file, streamed (for files a read stopped early on). */
-export async function hashFile(file: string): Promise<string> {
-  const { createReadStream } = await import('node:fs');
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}

@@ -1,8 +1,9 @@
 import type { DatasetRecord } from '../model/record.js';
 import type { MappingConfig } from '../mapping/config.js';
-import { BAD, FILTERED, compileMapping, type RowMapper } from '../mapping/compile.js';
+import { BAD, FILTERED, compileMapping, truncateValue, type RowMapper } from '../mapping/compile.js';
 import type { SourceConfig } from './config.js';
 import { SourceError } from './errors.js';
+import { excerpt } from './excerpt.js';
 import { cleanHeader, headerCleaner, isBlankRow } from './header.js';
 import { KeyIndex } from './key-index.js';
 import type { ExportCounts, RecordBatch, RowError } from './types.js';
@@ -23,6 +24,11 @@ export class RowPipeline {
   private nonBlankSeen = false;
   private readonly seen = new KeyIndex();
   private readonly scratch: RowError[] = [];
+  /** CSV rows must be as wide as the header (ragged_rows: reject); XLSX rows leave out their trailing empty cells. */
+  private readonly strictWidth: boolean;
+  /** The header row's first cell as written, and its line: a row starting so is checked for a repeated header. */
+  private headerFirstCell: string | null = null;
+  private headerLine = 0;
 
   constructor(
     private readonly file: string,
@@ -30,6 +36,7 @@ export class RowPipeline {
     private readonly mapping: MappingConfig,
   ) {
     this.clean = headerCleaner(source);
+    this.strictWidth = source.type === 'csv' && source.ragged_rows === 'reject';
   }
 
   private out: RecordBatch = { records: [], lines: [] };
@@ -46,13 +53,33 @@ export class RowPipeline {
     return out;
   }
 
-  /** Map one row (readers call this straight from the parser, so cells die young). */
-  row(cells: string[], line: number): void {
+  /**
+   * Map one row (readers call this straight from the parser, so cells die young).
+   * `unterminated`: the file's last row, with no line break after it.
+   */
+  row(cells: string[], line: number, unterminated = false): void {
     if (isBlankRow(cells)) return;
     this.nonBlankSeen = true;
     if (this.mapper === null) {
       this.takeHeader(cells, line);
       return;
+    }
+    const width = this.header.length;
+    if (cells[0] === this.headerFirstCell && this.isHeaderAgain(cells)) {
+      // Two exports joined into one (a writer appending, `cat a.csv b.csv`): its key would repeat, and the older row win.
+      throw new SourceError(
+        'REPEATED_HEADER',
+        `${this.file}: the header of line ${this.headerLine} comes again at line ${line}: two exports joined into one file? Nothing from it was used — export it again`,
+        { file: this.file, line },
+      );
+    }
+    if (unterminated && cells.length < width) {
+      // A writer ends every row it finishes; a short last row without its line end is where the file was cut.
+      throw new SourceError(
+        'TRUNCATED',
+        `${this.file}: the last row (line ${line}) has ${cells.length} of the header's ${width} cells and no line end; the file is truncated (cut off while written or copied) — export it again`,
+        { file: this.file, line },
+      );
     }
     const maxRows = this.source.limits.max_rows;
     if (++this.counts.rows > maxRows) {
@@ -61,6 +88,10 @@ export class RowPipeline {
         line,
         setting: 'limits.max_rows',
       });
+    }
+    if (this.strictWidth && cells.length !== width && this.widthError(cells, line, width)) {
+      this.bad();
+      return;
     }
     const result = this.mapper.map(cells, line, this.scratch);
     if (result === FILTERED) {
@@ -105,6 +136,40 @@ export class RowPipeline {
     return rowErrorVerdict(this.file, this.counts, this.source);
   }
 
+  /** Whether a row's cells, cleaned as the header was, are the header's (trailing empty cells aside). */
+  private isHeaderAgain(cells: string[]): boolean {
+    const names = cleanHeader(cells, this.clean);
+    return names.length === this.header.length && names.every((n, i) => n === this.header[i]);
+  }
+
+  /**
+   * CSV cells are placed by counting delimiters, so a row of another width
+   * than the header has its values under the wrong columns or missing: it is
+   * refused before any filter reads it (a missing cell read as empty could
+   * filter a record out, and so delete it). Empty cells beyond the header
+   * (Excel's trailing commas) are harmless. True when the row was refused.
+   */
+  private widthError(cells: string[], line: number, width: number): boolean {
+    if (cells.length > width) {
+      let i = width;
+      while (i < cells.length && cells[i] === '') i++;
+      if (i === cells.length) return false;
+    }
+    const short = cells.length < width;
+    const missing = short ? this.header[cells.length]! : `#${cells.length}`;
+    this.scratch.push({
+      file: this.file,
+      line,
+      column: missing,
+      value: short ? '' : truncateValue(cells[cells.length - 1]!),
+      reason: short
+        ? `${cells.length} cells where the header has ${width}: the row ends before column ${excerpt(missing)} (cut off, or delimiters lost); if the export leaves out trailing empty cells, set ragged_rows: allow`
+        : `${cells.length} cells where the header has ${width}: a value beyond the header (a delimiter inside an unquoted value?)`,
+      code: 'COLUMN_COUNT',
+    });
+    return true;
+  }
+
   private bad(): void {
     this.counts.bad_rows++;
     this.counts.row_errors += this.scratch.length;
@@ -128,6 +193,8 @@ export class RowPipeline {
       return;
     }
     this.header = names;
+    this.headerFirstCell = cells[0] ?? '';
+    this.headerLine = line;
     this.mapper = compileMapping(this.mapping, names, this.file, line);
   }
 }

@@ -1,13 +1,13 @@
-import { stat } from 'node:fs/promises';
 import type { DatasetRecord } from '../model/record.js';
 import type { MappingConfig } from '../mapping/config.js';
 import type { SourceConfig } from './config.js';
 import { compressionOf, readHead, type Compression } from './compressed.js';
 import { readCsvRows } from './csv.js';
 import { SourceError } from './errors.js';
-import { ByteMeter, hashFile } from './meter.js';
+import { ByteMeter } from './meter.js';
+import { NEVER_FOLLOW, closeFile, fileState, hashFd, openRegularFile, type LinkPolicy, type OpenedFile } from './open-file.js';
 import { RowPipeline } from './pipeline.js';
-import type { ExportResult, RecordBatch } from './types.js';
+import type { ExportResult, OpenExport, RecordBatch } from './types.js';
 
 /**
  * One streaming read of an export. Iterate it (records, or `batches()` for
@@ -41,20 +41,27 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     const pipeline = new RowPipeline(this.file, this.source, this.mapping);
     const meter = new ByteMeter(this.file, this.source.limits.max_file_bytes);
     let rejected: SourceError | null = null;
+    let opened: OpenedFile | null = null;
     let size = 0;
     try {
-      size = await this.checkFile();
-      for await (const out of this.rows(meter, pipeline)) {
+      opened = await openRegularFile(this.file, this.options.links ?? NEVER_FOLLOW);
+      size = this.checkSize(opened.size);
+      const input = { file: this.file, fd: opened.fd, size };
+      for await (const out of this.rows(input, meter, pipeline)) {
         if (out.records.length > 0) yield out;
       }
+      await this.checkUnchanged(opened, meter, true);
       rejected = pipeline.finish();
     } catch (err) {
       if (!(err instanceof SourceError)) throw err;
       rejected = err;
+      // A refusal of a file that was still being written (a cut last row, say) is that: it is read again.
+      if (opened && err.code !== 'FILE_CHANGED') rejected = await this.checkUnchanged(opened, meter, false).then(() => err, (changed: SourceError) => changed);
     } finally {
       // Files are identified by content (house style 7), so a refused file gets its whole hash too.
       const complete = meter.bytes === size || size === 0 || size > this.source.limits.max_file_bytes;
-      const sha256 = complete ? meter.digest() : await hashFile(this.file).catch(() => meter.digest());
+      const sha256 = complete || opened === null ? meter.digest() : await hashFd(opened.fd).catch(() => meter.digest());
+      if (opened) await closeFile(opened.fd);
       this.done = {
         file: this.file,
         sha256,
@@ -76,36 +83,41 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
   }
 
   /** Records mapped so far, after each chunk (CSV) or every few hundred rows (XLSX). */
-  private async *rows(meter: ByteMeter, pipeline: RowPipeline): AsyncIterable<RecordBatch> {
+  private async *rows(input: OpenExport, meter: ByteMeter, pipeline: RowPipeline): AsyncIterable<RecordBatch> {
+    const sink = (cells: string[], line: number, unterminated?: boolean) => pipeline.row(cells, line, unterminated);
     if (this.source.type === 'csv') {
-      const sink = (cells: string[], line: number) => pipeline.row(cells, line);
-      this.compression = compressionOf(await readHead(this.file), this.file);
-      for await (const _ of readCsvRows(this.file, this.source, meter, sink, this.options.chunk_bytes, this.compression)) yield pipeline.take();
+      this.compression = compressionOf(await readHead(input.fd), this.file);
+      for await (const _ of readCsvRows(input, this.source, meter, sink, this.options.chunk_bytes, this.compression)) yield pipeline.take();
       return;
     }
     // Loaded only for XLSX sources, so that a CSV-only connector never loads the zip and XML readers.
     const { readXlsxRows } = await import('./xlsx.js');
-    const sink = (cells: string[], line: number) => pipeline.row(cells, line);
-    for await (const _ of readXlsxRows(this.file, this.source, meter, sink, this.options.chunk_bytes)) yield pipeline.take();
+    for await (const _ of readXlsxRows(input, this.source, meter, sink, this.options.chunk_bytes)) yield pipeline.take();
   }
 
-  /** Stat the file; returns its size. */
-  private async checkFile(): Promise<number> {
+  /** The size of the opened file, within the limits. */
+  private checkSize(size: number): number {
     const ctx = { file: this.file };
-    let size: number;
-    try {
-      const st = await stat(this.file);
-      if (!st.isFile()) throw new SourceError('FILE_UNREADABLE', `${this.file}: is not a regular file`, ctx);
-      size = st.size;
-    } catch (err) {
-      if (err instanceof SourceError) throw err;
-      const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE';
-      throw new SourceError(code, `${this.file}: ${(err as Error).message}`, ctx, err);
-    }
     if (size === 0) throw new SourceError('EMPTY_FILE', `${this.file}: is empty (0 bytes)`, ctx);
     const max = this.source.limits.max_file_bytes;
     if (size > max) throw new SourceError('LIMIT_FILE_BYTES', `${this.file}: ${size} bytes, more than max_file_bytes (${max})`, { ...ctx, setting: 'limits.max_file_bytes' });
     return size;
+  }
+
+  /**
+   * The rows read are the file's only if it did not change while it was read:
+   * a writer still appending (settle_ms too short for it) or rewriting in
+   * place would leave rows read from a file that never existed whole, and
+   * rows missing from it would be deleted. Then it is read again later.
+   */
+  private async checkUnchanged(opened: OpenedFile, meter: ByteMeter, readToEnd: boolean): Promise<void> {
+    const now = await fileState(opened.fd);
+    if ((!readToEnd || meter.bytes === opened.size) && now.size === opened.size && now.mtimeMs === opened.mtimeMs) return;
+    throw new SourceError(
+      'FILE_CHANGED',
+      `${this.file}: changed while it was read (${opened.size} bytes when opened, ${meter.bytes} read, ${now.size} now); nothing from it was used — it is read again once it settles (if the writer pauses, raise watch.settle_ms)`,
+      { file: this.file, setting: 'watch.settle_ms' },
+    );
   }
 }
 
@@ -118,6 +130,8 @@ export interface ReadOptions {
    * RSS over a million rows). Tests use tiny chunks to split characters.
    */
   chunk_bytes?: number;
+  /** Whether the path may be a symbolic link (default: never; see LinkPolicy). */
+  links?: LinkPolicy;
 }
 
 /** Start reading an export through a source and mapping (parsed configs); nothing is read until iterated. */

@@ -1,4 +1,4 @@
-import { writeFile, rename } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { RowError } from './types.js';
 
@@ -26,7 +26,10 @@ export async function writeRejectFile(file: string, rowErrors: readonly RowError
   const lines = ['line,column,value,code,reason'];
   for (const e of rowErrors) lines.push([e.line, e.column, e.value, e.code, e.reason].map(csvCell).join(','));
   const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, `\uFEFF${lines.join('\r\n')}\r\n`, 'utf8');
+  // The folder is the POS's: a link planted under the temporary name must not be written through.
+  // rm removes such an entry; 'wx' (O_EXCL) refuses one put back in between. rename replaces a link at `path` itself.
+  await rm(tmp, { force: true });
+  await writeFile(tmp, `\uFEFF${lines.join('\r\n')}\r\n`, { encoding: 'utf8', flag: 'wx' });
   await rename(tmp, path);
   return path;
 }

@@ -2,6 +2,8 @@ import { SourceError } from './errors.js';
 import { bomEncoding } from './decode.js';
 import type { SourceConfig } from './config.js';
 
+// What the CSV reader gathers before this check (csv.ts).
+const SNIFF_BYTES = 8;
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
 const OLE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 
@@ -20,13 +22,17 @@ export function checkCsvHead(head: Uint8Array, source: SourceConfig, file: strin
   if (startsWith(head, OLE)) throw new SourceError('WRONG_FORMAT', `${file}: is a legacy binary Excel (.xls) file, not CSV; save it as CSV or XLSX`, ctx);
   const bom = bomEncoding(head);
   const utf16 = source.encoding === 'utf-16le' || source.encoding === 'utf-16be';
+  if (bom === 'utf-8' && source.encoding !== 'utf-8' && source.encoding !== 'auto') {
+    throw new SourceError('BAD_ENCODING', `${file}: starts with a UTF-8 byte order mark but encoding is ${source.encoding}; set encoding: utf-8 or auto`, { file, setting: 'encoding' });
+  }
   if ((bom === 'utf-16le' || bom === 'utf-16be') && !utf16 && source.encoding !== 'auto') {
     throw new SourceError('BAD_ENCODING', `${file}: starts with a ${bom} byte order mark but encoding is ${source.encoding}; set encoding: ${bom} or auto`, {
       file,
       setting: 'encoding',
     });
   }
-  if (!utf16 && bom !== 'utf-16le' && bom !== 'utf-16be' && head.includes(0)) {
+  // The first bytes only: a NUL further on is damage, refused by ByteGuard.
+  if (!utf16 && bom !== 'utf-16le' && bom !== 'utf-16be' && head.subarray(0, SNIFF_BYTES).includes(0)) {
     throw new SourceError('WRONG_FORMAT', `${file}: contains NUL bytes, so it is binary data or UTF-16 text, not ${source.encoding} CSV`, ctx);
   }
 }

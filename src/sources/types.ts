@@ -9,7 +9,22 @@ export type RowErrorCode =
   | 'PRECISION_LOST'
   | 'EXTRA_CELLS'
   /** A value under a boolean that is not one of its words, or an empty cell the mapping gave no meaning (issue 11). */
-  | 'INVALID_BOOLEAN';
+  | 'INVALID_BOOLEAN'
+  | 'COLUMN_COUNT';
+
+/** An export opened for one read (open-file.ts): its path for messages, its descriptor, its size when opened. */
+export interface OpenExport {
+  file: string;
+  fd: number;
+  size: number;
+}
+
+/**
+ * Where a reader hands each raw row: its cells and 1-based line (CSV: physical
+ * line; XLSX: sheet row). `unterminated`: the file's last row, not followed by
+ * a line break (CSV only).
+ */
+export type RowSink = (cells: string[], line: number, unterminated?: boolean) => void;
 
 /** One problem with one row (issue 3): where it is, what was there, why it is refused. */
 export interface RowError {

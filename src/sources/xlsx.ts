@@ -1,9 +1,10 @@
-import { closeSync, createReadStream, open } from 'node:fs';
-import { promisify } from 'node:util';
+import { fdReadStream } from './open-file.js';
 import type { SourceConfig } from './config.js';
 import type { ByteMeter } from './meter.js';
 import { SourceError } from './errors.js';
+import { boundText, excerpt, excerptList } from './excerpt.js';
 import { checkXlsxHead } from './sniff.js';
+import type { OpenExport, RowSink } from './types.js';
 import { WorkbookArchive } from './xlsx/archive.js';
 import { readDateStyles } from './xlsx/styles.js';
 import { readSharedStrings } from './xlsx/shared-strings.js';
@@ -26,20 +27,15 @@ import { checkArchiveSizes } from './xlsx/zip-guard.js';
  * and one row (limits.max_record_bytes).
  */
 export async function* readXlsxRows(
-  file: string,
+  input: OpenExport,
   source: SourceConfig,
   meter: ByteMeter,
-  sink: (cells: string[], line: number) => void,
+  sink: RowSink,
   chunkBytes?: number,
 ): AsyncGenerator<void> {
-  const fd = await openFile(file);
-  try {
-    await meterWholeFile(file, fd, meter);
-  } catch (err) {
-    closeSync(fd);
-    throw err;
-  }
-  const archive = await WorkbookArchive.open(file, fd, chunkBytes);
+  const { file, fd, size } = input;
+  await meterWholeFile(file, fd, meter);
+  const archive = await WorkbookArchive.open(file, fd, size, chunkBytes);
   try {
     checkArchiveSizes(file, archive.entries(), source.limits);
     const book = await readWorkbookInfo(archive);
@@ -64,26 +60,16 @@ export async function* readXlsxRows(
     yield* readSheetRows(archive, sheet.part!, { sharedStrings, dateStyles, date1904: book.date1904, maxChars }, onRow);
   } catch (err) {
     if (err instanceof SourceError) throw err;
-    throw new SourceError('WRONG_FORMAT', `${file}: could not be read as an XLSX workbook: ${(err as Error)?.message ?? String(err)}`, { file, setting: 'type' }, err);
+    throw new SourceError('WRONG_FORMAT', `${file}: could not be read as an XLSX workbook: ${boundText((err as Error)?.message ?? String(err))}`, { file, setting: 'type' });
   } finally {
     archive.close();
-  }
-}
-
-/** Open an export for reading (FILE_NOT_FOUND / FILE_UNREADABLE when it cannot be). */
-export async function openFile(file: string): Promise<number> {
-  try {
-    return await promisify(open)(file, 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'FILE_NOT_FOUND' : 'FILE_UNREADABLE';
-    throw new SourceError(code, `${file}: ${(err as Error).message}`, { file }, err);
   }
 }
 
 /** The file's bytes through the meter (its hash identifies the export; its size limit applies), checking the head first. */
 export async function meterWholeFile(file: string, fd: number, meter: ByteMeter): Promise<void> {
   let first = true;
-  for await (const chunk of createReadStream(file, { fd, autoClose: false, start: 0, highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of fdReadStream(fd, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
     if (first) checkXlsxHead(chunk, file);
     first = false;
     meter.add(chunk);
@@ -93,19 +79,20 @@ export async function meterWholeFile(file: string, fd: number, meter: ByteMeter)
 /** The sheet the source names (by name, or by 1-based tab position), or the first worksheet. */
 function pickSheet(file: string, sheets: readonly SheetInfo[], wanted: string | number | null): SheetInfo {
   const found = wanted === null ? sheets.find((s) => s.kind === 'worksheet') : typeof wanted === 'string' ? sheets.find((s) => s.name === wanted) : sheets[wanted - 1];
-  const listed = sheets.map((s) => JSON.stringify(s.name)).join(', ') || 'none';
+  // Sheet names come from the file: quoted as bounded, escaped excerpts.
+  const listed = excerptList(sheets.map((s) => s.name), 30, 300);
   if (!found) {
     const want = wanted === null ? 'worksheet' : `sheet ${JSON.stringify(wanted)}`;
     throw new SourceError('SHEET_NOT_FOUND', `${file}: no ${want}; sheets are: ${listed}`, { file, setting: 'sheet' });
   }
   if (found.kind !== 'worksheet') {
-    throw new SourceError('SHEET_NOT_FOUND', `${file}: sheet ${JSON.stringify(found.name)} is a ${found.kind === 'chartsheet' ? 'chart sheet' : 'sheet without cells'}; sheets are: ${listed}`, {
+    throw new SourceError('SHEET_NOT_FOUND', `${file}: sheet ${excerpt(found.name)} is a ${found.kind === 'chartsheet' ? 'chart sheet' : 'sheet without cells'}; sheets are: ${listed}`, {
       file,
       setting: 'sheet',
     });
   }
   if (found.part === null) {
-    throw new SourceError('WRONG_FORMAT', `${file}: sheet ${JSON.stringify(found.name)} has no cells part in the archive; the workbook is damaged — export it again`, { file, setting: 'type' });
+    throw new SourceError('WRONG_FORMAT', `${file}: sheet ${excerpt(found.name)} has no cells part in the archive; the workbook is damaged — export it again`, { file, setting: 'type' });
   }
   return found;
 }

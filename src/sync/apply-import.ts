@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { ApiError } from '../api/errors.js';
 import { ConnectorError } from '../errors.js';
 import { canonicalHash } from '../model/canonical.js';
-import { hashFile } from '../sources/meter.js';
+import { NEVER_FOLLOW, hashFile, type LinkPolicy } from '../sources/open-file.js';
 import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob, refusedForSure, stageOptions } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { copyPrivately, uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
@@ -38,12 +38,12 @@ export class ImportNotEquivalentError extends ConnectorError {
 export async function stageUpload(
   planDir: string,
   planId: string,
-  source: { file: string; fileHash: string },
+  source: { file: string; fileHash: string; links?: LinkPolicy },
   fields: { mapping: Record<string, string>; encoding: string },
 ): Promise<PlanUpload | null> {
   const path = uploadCopyPath(planDir, planId);
-  await copyPrivately(source.file, path); // 0600 in a 0700 plan folder: the export is the shop's data
-  if ((await hashFile(path)) !== source.fileHash) return null;
+  await copyPrivately(source.file, path, source.links); // 0600 in a 0700 plan folder: the export is the shop's data
+  if ((await hashFile(path, NEVER_FOLLOW)) !== source.fileHash) return null;
   return { path, filename: basename(source.file), contentType: 'text/csv', sha256: source.fileHash, ...fields };
 }
 
@@ -71,7 +71,7 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
   if (!step?.jobId) {
     const options = stageOptions(plan);
     const hash = uploadHash(u, options);
-    const copyOk = (await hashFile(u.path).catch(() => null)) === u.sha256;
+    const copyOk = (await hashFile(u.path, NEVER_FOLLOW).catch(() => null)) === u.sha256;
     if (!copyOk || (step && step.bodyHash !== hash)) {
       throw new ConnectorError('REPLAY_MISMATCH', 'The upload cannot be sent again as journaled (its copy is gone or changed).', {
         action: 'retry',

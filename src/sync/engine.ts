@@ -14,6 +14,7 @@ import { pruneJournal } from './prune.js';
 import { actionForResult, emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
+import type { LinkPolicy } from '../sources/open-file.js';
 import { previewPlan, type PlanPreview } from './preview.js';
 import { periodicReconcile } from './periodic-reconcile.js';
 import type { ServerView } from './reconcile.js';
@@ -35,6 +36,8 @@ export interface SyncEngineDeps {
 /** The input of one sync: an export file. */
 export interface SyncInput {
   file: string;
+  /** Whether `file` may be a symbolic link: never (default; a file found in a watch folder), within folders, or always (a path the operator named). */
+  links?: LinkPolicy;
 }
 
 export type { SyncOptions } from './run-sync.js';
@@ -79,7 +82,7 @@ export class SyncEngine {
           const ctx = this.#ctx(ds, summary, opts.signal);
           client = ctx.client;
           before = ctx.client.stats;
-          await runSync(ctx, ds, input.file, opts);
+          await runSync(ctx, ds, input.file, opts, input.links);
           pruneJournal(ctx);
         });
       } catch (err) {
@@ -135,9 +138,9 @@ export class SyncEngine {
   }
 
   /** What a sync would do, sending nothing but reads. */
-  async plan(ds: DatasetConfig, file: string): Promise<PlanPreview> {
+  async plan(ds: DatasetConfig, file: string, links?: LinkPolicy): Promise<PlanPreview> {
     // It may rebuild the snapshot from the server: a write, so under the lock too.
-    return this.#run(ds, 'plan', undefined, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file));
+    return this.#run(ds, 'plan', undefined, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file, links));
   }
 
   /** Publish the held change with exactly the flags its guards need. */

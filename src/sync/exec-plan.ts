@@ -1,3 +1,4 @@
+import { NEVER_FOLLOW, closeFile, fdReadStream, openRegularFile, type LinkPolicy } from '../sources/open-file.js';
 import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -113,14 +114,17 @@ function openPrivate(path: string): number {
  * source's mode (copyFile would give the copy the export's mode, often 0644),
  * and fsync it: a resumed upload must find these exact bytes.
  */
-export async function copyPrivately(from: string, to: string): Promise<void> {
+export async function copyPrivately(from: string, to: string, links: LinkPolicy = NEVER_FOLLOW): Promise<void> {
   ensurePlanDir(dirname(to));
+  // The export is opened as its read was (a link only where allowed, never a FIFO that would block).
+  const src = await openRegularFile(from, links);
   const fd = openPrivate(to);
   try {
-    await pipeline(createReadStream(from), createWriteStream(to, { fd, autoClose: false }));
+    await pipeline(fdReadStream(src.fd), createWriteStream(to, { fd, autoClose: false }));
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+    await closeFile(src.fd);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { DatasetConfig } from '../config/schema.js';
+import type { LinkPolicy } from '../sources/open-file.js';
 import type { ExecContext } from './context.js';
 import { diffRecords } from './diff.js';
 import { planSync, type SyncPlan } from './plan.js';
@@ -18,8 +19,8 @@ export interface PlanPreview {
 }
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan; send nothing. */
-export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string): Promise<PlanPreview> {
-  const src = await readSource(file, ds.source, ds.mapping);
+export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, links?: LinkPolicy): Promise<PlanPreview> {
+  const src = await readSource(file, ds.source, ds.mapping, links);
   if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, rejectedCode: src.rejected.code, plan: null };
   await reconcile(ctx);
   const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });

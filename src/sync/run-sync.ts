@@ -18,6 +18,7 @@ import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './dra
 import { asConnectorError } from './unexpected.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
 import { RunJournal } from './run-journal.js';
+import type { LinkPolicy } from '../sources/open-file.js';
 import { planSource, readSource, rowLineOf, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
 import { stopMessage } from './stop-messages.js';
 import { actionForResult, type SyncResult } from './outcome.js';
@@ -36,11 +37,11 @@ const ASSUMED_ROLES: KeyRole[] = ['read', 'write', 'replace', 'publish'];
 const MAX_PLANS = 3;
 
 /** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
-export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions): Promise<void> {
+export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy): Promise<void> {
   const s = ctx.summary;
   let src: SourceRead | null = null;
   try {
-    src = await readSource(file, ds.source, ds.mapping);
+    src = await readSource(file, ds.source, ds.mapping, links);
     s.fileHash = src.fileHash;
     s.rows = src.rows;
     s.rowErrors = src.rowErrors.length;

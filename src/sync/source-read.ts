@@ -1,10 +1,12 @@
-import { open } from 'node:fs/promises';
+import { read } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import type { MappingConfig } from '../mapping/config.js';
 import type { DatasetRecord } from '../model/record.js';
 import type { SourceConfig } from '../sources/config.js';
 import { bomEncoding } from '../sources/decode.js';
+import { boundText } from '../sources/excerpt.js';
+import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../sources/open-file.js';
 import { readExportFile, writeRejectFile, type RowError } from '../sources/index.js';
 import type { SourceError } from '../sources/errors.js';
 import { importability, importableConfig, type Importability } from './importable.js';
@@ -26,13 +28,15 @@ export interface SourceRead {
   rejectFile: string | null;
   /** Whether the server could map this file itself (POST /imports, A14). */
   importability: Importability;
+  /** How the file was allowed to be a link (its upload copy is opened the same way). */
+  links: LinkPolicy;
 }
 
-/** Read and map an export (src/sources), and write its reject file beside it when rows were refused. */
-export async function readSource(file: string, source: unknown, mapping: unknown): Promise<SourceRead> {
+/** Read and map an export (src/sources), and write its reject file beside it when rows were refused. `links`: whether the path may be a link (default never). */
+export async function readSource(file: string, source: unknown, mapping: unknown, links: LinkPolicy = NEVER_FOLLOW): Promise<SourceRead> {
   const src = source as SourceConfig;
   const map = mapping as MappingConfig;
-  const r = await readExportFile(file, src, map);
+  const r = await readExportFile(file, src, map, { links });
   const lines: Record<string, number> = {};
   r.records.forEach((rec, i) => (lines[rec.record_id] = r.lines[i]!));
   const rejectFile = r.row_errors.length > 0 ? await writeRejectFile(file, r.row_errors).catch(() => null) : null;
@@ -41,7 +45,7 @@ export async function readSource(file: string, source: unknown, mapping: unknown
     const cfg = importableConfig(src, map);
     if ('reason' in cfg) imp = { importable: false, reason: cfg.reason };
     else {
-      const head = await readHead(file, src);
+      const head = await readHead(file, src, links);
       imp = importability({
         source: src,
         mapping: map,
@@ -69,6 +73,7 @@ export async function readSource(file: string, source: unknown, mapping: unknown
     rejected: r.rejected,
     rejectFile,
     importability: imp,
+    links,
   };
 }
 
@@ -80,15 +85,15 @@ export function planSource(src: SourceRead, imp: Importability = src.importabili
 const HEAD_BYTES = 64 * 1024;
 
 /** The encoding a CSV is decoded with and its first line's cells as the server reads a header (trimmed); cells null when unreadable. */
-async function readHead(file: string, source: SourceConfig): Promise<{ encoding: string; cells: string[] | null }> {
-  const fh = await open(file, 'r');
+async function readHead(file: string, source: SourceConfig, links: LinkPolicy): Promise<{ encoding: string; cells: string[] | null }> {
+  const f = await openRegularFile(file, links);
   let head: Buffer;
   try {
     const buf = Buffer.alloc(HEAD_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, HEAD_BYTES, 0);
+    const bytesRead = await new Promise<number>((res, rej) => read(f.fd, buf, 0, HEAD_BYTES, 0, (err, n) => (err ? rej(err) : res(n))));
     head = buf.subarray(0, bytesRead);
   } finally {
-    await fh.close();
+    await closeFile(f.fd);
   }
   const bom = bomEncoding(head);
   const encoding = source.encoding === 'auto' ? (bom ?? 'utf-8') : source.encoding;
@@ -117,9 +122,10 @@ export function serverRowErrors(
   return errors.map((e) => ({
     file,
     line: (e.record_id ? lines[e.record_id] : undefined) ?? (typeof e.row === 'number' && rowLine ? rowLine(e.row) : undefined) ?? 0,
-    column: e.field ?? 'record',
-    value: e.record_id ?? '',
-    reason: `server: ${e.message}`,
+    // The server's words may quote the cell it refused: bounded and escaped, as logs quote files (issue 11).
+    column: boundText(e.field ?? 'record', 100),
+    value: boundText(e.record_id ?? '', 130),
+    reason: `server: ${boundText(e.message, 300)}`,
     code: 'INVALID_RECORD' as const,
   }));
 }

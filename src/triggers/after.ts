@@ -1,5 +1,7 @@
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, open, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import { extname, join, resolve } from 'node:path';
+import { NEVER_FOLLOW, closeFile, fdReadStream, openRegularFile } from '../sources/open-file.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { WatchConfig } from './config.js';
 import type { ReadyFile } from './watcher.js';
@@ -66,17 +68,21 @@ export async function disposeFile(
   cfg: WatchConfig,
   opts: DisposeOptions,
 ): Promise<Disposal> {
-  const st = await stat(file.path).catch(() => undefined);
-  if (st && (st.size !== file.size || st.mtimeMs !== file.mtimeMs)) return { action: 'kept_changed' };
+  // What is at the path now must be what was read: the same kind of entry (a regular file, or the followed
+  // link) with the same size and mtime. A file swapped for a link meanwhile is never moved: moving follows
+  // nothing, but the EXDEV copy would copy the link's target.
+  const entry = await lstat(file.path).catch(() => undefined);
+  const st = entry && (file.viaLink ? (entry.isSymbolicLink() ? await stat(file.path).catch(() => undefined) : undefined) : entry.isFile() ? entry : undefined);
+  if (entry && (!st || st.size !== file.size || st.mtimeMs !== file.mtimeMs)) return { action: 'kept_changed' };
 
   const tag = fate === 'superseded' ? 'superseded' : undefined;
   const dir = fateDir(cfg, fate);
   const target = await freeName(dir, archiveName(file.name, opts.now, opts.timezone, tag));
   if (cfg.after === 'leave') {
-    return opts.rejectSource && (await exists(opts.rejectSource)) ? { action: 'left', rejectFile: opts.rejectSource } : { action: 'left' };
+    return opts.rejectSource && (await isRegularFile(opts.rejectSource)) ? { action: 'left', rejectFile: opts.rejectSource } : { action: 'left' };
   }
   let rejectFile: string | undefined;
-  if (opts.rejectSource && (await exists(opts.rejectSource))) {
+  if (opts.rejectSource && (await isRegularFile(opts.rejectSource))) {
     await mkdir(dir, { recursive: true, mode: 0o750 });
     rejectFile = rejectFilePath(target);
     await moveFile(opts.rejectSource, rejectFile);
@@ -103,21 +109,44 @@ async function freeName(dir: string, name: string): Promise<string> {
   const stem = name.slice(0, name.length - ext.length);
   for (let i = 0; ; i++) {
     const candidate = join(dir, i === 0 ? name : `${stem}-${i}${ext}`);
-    if (!(await stat(candidate).catch(() => undefined))) return candidate;
+    // lstat: a dangling link under the name takes it too (a copy through it would write where it points).
+    if (!(await lstat(candidate).catch(() => undefined))) return candidate;
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  return (await stat(path).catch(() => undefined)) !== undefined;
+async function isRegularFile(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => undefined))?.isFile() ?? false;
 }
 
+/**
+ * Move a directory entry: rename moves a link as the link. Across file
+ * systems (processed_dir on another one than the share) a link is made
+ * again and a file copied through a descriptor that does not follow links,
+ * into a name that must not exist yet: never the target of a link.
+ */
 async function moveFile(from: string, to: string): Promise<void> {
   try {
     await rename(from, to);
   } catch (err) {
-    // processed_dir may sit on another file system than the share.
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    await copyFile(from, to);
+    const entry = await lstat(from);
+    if (entry.isSymbolicLink()) await symlink(await readlink(from), to);
+    else await copyNoFollow(from, to);
     await rm(from, { force: true });
+  }
+}
+
+async function copyNoFollow(from: string, to: string): Promise<void> {
+  const src = await openRegularFile(from, NEVER_FOLLOW);
+  try {
+    const out = await open(to, 'wx', 0o640);
+    try {
+      await pipeline(fdReadStream(src.fd), out.createWriteStream({ autoClose: false }));
+      await out.sync();
+    } finally {
+      await out.close();
+    }
+  } finally {
+    await closeFile(src.fd);
   }
 }

@@ -1,6 +1,6 @@
-import { readdir, stat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hashFile } from './file-hash.js';
+import { NEVER_FOLLOW, hashFile } from '../sources/open-file.js';
 import { isArchivedName } from './retention.js';
 import type { ReadyFile } from './watcher.js';
 
@@ -19,10 +19,10 @@ export async function findArchivedExport(dir: string, hash: string): Promise<Rea
   for (const e of entries) {
     if (!e.isFile() || !isArchivedName(e.name) || /\.(superseded|rejected)(-\d+)?(\.|$)/.test(e.name)) continue;
     const path = join(dir, e.name);
-    const st = await stat(path).catch(() => undefined);
-    if (st) candidates.push({ path, name: e.name, size: st.size, mtimeMs: st.mtimeMs });
+    const st = await lstat(path).catch(() => undefined);
+    if (st?.isFile()) candidates.push({ path, name: e.name, size: st.size, mtimeMs: st.mtimeMs });
   }
   candidates.sort((a, b) => b.mtimeMs - a.mtimeMs);
-  for (const c of candidates) if ((await hashFile(c.path).catch(() => null)) === hash) return c;
+  for (const c of candidates) if ((await hashFile(c.path, NEVER_FOLLOW).catch(() => null)) === hash) return c;
   return null;
 }

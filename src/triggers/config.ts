@@ -57,6 +57,14 @@ export const watchConfigSchema = z
       .boolean()
       .default(false)
       .describe('Poll the folder instead of relying on file-system events (needed on SMB and NFS mounts)'),
+    follow_symlinks: z
+      .boolean()
+      .default(false)
+      .describe(
+        'false: a symbolic link in the folder is never opened (it is logged once and left alone), nor is a FIFO, socket or device; ' +
+          'true: a link is read when its real path lies inside this folder (sub-folders included) or its processed_dir or failed_dir. ' +
+          'After processing the link itself is moved or deleted, never the file it points to',
+      ),
     marker: markerTemplate
       .optional()
       .describe(

@@ -1,4 +1,4 @@
-import { readdir, rm, stat } from 'node:fs/promises';
+import { lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Names disposeFile gives: `<stem>.<YYYYMMDD-HHmmss>[.superseded][-n][.rejected][.ext]`. */
@@ -31,7 +31,7 @@ export async function pruneArchive(dir: string, maxAgeMs: number, now: number): 
   for (const e of entries) {
     if (!e.isFile() || !isArchivedName(e.name)) continue;
     const path = join(dir, e.name);
-    const st = await stat(path).catch(() => undefined);
+    const st = await lstat(path).catch(() => undefined);
     if (!st || now - st.mtimeMs <= maxAgeMs) continue;
     try {
       await rm(path);

@@ -1,9 +1,13 @@
-import { readdir, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
+import { event } from '../log/events.js';
+import { fileKind, linkRefusal, type LinkPolicy } from '../sources/open-file.js';
 import type { WatchConfig } from './config.js';
+import { watchLinkPolicy } from './links.js';
 import { compileMarker, type Marker } from './marker.js';
 import { nameFilter, type NameFilter } from './patterns.js';
 import { SettleTracker, type FileObservation } from './settle.js';
@@ -16,6 +20,8 @@ export interface ReadyFile extends FileObservation {
   name: string;
   /** The marker file that gated it, when a marker is configured. */
   markerPath?: string;
+  /** A symbolic link followed under watch.follow_symlinks (size and mtime are its target's); moving it moves the link. */
+  viaLink?: boolean;
 }
 
 /** Callbacks of a folder watcher. */
@@ -35,7 +41,11 @@ export interface FolderWatcherEvents {
 /**
  * Watches one export folder (chokidar) and says when a file is complete:
  * size and mtime stable over settle_ms, not ignored, marker present when
- * configured. It never reads the content.
+ * configured. It never reads the content. A symbolic link (unless
+ * follow_symlinks lets it lead into the watch's own folders), a FIFO, a
+ * socket or a device is never handed on: one file.skipped line names it
+ * (once, until it changes), and it is left alone. Sub-folders are not
+ * watched and pass silently.
  */
 export class FolderWatcher {
   readonly dir: string;
@@ -49,6 +59,9 @@ export class FolderWatcher {
   readonly #log: Logger | undefined;
   readonly #inflight = new Set<string>();
   readonly #again = new Set<string>();
+  readonly #links: LinkPolicy;
+  /** Entries skipped and already logged, by path: what was said of them, so the line is not repeated each poll. */
+  readonly #skipped = new Map<string, string>();
   #fsw: FSWatcher | undefined;
   #closed = false;
   /** Device and inode of the folder when watching began: a folder recreated or remounted under the same path is another. */
@@ -64,6 +77,7 @@ export class FolderWatcher {
     this.#events = events;
     this.#clock = opts.clock ?? systemClock;
     this.#log = opts.logger;
+    this.#links = watchLinkPolicy(cfg);
   }
 
   /** True when `name` is a candidate export of this watch. */
@@ -79,6 +93,8 @@ export class FolderWatcher {
       usePolling: this.#cfg.polling,
       interval: this.#cfg.poll_interval_ms,
       binaryInterval: this.#cfg.poll_interval_ms,
+      // Links are looked at by #inspect; chokidar follows them only when they may be read (to see their target change).
+      followSymlinks: this.#cfg.follow_symlinks,
     });
     this.#fsw = fsw;
     fsw.on('add', (p) => this.#onEvent(p));
@@ -155,6 +171,7 @@ export class FolderWatcher {
     clearTimeout(this.#timers.get(abs));
     this.#timers.delete(abs);
     this.#tracker.forget(abs);
+    this.#skipped.delete(abs);
   }
 
   /** Stop watching; pending settle checks are dropped. */
@@ -169,12 +186,52 @@ export class FolderWatcher {
     const entries = await readdir(this.dir, { withFileTypes: true });
     const out: ReadyFile[] = [];
     for (const e of entries) {
-      if (!e.isFile() || !this.accepts(e.name)) continue;
+      if (e.isDirectory() || !this.accepts(e.name)) continue;
       const p = join(this.dir, e.name);
-      const st = await stat(p).catch(() => undefined);
-      if (st) out.push({ path: p, name: e.name, size: st.size, mtimeMs: st.mtimeMs });
+      const seen = await this.#inspect(p);
+      if (seen) out.push({ path: p, name: e.name, size: seen.st.size, mtimeMs: seen.st.mtimeMs, ...(seen.viaLink ? { viaLink: true } : {}) });
     }
     return out;
+  }
+
+  /**
+   * What may be read at `path`: a regular file, or a link followed as the
+   * watch allows (its target's stat then). Anything else is skipped with one
+   * log line per entry (issue 11: a link could lead to any file the service
+   * user can read; opening a FIFO would block); null then, and when it is gone.
+   */
+  async #inspect(path: string): Promise<{ st: Stats; viaLink: boolean } | null> {
+    const l = await lstat(path).catch(() => undefined);
+    if (!l || l.isDirectory()) return null;
+    if (l.isFile()) {
+      this.#skipped.delete(path);
+      return { st: l, viaLink: false };
+    }
+    if (!l.isSymbolicLink()) {
+      this.#skip(path, l, 'not_regular_file', `${fileKind(l)}, not a regular file`);
+      return null;
+    }
+    const verdict = await linkRefusal(path, this.#links);
+    if ('refused' in verdict) {
+      this.#skip(path, l, 'symlink', `a symbolic link: ${verdict.refused}`);
+      return null;
+    }
+    const st = await stat(path).catch(() => undefined);
+    if (!st) return null;
+    if (!st.isFile()) {
+      this.#skip(path, l, 'not_regular_file', `a symbolic link to ${fileKind(st)}, not a regular file`);
+      return null;
+    }
+    this.#skipped.delete(path);
+    return { st, viaLink: true };
+  }
+
+  /** Log once that `path` is not read, and why (again only when the entry is replaced or the reason changes). */
+  #skip(path: string, l: Stats, reason: string, why: string): void {
+    const said = `${l.ino}:${why}`;
+    if (this.#skipped.get(path) === said) return;
+    this.#skipped.set(path, said);
+    this.#log?.warn(event('file.skipped', { file: path, reason, why }), `not opened: ${why}`);
   }
 
   #onEvent(path: string): void {
@@ -215,12 +272,15 @@ export class FolderWatcher {
 
   async #checkOnce(path: string): Promise<void> {
     if (this.#closed) return;
-    const st = await stat(path).catch(() => undefined);
+    const seen = await this.#inspect(path);
     if (this.#closed) return;
-    if (!st || !st.isFile()) {
+    if (!seen) {
+      const said = this.#skipped.get(path);
       this.forget(path);
+      if (said !== undefined) this.#skipped.set(path, said);
       return;
     }
+    const { st, viaLink } = seen;
     const obs = { size: st.size, mtimeMs: st.mtimeMs };
     const identity = { ino: st.ino, ctimeMs: st.ctimeMs };
     const now = this.#clock.now();
@@ -234,7 +294,8 @@ export class FolderWatcher {
     let markerPath: string | undefined;
     if (this.#marker) {
       markerPath = join(this.dir, this.#marker.markerFor(name));
-      const m = await stat(markerPath).catch(() => undefined);
+      // A marker is a flag by its name only: never opened, and a link as good as a file (lstat: not followed).
+      const m = await lstat(markerPath).catch(() => undefined);
       if (!m) {
         // Settled but not yet flagged: look again later (the marker's add event may come first).
         this.#schedule(path, now + this.#cfg.poll_interval_ms);
@@ -242,6 +303,6 @@ export class FolderWatcher {
       }
     }
     this.#tracker.markEmitted(path, { ...obs, ...identity });
-    this.#events.onReady({ path, name, ...obs, ...(markerPath ? { markerPath } : {}) });
+    this.#events.onReady({ path, name, ...obs, ...(markerPath ? { markerPath } : {}), ...(viaLink ? { viaLink: true } : {}) });
   }
 }

@@ -93,7 +93,9 @@ describe('compressed CSV exports', () => {
   });
 
   it('refuses a truncated gzip file as TRUNCATED and a damaged one as WRONG_FORMAT: nothing from either is used', async () => {
-    const gz = gzipSync(Buffer.from(csv.repeat(50)));
+    // One header (a repeated header is refused on its own, REPEATED_HEADER), then enough rows to cut into.
+    const rows = Array.from({ length: 100 }, (_, i) => `B-${i},Item ${i},b${i}\n`).join('');
+    const gz = gzipSync(Buffer.from(csv + rows));
     const cut = await readText(gz.subarray(0, gz.length - 12), {}, simpleMapping, 'cut.csv.gz');
     expect(cut.rejected?.code).toBe('TRUNCATED');
     expect(cut.records).toEqual([]);

@@ -1,4 +1,4 @@
-import { deflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync } from 'node:zlib';
 
 export interface ZipInput {
   name: string;
@@ -7,6 +7,8 @@ export interface ZipInput {
   method?: 0 | 8;
   /** Uncompressed size to declare, when it should lie. */
   declaredBytes?: number;
+  /** Bytes stored (deflated first when method 8) instead of `data`, whose CRC-32 and size are still declared: a damaged entry. */
+  written?: Buffer;
 }
 
 /** A minimal zip writer, for archives exceljs would not write (bombs, liars, hand-made parts). */
@@ -17,12 +19,15 @@ export function makeZip(entries: ZipInput[]): Buffer {
   for (const e of entries) {
     const method = e.method ?? 8;
     const name = Buffer.from(e.name);
-    const comp = method === 8 ? deflateRawSync(e.data) : e.data;
+    const body = e.written ?? e.data;
+    const comp = method === 8 ? deflateRawSync(body) : body;
     const declared = e.declaredBytes ?? e.data.length;
+    const crc = crc32(e.data);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(method, 8);
+    local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(comp.length, 18);
     local.writeUInt32LE(declared, 22);
     local.writeUInt16LE(name.length, 26);
@@ -31,6 +36,7 @@ export function makeZip(entries: ZipInput[]): Buffer {
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(method, 10);
+    central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(comp.length, 20);
     central.writeUInt32LE(declared, 24);
     central.writeUInt16LE(name.length, 28);
@@ -66,7 +72,21 @@ export interface HandMadeSheet {
  * them (sheets before the strings table). `prefix` writes every element with
  * a namespace prefix, as the Open XML SDK may.
  */
-export function handMadeXlsx(opts: { sheets: HandMadeSheet[]; sharedStrings?: string[] | string; styles?: string; date1904?: boolean; prefix?: string }): Buffer {
+export function handMadeXlsx(opts: HandMadeBook): Buffer {
+  return makeZip(handMadeEntries(opts));
+}
+
+/** What handMadeXlsx writes. */
+export interface HandMadeBook {
+  sheets: HandMadeSheet[];
+  sharedStrings?: string[] | string;
+  styles?: string;
+  date1904?: boolean;
+  prefix?: string;
+}
+
+/** The archive entries of handMadeXlsx, for a test to damage one before makeZip. */
+export function handMadeEntries(opts: HandMadeBook): ZipInput[] {
   const p = opts.prefix ? `${opts.prefix}:` : '';
   const xmlns = opts.prefix ? `xmlns:${opts.prefix}="${NS}"` : `xmlns="${NS}"`;
   const entries: ZipInput[] = [];
@@ -90,5 +110,5 @@ export function handMadeXlsx(opts: { sheets: HandMadeSheet[]; sharedStrings?: st
     add('xl/sharedStrings.xml', `<?xml version="1.0" encoding="UTF-8"?><${p}sst ${xmlns}>${items}</${p}sst>`);
   }
   add('xl/styles.xml', `<?xml version="1.0" encoding="UTF-8"?><${p}styleSheet ${xmlns}>${opts.styles ?? `<${p}cellXfs count="1"><${p}xf numFmtId="0"/></${p}cellXfs>`}</${p}styleSheet>`);
-  return makeZip(entries);
+  return entries;
 }

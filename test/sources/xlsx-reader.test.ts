@@ -8,6 +8,7 @@ import { sourceConfigSchema, type SourceConfigInput } from '../../src/sources/co
 import { ByteMeter } from '../../src/sources/meter.js';
 import { SourceError } from '../../src/sources/errors.js';
 import { readXlsxRows } from '../../src/sources/xlsx.js';
+import { NEVER_FOLLOW, closeFile, openRegularFile } from '../../src/sources/open-file.js';
 import { isDateFormat } from '../../src/sources/xlsx/styles.js';
 import { handMadeXlsx, makeZip } from './xlsx-parts.js';
 import { tempDir } from './helpers.js';
@@ -24,7 +25,13 @@ async function save(book: Buffer): Promise<string> {
 async function rowsOf(file: string, source: Partial<SourceConfigInput> = {}, chunkBytes?: number): Promise<Row[]> {
   const src = sourceConfigSchema.parse({ type: 'xlsx', ...source });
   const rows: Row[] = [];
-  for await (const _ of readXlsxRows(file, src, new ByteMeter(file, src.limits.max_file_bytes), (cells, line) => rows.push([line, [...cells]]), chunkBytes)) void _;
+  const f = await openRegularFile(file, NEVER_FOLLOW);
+  try {
+    const input = { file, fd: f.fd, size: f.size };
+    for await (const _ of readXlsxRows(input, src, new ByteMeter(file, src.limits.max_file_bytes), (cells, line) => rows.push([line, [...cells]]), chunkBytes)) void _;
+  } finally {
+    await closeFile(f.fd);
+  }
   return rows;
 }
 

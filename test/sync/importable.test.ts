@@ -48,6 +48,7 @@ const cases: Array<{ name: string; f: ImportFacts; reason?: RegExp; encoding?: s
   { name: 'a column by position', f: facts({ fields: { ...PLAIN, record_id: { column_index: 1 } } }), reason: /record_id is not a plain/ },
   { name: 'several columns joined', f: facts({ fields: { ...PLAIN, record_id: { columns: ['SKU', 'Code'] } } }), reason: /record_id is not a plain/ },
   { name: 'active (our reader takes y/n, A14 does not)', f: facts({ fields: { ...PLAIN, active: 'Stock' } }), reason: /field active/ },
+  { name: 'ragged rows allowed (the server may read a short row otherwise)', f: facts({ source: { ragged_rows: 'allow' } }), reason: /ragged_rows/ },
   { name: 'a row filter', f: facts({ filters: { skip_when_empty: ['Code'] } }), reason: /filters rows/ },
   { name: 'row errors (skip_rows left some out)', f: facts({ rowErrors: 1, records: 2, lines: [2, 4] }), reason: /1 row errors/ },
   { name: 'rows that made no record', f: facts({ records: 2, lines: [2, 3] }), reason: /did not become records/ },

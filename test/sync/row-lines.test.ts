@@ -26,6 +26,12 @@ describe('server row errors go to the source file line they came from (A3)', () 
     expect(built).toBe(1);
   });
 
+  it('a server message quoting the refused cell is logged only bounded and escaped (issue 11)', () => {
+    const [e] = serverRowErrors('f.csv', lines, [{ record_id: 'A-1', field: 'name', message: `value "\u001b[2J${'x'.repeat(5000)}" is too long` }]);
+    expect(e!.reason.length).toBeLessThan(320);
+    expect(e!.reason).not.toMatch(/\u001b/u);
+  });
+
   it('without a numbering the line is unknown (0)', () => {
     expect(serverRowErrors('f.csv', lines, [{ row: 2, message: 'bad' }]).map((r) => r.line)).toEqual([0]);
   });

@@ -70,6 +70,7 @@ describe('watch config', () => {
       settle_ms: 2000,
       poll_interval_ms: 1000,
       polling: false,
+      follow_symlinks: false,
       after: 'move',
       processed_dir: 'processed',
       failed_dir: 'failed',

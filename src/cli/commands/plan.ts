@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfigFor, loggerFor, onDataset, runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
+// The operator named the file: a link is followed.
+import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 
 /** `plan <dataset> --file F`: counts, first changes, the chosen path and why, guards that would hold; sends nothing but reads. */
 export function register(program: Command): void {
@@ -16,7 +18,7 @@ export function register(program: Command): void {
         const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name], 'plan');
         try {
-          const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file));
+          const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW));
           // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).
           const rejected = () => {
             if (!p.rejected) return ExitCode.OK;

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfigFor, loggerFor, runAction } from '../context.js';
 import { reportSync } from '../report-error.js';
+// The operator named the file: a link is followed, as any command would (issue 11 keeps links out of watch folders).
+import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 
 /** `sync <dataset> [--file F]`: one sync, then exit (0 published/unchanged, 3 held for a person, 75 try again later: the API unreachable or busy, the dataset busy; 1 failed). */
 export function register(program: Command): void {
@@ -17,7 +19,7 @@ export function register(program: Command): void {
         const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, logger, [name], 'sync');
         try {
-          const summary = await cli.engine.sync(cli.dataset(name), { file: opts.file }, opts.publish === false ? { publish: false } : {});
+          const summary = await cli.engine.sync(cli.dataset(name), { file: opts.file, links: ALWAYS_FOLLOW }, opts.publish === false ? { publish: false } : {});
           // The engine reports every failure in the summary (never thrown): say what happened on stderr, exit by result and code.
           return reportSync(summary);
         } finally {

@@ -1,8 +1,10 @@
-import { closeSync } from 'node:fs';
+import { fdReadStream } from '../open-file.js';
+import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { TextDecoder } from 'node:util';
-import { createInflateRaw } from 'node:zlib';
+import { crc32, createInflateRaw } from 'node:zlib';
 import { SourceError } from '../errors.js';
+import { boundText } from '../excerpt.js';
 
 /** One archive entry as the zip central directory describes it. */
 export interface ZipEntryInfo {
@@ -13,6 +15,8 @@ export interface ZipEntryInfo {
 
 // Larger pieces cost less per byte in zlib, the decoder and saxes; a sheet's records are handed on a piece at a time.
 const INFLATE_CHUNK_BYTES = 128 * 1024;
+// Compressed bytes read from the file at a time.
+const RAW_CHUNK_BYTES = 64 * 1024;
 // A workbook of many sheets, each with its rels, comments and drawings, has a few thousand parts.
 const MAX_ENTRIES = 10_000;
 
@@ -34,19 +38,17 @@ export class WorkbookArchive {
   ) {}
 
   /**
-   * Opens the zip on `fd` and takes it over: close() closes it, and so does
-   * a failure here. (The caller opened it to hash the same bytes that are
-   * read, even if the path is replaced meanwhile.) `chunkBytes`: bytes
-   * inflated at a time (zlib's least is 64); tests make it small to split
-   * characters.
+   * Opens the zip of `size` bytes on `fd`, which stays the caller's: it
+   * opened the file once (openRegularFile) to hash the same bytes that are
+   * read, even if the path is replaced meanwhile, and closes it after.
+   * `chunkBytes`: bytes inflated at a time (zlib's least is 64); tests make
+   * it small to split characters.
    */
-  static async open(file: string, fd: number, chunkBytes = INFLATE_CHUNK_BYTES): Promise<WorkbookArchive> {
+  static async open(file: string, fd: number, size: number, chunkBytes = INFLATE_CHUNK_BYTES): Promise<WorkbookArchive> {
     let zip: yauzl.ZipFile;
     try {
-      zip = await yauzl.fromFdPromise(fd, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
+      zip = await yauzl.fromRandomAccessReaderPromise(new FdReader(fd), size, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false });
     } catch (err) {
-      // Until a ZipFile exists yauzl holds no reference to the descriptor, so it is ours to close.
-      closeSync(fd);
       throw notZip(file, err);
     }
     // Checked before the directory is read: every entry costs memory, and empty ones pass the size checks.
@@ -98,9 +100,11 @@ export class WorkbookArchive {
    */
   async *text(part: string): AsyncGenerator<string> {
     const entry = this.byName.get(part.toLowerCase());
-    if (!entry) throw new SourceError('WRONG_FORMAT', `${this.file}: the workbook has no part ${part}`, { file: this.file, setting: 'type' });
+    // Part names come from the file (relationship targets, zip entry names).
+    const name = partName(part);
+    if (!entry) throw new SourceError('WRONG_FORMAT', `${this.file}: the workbook has no part ${name}`, { file: this.file, setting: 'type' });
     if (entry.isEncrypted()) {
-      throw new SourceError('WRONG_FORMAT', `${this.file}: part ${part} is encrypted; save the workbook without a password`, { file: this.file, setting: 'type' });
+      throw new SourceError('WRONG_FORMAT', `${this.file}: part ${name} is encrypted; save the workbook without a password`, { file: this.file, setting: 'type' });
     }
     let decoder: TextDecoder | null = null;
     try {
@@ -112,9 +116,9 @@ export class WorkbookArchive {
     } catch (err) {
       if (err instanceof SourceError) throw err;
       if (err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
-        throw new SourceError('BAD_ENCODING', `${this.file}: part ${part} is not valid ${decoder?.encoding ?? 'utf-8'} text; the workbook is damaged — export it again`, { file: this.file, setting: 'type' }, err);
+        throw new SourceError('BAD_ENCODING', `${this.file}: part ${name} is not valid ${decoder?.encoding ?? 'utf-8'} text; the workbook is damaged — export it again`, { file: this.file, setting: 'type' });
       }
-      throw new SourceError('WRONG_FORMAT', `${this.file}: part ${part} could not be inflated (${(err as Error)?.message ?? String(err)}); the workbook is damaged — export it again`, { file: this.file, setting: 'type' }, err);
+      throw new SourceError('WRONG_FORMAT', `${this.file}: part ${name} could not be inflated (${boundText((err as Error)?.message ?? String(err))}); the workbook is damaged — export it again`, { file: this.file, setting: 'type' });
     }
   }
 
@@ -129,34 +133,40 @@ export class WorkbookArchive {
   /**
    * An entry's bytes, inflated here rather than by yauzl so that the chunks
    * are large (yauzl's 16 KiB chunks cost the sheet read 0.2 s per 30 MB),
-   * and held to the size the central directory declared.
+   * and held to the size and CRC-32 the central directory declares. yauzl
+   * checks neither CRC nor, once we inflate ourselves, the size; a damaged
+   * entry may still inflate to well-formed XML (B010 read as C010), so the
+   * check is what refuses it. It can only come at the entry's end: the
+   * rows read before it are thrown away with the file (read.ts).
    */
   private async *inflated(entry: yauzl.Entry): AsyncGenerator<Buffer> {
     const method = entry.compressionMethod;
     if (method !== 0 && method !== 8) {
-      throw new SourceError('WRONG_FORMAT', `${this.file}: part ${entry.fileName} uses zip compression method ${method}, which XLSX does not; save the workbook again from Excel`, { file: this.file, setting: 'type' });
+      throw new SourceError('WRONG_FORMAT', `${this.file}: part ${partName(entry.fileName)} uses zip compression method ${method}, which XLSX does not; save the workbook again from Excel`, { file: this.file, setting: 'type' });
     }
     const raw = await this.zip.openReadStreamPromise(entry, method === 8 ? { decompress: false } : {});
     const stream = method === 8 ? raw.pipe(createInflateRaw({ chunkSize: this.chunkBytes })) : raw;
     if (stream !== raw) raw.on('error', (err) => stream.destroy(err));
     let bytes = 0;
+    let crc = 0;
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         bytes += chunk.length;
+        crc = crc32(chunk, crc);
         if (bytes > entry.uncompressedSize) {
           throw new SourceError(
             'ZIP_BOMB',
-            `${this.file}: archive entry ${entry.fileName} inflates to more than the ${entry.uncompressedSize} bytes its directory declares; refused as damaged or crafted (a possible zip bomb)`,
+            `${this.file}: archive entry ${partName(entry.fileName)} inflates to more than the ${entry.uncompressedSize} bytes its directory declares; refused as damaged or crafted (a possible zip bomb)`,
             { file: this.file, setting: 'type' },
           );
         }
         yield chunk;
       }
       if (bytes !== entry.uncompressedSize) {
-        throw new SourceError('WRONG_FORMAT', `${this.file}: archive entry ${entry.fileName} inflates to ${bytes} bytes where its directory declares ${entry.uncompressedSize}; the workbook is damaged — export it again`, {
-          file: this.file,
-          setting: 'type',
-        });
+        throw this.corrupt(entry, `inflates to ${bytes} bytes where its directory declares ${entry.uncompressedSize}`);
+      }
+      if (crc !== entry.crc32) {
+        throw this.corrupt(entry, `does not match its CRC-32 (${hex(crc)} where the directory declares ${hex(entry.crc32)})`);
       }
     } finally {
       // A read stopped early (a refused row, a stop) must release the file: the daemon reads for years.
@@ -165,12 +175,42 @@ export class WorkbookArchive {
     }
   }
 
-  /** Closes the zip and its descriptor (once every stream on it has ended). */
+  private corrupt(entry: yauzl.Entry, what: string): SourceError {
+    const part = partName(entry.fileName);
+    return new SourceError('ZIP_CORRUPT', `${this.file}: archive entry ${part} ${what}; the workbook is damaged (a bad copy or disk) — nothing from it was used; export it again`, {
+      file: this.file,
+      part,
+    });
+  }
+
+  /** Closes the zip (the descriptor stays open: it is the caller's). */
   close(): void {
     this.zip.close();
   }
 }
 
+/** yauzl's reader over a descriptor it must not close (its fromFd closes the descriptor with the zip). */
+class FdReader extends yauzl.RandomAccessReader {
+  constructor(private readonly fd: number) {
+    super();
+  }
+
+  override _readStreamForRange(start: number, end: number): Readable {
+    return fdReadStream(this.fd, { start, end: end - 1, highWaterMark: RAW_CHUNK_BYTES });
+  }
+}
+
+/** A part or entry name as a message shows it: it comes from the file. */
+export function partName(name: string): string {
+  return boundText(name, 120);
+}
+
+function hex(n: number): string {
+  return n.toString(16).padStart(8, '0');
+}
+
 function notZip(file: string, err: unknown): SourceError {
-  return new SourceError('WRONG_FORMAT', `${file}: not a valid zip archive (${(err as Error)?.message ?? String(err)}), so not an XLSX workbook`, { file, setting: 'type' }, err);
+  // yauzl's messages may quote entry names, which come from the file.
+  const reason = boundText((err as Error)?.message ?? String(err));
+  return new SourceError('WRONG_FORMAT', `${file}: not a valid zip archive (${reason}), so not an XLSX workbook`, { file, setting: 'type', reason });
 }

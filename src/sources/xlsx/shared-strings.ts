@@ -1,5 +1,5 @@
 import { SourceError } from '../errors.js';
-import type { WorkbookArchive } from './archive.js';
+import { partName, type WorkbookArchive } from './archive.js';
 import { unescapeXstring } from './cell-text.js';
 import { readXml, type XmlHandlers } from './xml.js';
 
@@ -51,7 +51,7 @@ export async function readSharedStrings(archive: WorkbookArchive, part: string, 
   if (declared > maxBytes) {
     throw new SourceError(
       'LIMIT_SHARED_STRINGS',
-      `${archive.file}: its shared strings table (${part}) is ${declared} bytes, more than max_shared_strings_bytes (${maxBytes}); if the export is genuine, raise limits.max_shared_strings_bytes`,
+      `${archive.file}: its shared strings table (${partName(part)}) is ${declared} bytes, more than max_shared_strings_bytes (${maxBytes}); if the export is genuine, raise limits.max_shared_strings_bytes`,
       { file: archive.file, setting: 'limits.max_shared_strings_bytes' },
     );
   }

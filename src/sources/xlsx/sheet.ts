@@ -1,4 +1,5 @@
 import { SourceError } from '../errors.js';
+import { boundText } from '../excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
 import { StringItem } from './shared-strings.js';
@@ -75,7 +76,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     switch (type) {
       case 's': {
         const s = sharedStrings[Number(value)];
-        if (s === undefined) throw refuse(`refers to shared string ${value}, but the workbook has ${sharedStrings.length}`);
+        if (s === undefined) throw refuse(`refers to shared string ${boundText(value, 20)}, but the workbook has ${sharedStrings.length}`);
         return s;
       }
       case 'inlineStr':
@@ -103,7 +104,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
             if (r > rowNumber) rowNumber = r;
           }
           // The padding below would otherwise try to allocate whatever a crafted reference asks for.
-          if (col > MAX_COLUMN) throw refuse(`cell ${a.r ?? `number ${col}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
+          if (col > MAX_COLUMN) throw refuse(`cell ${a.r !== undefined ? boundText(a.r, 20) : `number ${col}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
           type = a.t;
           style = a.s !== undefined ? Number(a.s) : 0;
           value = '';

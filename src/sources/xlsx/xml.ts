@@ -1,5 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { SourceError } from '../errors.js';
+import { boundText } from '../excerpt.js';
+import { partName } from './archive.js';
 
 /** Handlers for one XML part. Tag names arrive without the root element's prefix (`x:c` → `c`). */
 export interface XmlHandlers {
@@ -40,7 +42,7 @@ export async function* parseXml(
     }
     // saxes keeps every open element; a crafted part nested a million deep would take half a gigabyte.
     if (++depth > MAX_DEPTH) {
-      throw new SourceError('WRONG_FORMAT', `${file}: part ${part} nests elements deeper than any workbook writer does (${MAX_DEPTH}); refused as damaged or crafted`, { file, setting: 'type' });
+      throw new SourceError('WRONG_FORMAT', `${file}: part ${partName(part)} nests elements deeper than any workbook writer does (${MAX_DEPTH}); refused as damaged or crafted`, { file, setting: 'type' });
     }
     handlers.open(name(tag.name), tag.attributes);
   });
@@ -55,7 +57,8 @@ export async function* parseXml(
   });
   const refuse = (err: Error) => {
     const at = where();
-    return new SourceError('WRONG_FORMAT', `${file}: part ${part} is not well-formed XML${at ? ` ${at}` : ''} (${err.message}); the workbook is damaged — export it again`, { file, setting: 'type' }, err);
+    // saxes quotes what it met (an entity name, a character): bounded and escaped, and not kept as the cause.
+    return new SourceError('WRONG_FORMAT', `${file}: part ${partName(part)} is not well-formed XML${at ? ` ${at}` : ''} (${boundText(err.message, 120)}); the workbook is damaged — export it again`, { file, setting: 'type' });
   };
   // A handler's throw leaves write() and ends the read; it is that error the caller sees.
   for await (const piece of text) {

@@ -1,5 +1,5 @@
 import { SourceError } from '../errors.js';
-import type { ZipEntryInfo } from './archive.js';
+import { partName, type ZipEntryInfo } from './archive.js';
 
 // Small entries compress well for honest reasons (a sheet of one repeated value); the ratio rule is for big ones.
 const RATIO_MIN_BYTES = 1024 * 1024;
@@ -46,7 +46,7 @@ export function checkArchiveSizes(file: string, entries: readonly ZipEntryInfo[]
   let total = 0;
   for (const e of entries) {
     total += e.uncompressedBytes;
-    checkRatio(file, `archive entry ${e.name}`, e.uncompressedBytes, e.compressedBytes, limits);
+    checkRatio(file, `archive entry ${partName(e.name)}`, e.uncompressedBytes, e.compressedBytes, limits);
   }
   checkTotal(file, 'archive', total, limits);
 }
