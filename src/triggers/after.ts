@@ -1,5 +1,6 @@
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
-import { extname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fitName, NAME_MAX_BYTES, splitExt } from '../file-names.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { WatchConfig } from './config.js';
 import type { ReadyFile } from './watcher.js';
@@ -40,11 +41,17 @@ export function fileTimestamp(atMs: number, timezone: string): string {
   return `${p('year')}${p('month')}${p('day')}-${p('hour')}${p('minute')}${p('second')}`;
 }
 
-/** Archived name: original stem, timestamp, optional tag, original extension (`stock.20240412-031500.csv`). */
+/** Bytes kept free in an archived name for freeName's `-N` and the reject file's longer ending. */
+const ARCHIVE_NAME_RESERVE_BYTES = 16;
+
+/**
+ * Archived name: original stem, timestamp, optional tag, original extension
+ * (`stock.20240412-031500.csv`), shortened to leave room for a `-N` and for
+ * the reject file named after it (fitName).
+ */
 export function archiveName(name: string, atMs: number, timezone: string, tag?: string): string {
-  const ext = extname(name);
-  const stem = name.slice(0, name.length - ext.length);
-  return `${stem}.${fileTimestamp(atMs, timezone)}${tag ? `.${tag}` : ''}${ext}`;
+  const { stem, ext } = splitExt(name);
+  return fitName(stem, `.${fileTimestamp(atMs, timezone)}${tag ? `.${tag}` : ''}${ext}`, NAME_MAX_BYTES - ARCHIVE_NAME_RESERVE_BYTES);
 }
 
 /** The folder a fate sends files to, resolved against the watched folder. */
@@ -99,8 +106,7 @@ export async function disposeFile(
 
 /** `name` in `dir`, or `name` with -1, -2… before the extension when taken. */
 async function freeName(dir: string, name: string): Promise<string> {
-  const ext = extname(name);
-  const stem = name.slice(0, name.length - ext.length);
+  const { stem, ext } = splitExt(name);
   for (let i = 0; ; i++) {
     const candidate = join(dir, i === 0 ? name : `${stem}-${i}${ext}`);
     if (!(await stat(candidate).catch(() => undefined))) return candidate;
