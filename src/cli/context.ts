@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { LoadOptions } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { reportError } from './report-error.js';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '../log/logger.js';
@@ -17,9 +18,9 @@ export function globalOptions(cmd: Command): GlobalOptions {
 }
 
 /** Load the configuration named by --config (the loader and the schema load with it, not at start-up). */
-export async function loadConfigFor(cmd: Command): Promise<Config> {
+export async function loadConfigFor(cmd: Command, opts: LoadOptions = {}): Promise<Config> {
   const { loadConfig } = await import('../config/load.js');
-  return loadConfig(globalOptions(cmd).config);
+  return loadConfig(globalOptions(cmd).config, opts);
 }
 
 /** A logger honouring --log-format/--log-level, else the config's log section, else json/info; to stdout unless `destination` says otherwise. */

@@ -22,7 +22,7 @@ export const ExitCode = {
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** Codes of errors that mean "fix the configuration" rather than "try again". */
-const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE']);
+const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE', 'KEY_MALFORMED']);
 
 // For the daemon a missing file is worth retrying (it may be on its way); a file named on the command line is a typo
 // or a path that isn't there, so it gets its own code rather than 75.

@@ -115,6 +115,12 @@ async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<Ra
 function finish(raw: string, from: ResolvedKey['from'], location: string): RawKey {
   const value = raw.trim();
   if (value === '') throw keyError('KEY_NOT_FOUND', `the key in ${from} ${location} is empty`, location);
+  // A key goes into an HTTP header: a line break or space inside it would be refused by the HTTP client
+  // as a network error (UND_ERR_INVALID_ARG), far from its cause. Say what is wrong, never what it holds.
+  const bad = /[\r\n]/.test(value) ? 'more than one line' : /\s/.test(value) ? 'a space or tab inside it' : /[^\x21-\x7e]/.test(value) ? 'a character that is not printable ASCII' : null;
+  if (bad !== null) {
+    throw keyError('KEY_MALFORMED', `the key in ${from} ${location} is malformed: it holds ${bad} (expected only the key, tbd_live_…, on one line): write the key alone to it`, location);
+  }
   return { value, from, location };
 }
 

@@ -14,8 +14,12 @@ export async function runDaemon(opts: ServiceOptions, proc: NodeJS.Process = pro
   const starting = Service.start(opts);
   let chain: Promise<unknown> = starting;
   let stopping = false;
+  // The daemon's own timers are unref'd: with no folder watched (missing at start), no schedule and no
+  // listener, nothing else would hold the event loop, and Node would exit (13) with the daemon "running".
+  const keepAlive = setInterval(() => undefined, 2 ** 30);
   return new Promise<number>((resolve, reject) => {
     const off = () => {
+      clearInterval(keepAlive);
       proc.off('SIGHUP', onHup);
       proc.off('SIGTERM', onStop);
       proc.off('SIGINT', onStop);

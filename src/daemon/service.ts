@@ -101,6 +101,7 @@ export class Service {
       config = this.#demo.config;
     }
     this.#config = config;
+    this.#logWarnings(config);
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
     // openStateDb makes the folder 0700 and state.db 0600 exactly when they are missing, whatever the umask (8943892).
     this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
@@ -173,6 +174,7 @@ export class Service {
       }
     }
     next = { ...next, state_dir: old.state_dir, health: old.health, demo: old.demo };
+    this.#logWarnings(next);
     // Demo mode: a dataset the reload adds must exist in the embedded emulator, with its key, before it is served.
     this.#demo?.provision(next);
     this.#applyLogLevel(next);
@@ -265,6 +267,13 @@ export class Service {
     }
     const bad = new Set(failed.map((f) => f.dataset));
     for (const name of Object.keys(this.#config.datasets)) if (!bad.has(name)) this.health.clear(name, 'key');
+  }
+
+  /** What works but a person should know (config.warnings), one line each, as `validate` prints them. */
+  #logWarnings(config: Config): void {
+    for (const w of config.warnings) {
+      this.#log.warn(event('config.warning', { file: w.file, line: w.line, setting: w.path, message: w.message }), 'configuration warning');
+    }
   }
 
   #applyLogLevel(config: Config): void {

@@ -51,6 +51,7 @@ export const LOG_EVENTS = [
   'config.loaded',
   'config.reloaded',
   'config.rejected',
+  'config.warning',
   'key.warning',
   // daemon lifecycle
   'daemon.started',
