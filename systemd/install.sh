@@ -145,6 +145,13 @@ fi
 mkdir -p "$UNIT_DIR"
 sed -e "s#/usr/bin/node#$NODE#g" -e "s#/opt/dataset-connector#$PREFIX#g" -e "s#/etc/dataset-connector#$ETC#g" \
   "$SRC/systemd/dataset-connector.service" >"$UNIT_DIR/dataset-connector.service.tmp"
+# Type=notify needs the optional unix-dgram addon (AF_UNIX datagrams); without a C++ toolchain npm
+# skips it, and the unit starts as Type=exec without the watchdog rather than time out waiting for READY=1.
+if [ ! -f "$PREFIX/node_modules/unix-dgram/build/Release/unix_dgram.node" ]; then
+  sed -i -e 's/^Type=notify$/Type=exec/' -e '/^NotifyAccess=/d' -e '/^WatchdogSec=/d' "$UNIT_DIR/dataset-connector.service.tmp"
+  say "note: unix-dgram was not built (no C++ toolchain?): the unit runs as Type=exec, without readiness or watchdog."
+  say "      Install make, g++ and python3, then run this script again for Type=notify and WatchdogSec=."
+fi
 chmod 0644 "$UNIT_DIR/dataset-connector.service.tmp"
 mv "$UNIT_DIR/dataset-connector.service.tmp" "$UNIT_DIR/dataset-connector.service"
 

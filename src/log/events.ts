@@ -57,6 +57,7 @@ export const LOG_EVENTS = [
   'daemon.started',
   'daemon.stopping',
   'daemon.stopped',
+  'daemon.notify_failed',
   'dataset.started',
   'dataset.stopped',
   'health.listening',

@@ -139,6 +139,9 @@ describe.skipIf(!asRoot)('systemd/install.sh into a temporary root (as root; sys
     expect(await mode(join(env.UNIT_DIR, 'dataset-connector.service'))).toBe(0o644);
     expect(unit).toContain(`ExecStart=${process.execPath} ${env.PREFIX}/dist/cli/main.js run`);
     expect(unit).toContain(`Environment=DATASET_CONNECTOR_CONFIG=${env.ETC}/connector.yaml`);
+    // unix-dgram is built here (the checkout's node_modules): readiness and watchdog stay on.
+    expect(unit).toMatch(/^Type=notify$/m);
+    expect(unit).toMatch(/^WatchdogSec=/m);
 
     // The launcher: on the PATH, the installed config by default, and as the service user when root runs it.
     const launcher = join(env.BIN_DIR, 'dataset-connector');
