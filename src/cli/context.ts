@@ -24,11 +24,12 @@ export async function loadConfigFor(cmd: Command, opts: LoadOptions = {}): Promi
 }
 
 /** A logger honouring --log-format/--log-level, else the config's log section, else json/info; to stdout unless `destination` says otherwise. */
-export function loggerFor(cmd: Command, config?: Pick<Config, 'log'>, destination?: NodeJS.WritableStream): Logger {
+export function loggerFor(cmd: Command, config?: Pick<Config, 'log' | 'timezone'>, destination?: NodeJS.WritableStream): Logger {
   const g = globalOptions(cmd);
   return createLogger({
     format: g.logFormat ?? config?.log.format ?? 'json',
     level: g.logLevel ?? config?.log.level ?? 'info',
+    ...(config?.timezone ? { timezone: config.timezone } : {}),
     ...(destination ? { destination } : {}),
   });
 }

@@ -5,6 +5,7 @@ import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
 import { event } from '../log/events.js';
+import { connectorVersion } from '../version.js';
 import { canonicalJson } from '../model/canonical.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
 import { SyncEngine } from '../sync/engine.js';
@@ -102,6 +103,7 @@ export class Service {
     }
     this.#config = config;
     this.#logWarnings(config);
+    this.health.expect(Object.keys(config.datasets));
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
     // openStateDb makes the folder 0700 and state.db 0600 exactly when they are missing, whatever the umask (8943892).
     this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
@@ -128,6 +130,7 @@ export class Service {
     });
     this.#reportKeyFailures(failed);
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
+    this.#restoreLastSuccess();
     this.#alerts = new AlertMonitor(await this.#buildAlerts(config), {
       statuses: () => this.#alertStatuses(),
       clock,
@@ -142,6 +145,8 @@ export class Service {
     this.health.setPhase('running');
     this.#log.info(
       event('daemon.started', {
+        version: connectorVersion(),
+        node: process.versions.node,
         config: config.files,
         state_dir: config.state_dir,
         datasets: this.#datasets.names(),
@@ -190,10 +195,12 @@ export class Service {
       }
     }
     this.#config = next;
+    this.health.expect(Object.keys(next.datasets));
     this.#reportKeyFailures(failed, kept);
     // A new key (or config) is what a dataset stopped by a 401 waits for: its held export is retried now.
     const rekeyed = this.#clients.setKeys(keys, kept);
     const delta = await this.#datasets.apply(serve, next.timezone, rekeyed);
+    this.#restoreLastSuccess();
     if (alertSettings(next) !== alertSettings(old)) {
       // The old instance keeps following its calls in the background; the history file carries the windows over.
       this.#alerts.replace(await this.#buildAlerts(next));
@@ -267,6 +274,11 @@ export class Service {
     }
     const bad = new Set(failed.map((f) => f.dataset));
     for (const name of Object.keys(this.#config.datasets)) if (!bad.has(name)) this.health.clear(name, 'key');
+  }
+
+  /** The served datasets' last success from the state db, so the metric survives a restart. */
+  #restoreLastSuccess(): void {
+    for (const name of this.#datasets.names()) this.metrics.restoreLastSuccess(name, this.#db.snapshot(name).lastSuccessAt());
   }
 
   /** What works but a person should know (config.warnings), one line each, as `validate` prints them. */

@@ -28,6 +28,27 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream | NodeJS.WritableStream;
   /** Colours in pretty output (default: when the destination is a TTY). */
   colorize?: boolean;
+  /** IANA zone of pretty timestamps (the configured `timezone`); default the system's. JSON lines stay UTC ISO. */
+  timezone?: string;
+}
+
+/** `YYYY-MM-DD HH:mm:ss.SSS +09:00`: `ms` in the IANA zone `timeZone` (pretty log lines). */
+export function zonedTimestamp(ms: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    fractionalSecondDigits: 3,
+    hourCycle: 'h23',
+    timeZoneName: 'longOffset',
+  }).formatToParts(new Date(ms));
+  const p = (t: Intl.DateTimeFormatPartTypes) => parts.find((x) => x.type === t)?.value ?? '';
+  const offset = p('timeZoneName').replace(/^GMT/, '') || '+00:00';
+  return `${p('year')}-${p('month')}-${p('day')} ${p('hour')}:${p('minute')}:${p('second')}.${p('fractionalSecond')} ${offset}`;
 }
 
 /** Field paths that carry credentials; censored before serialization. */
@@ -68,7 +89,9 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
           destination: dest,
           sync: true,
           colorize: opts.colorize ?? Boolean((dest as { isTTY?: boolean }).isTTY ?? process.stdout.isTTY),
-          translateTime: 'SYS:standard',
+          ...(opts.timezone
+            ? { translateTime: false, customPrettifiers: { time: (t: string | object) => `[${zonedTimestamp(Number(t), opts.timezone!)}]` } }
+            : { translateTime: 'SYS:standard' }),
           ignore: 'pid,hostname',
         })
       : (dest as DestinationStream);

@@ -147,6 +147,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE datasets ADD COLUMN reapply_status TEXT;
     `,
   },
+  {
+    version: 7,
+    description: 'when the dataset last ended a sync published or unchanged, for the metric that survives a restart',
+    sql: `
+      -- Set with last_outcome when that outcome is published or unchanged (src/snapshot/dataset-state.ts);
+      -- the daemon gives it to dataset_connector_last_success_timestamp_seconds at start.
+      ALTER TABLE datasets ADD COLUMN last_success_at INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */
