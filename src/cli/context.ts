@@ -47,3 +47,40 @@ export function runAction<A extends unknown[]>(fn: (...args: A) => Promise<numbe
     }
   };
 }
+
+/** Where a command's words go: a terminal on stdout means a person reads them. */
+export interface OutputStreams {
+  stdout: { isTTY?: boolean; write(s: string): unknown };
+  stderr: { isTTY?: boolean; write(s: string): unknown };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/** The process's own streams. */
+export function processStreams(): OutputStreams {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+}
+
+/** A short summary for a person on a terminal; JSON when stdout is piped or with --json. */
+export function humanOutput(opts: { json?: boolean }, io: OutputStreams = processStreams()): boolean {
+  return !opts.json && io.stdout.isTTY === true;
+}
+
+/**
+ * The logger of a command whose output is for a person: unless --log-format or
+ * --log-level asks for log lines, they feed a progress line and its warnings
+ * on the terminal's stderr (TerminalProgress) instead of the screen filling
+ * with JSON. Otherwise the usual logger, to `destination`.
+ */
+export async function commandLogger(
+  cmd: Command,
+  config: Pick<Config, 'log' | 'timezone'>,
+  human: boolean,
+  io: OutputStreams = processStreams(),
+  destination?: NodeJS.WritableStream,
+): Promise<{ logger: Logger; progress: { clear(): void } | null }> {
+  const g = globalOptions(cmd);
+  if (!human || g.logFormat !== undefined || g.logLevel !== undefined) return { logger: loggerFor(cmd, config, destination), progress: null };
+  const { TerminalProgress } = await import('./progress.js');
+  const progress = new TerminalProgress(io.stderr);
+  return { logger: createLogger({ format: 'json', level: 'debug', destination: progress }), progress };
+}

@@ -46,6 +46,7 @@ export const LOG_EVENTS = [
   'api.request',
   'api.retry',
   'api.rate_limited',
+  'api.waiting',
   'api.error',
   // configuration and keys
   'config.loaded',

@@ -15,6 +15,7 @@ import { actionForResult, emptySummary, finalResult, logSummary, type SyncSummar
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
 import { previewPlan, type PlanPreview } from './preview.js';
+import { heldPreview, type HeldPreview } from './held-preview.js';
 import { periodicReconcile } from './periodic-reconcile.js';
 import type { ServerView } from './reconcile.js';
 import { resumeOpenPlan } from './resume.js';
@@ -143,6 +144,11 @@ export class SyncEngine {
   /** Publish the held change with exactly the flags its guards need. */
   async approve(ds: DatasetConfig): Promise<HeldActionResult> {
     return this.#run(ds, 'approve', undefined, () => approveHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+  }
+
+  /** What approve would publish (counts, guard, a few records), from the state db and plan file; no network, no lock. */
+  heldPreview(ds: DatasetConfig): HeldPreview | null {
+    return heldPreview(this.deps.db, ds.name);
   }
 
   /** Drop the held change (discard its draft). */
