@@ -5,6 +5,7 @@ import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
 import { event } from '../log/events.js';
+import type { SyncSummary } from '../sync/outcome.js';
 import { connectorVersion } from '../version.js';
 import { canonicalJson } from '../model/canonical.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
@@ -41,6 +42,11 @@ export interface ServiceOptions {
   timers?: Timers;
   /** Time between call-alert checks (default one minute). */
   alertCheckIntervalMs?: number;
+  /** `run --once`: take what waits in the folders, start no watcher, schedule, listener or call alerts. */
+  once?: boolean;
+  /** Each finished sync, and each file job that threw (`run --once` exits by them). */
+  onSummary?: (s: SyncSummary) => void;
+  onError?: (dataset: string, err: unknown) => void;
 }
 
 /** How long a stopping daemon waits for an alert call it follows to end. */
@@ -88,6 +94,11 @@ export class Service {
     return this.#healthServer?.address;
   }
 
+  /** Resolves when no dataset has a job waiting or running. */
+  idle(): Promise<void> {
+    return this.#datasets.idle();
+  }
+
   /** Run one call-alert check now (what the timer does every interval); resolves with the calls placed. */
   checkAlerts(): Promise<PlacedAlert[]> {
     return this.#alerts.check();
@@ -125,6 +136,9 @@ export class Service {
       now: () => clock.now(),
       tmpDir: join(config.state_dir, 'tmp'),
       ...(this.opts.cronStarter ? { cronStarter: this.opts.cronStarter } : {}),
+      ...(this.opts.once ? { once: true } : {}),
+      ...(this.opts.onSummary ? { onSummary: this.opts.onSummary } : {}),
+      ...(this.opts.onError ? { onError: this.opts.onError } : {}),
       ...(this.opts.retry ? { retry: this.opts.retry } : {}),
       ...(this.opts.timers ? { timers: this.opts.timers } : {}),
     });
@@ -137,8 +151,8 @@ export class Service {
       logger: this.#log,
       ...(this.opts.alertCheckIntervalMs === undefined ? {} : { intervalMs: this.opts.alertCheckIntervalMs }),
     });
-    this.#alerts.start();
-    if (config.health) {
+    if (!this.opts.once) this.#alerts.start();
+    if (config.health && !this.opts.once) {
       this.#healthServer = await startHealthServer(config.health.listen, this.health, this.metrics);
       this.#log.info(event('health.listening', { ...this.#healthServer.address }), 'health listener started');
     }

@@ -25,4 +25,6 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = 
   discard: () => import('./discard.js'),
   status: () => import('./status.js'),
   preview: () => import('./preview.js'),
+  retry: () => import('./retry.js'),
+  config: () => import('./config.js'),
 };
