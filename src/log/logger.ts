@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import type { Secret } from '../secret.js';
+import { zonedParts } from '../zoned-time.js';
 import { scrubLine } from './scrub.js';
 import { registeredSecrets } from './secret-registry.js';
 
@@ -34,21 +35,8 @@ export interface CreateLoggerOptions {
 
 /** `YYYY-MM-DD HH:mm:ss.SSS +09:00`: `ms` in the IANA zone `timeZone` (pretty log lines). */
 export function zonedTimestamp(ms: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    fractionalSecondDigits: 3,
-    hourCycle: 'h23',
-    timeZoneName: 'longOffset',
-  }).formatToParts(new Date(ms));
-  const p = (t: Intl.DateTimeFormatPartTypes) => parts.find((x) => x.type === t)?.value ?? '';
-  const offset = p('timeZoneName').replace(/^GMT/, '') || '+00:00';
-  return `${p('year')}-${p('month')}-${p('day')} ${p('hour')}:${p('minute')}:${p('second')}.${p('fractionalSecond')} ${offset}`;
+  const t = zonedParts(ms, timeZone);
+  return `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}:${t.second}.${t.millisecond} ${t.offset}`;
 }
 
 /** Field paths that carry credentials; censored before serialization. */

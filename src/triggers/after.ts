@@ -1,6 +1,7 @@
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fitName, NAME_MAX_BYTES, splitExt } from '../file-names.js';
+import { zonedParts } from '../zoned-time.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { WatchConfig } from './config.js';
 import type { ReadyFile } from './watcher.js';
@@ -27,18 +28,8 @@ export interface DisposeOptions {
 
 /** `YYYYMMDD-HHmmss` of `atMs` in `timezone`, for archived names. */
 export function fileTimestamp(atMs: number, timezone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone: timezone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(atMs));
-  const p = (t: Intl.DateTimeFormatPartTypes) => parts.find((x) => x.type === t)?.value ?? '00';
-  return `${p('year')}${p('month')}${p('day')}-${p('hour')}${p('minute')}${p('second')}`;
+  const t = zonedParts(atMs, timezone);
+  return `${t.year}${t.month}${t.day}-${t.hour}${t.minute}${t.second}`;
 }
 
 /** Bytes kept free in an archived name for freeName's `-N` and the reject file's longer ending. */

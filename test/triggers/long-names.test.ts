@@ -42,7 +42,7 @@ describe('archive and reject-file names stay within 255 bytes', () => {
     await writeFile(path, 'sku\nA\n');
     const st = await stat(path);
     const file: ReadyFile = { path, name, size: st.size, mtimeMs: st.mtimeMs };
-    const reject = await writeRejectFile(path, [{ line: 2, column: 'sku', value: 'A', code: 'X', reason: 'bad' }]);
+    const reject = await writeRejectFile(path, [{ file: path, line: 2, column: 'sku', value: 'A', code: 'TRANSFORM_FAILED', reason: 'bad' }]);
     const cfg = watchConfigSchema.parse({ path: dir });
     const d = await disposeFile(file, 'failed', cfg, { now: NOW, timezone: 'UTC', rejectSource: reject });
     expect(d.action).toBe('moved');
