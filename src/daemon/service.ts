@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
 import { event } from '../log/events.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { connectorVersion } from '../version.js';
@@ -80,7 +81,13 @@ export class Service {
   /** Load the config and start everything; throws ConfigError (exit 78) or STATE_CORRUPT before anything runs. */
   static async start(opts: ServiceOptions): Promise<Service> {
     const s = new Service(opts);
-    await s.#start();
+    try {
+      await s.#start();
+    } catch (err) {
+      // What started before the failure (watchers, the state db) must not keep a process that failed alive.
+      await s.#abandon();
+      throw err;
+    }
     return s;
   }
 
@@ -153,7 +160,15 @@ export class Service {
     });
     if (!this.opts.once) this.#alerts.start();
     if (config.health && !this.opts.once) {
-      this.#healthServer = await startHealthServer(config.health.listen, this.health, this.metrics);
+      const listen = config.health.listen;
+      this.#healthServer = await startHealthServer(listen, this.health, this.metrics).catch((err: NodeJS.ErrnoException) => {
+        throw new ConnectorError(
+          'HEALTH_LISTEN_FAILED',
+          `cannot listen on ${listen} for /healthz and /metrics: ${err.code ?? err.message}` +
+            (err.code === 'EADDRINUSE' ? ' (another program, or another connector, uses that port: stop it or change health.listen)' : ' (check health.listen)'),
+          { action: 'stop', cause: err },
+        );
+      });
       this.#log.info(event('health.listening', { ...this.#healthServer.address }), 'health listener started');
     }
     this.health.setPhase('running');
@@ -240,6 +255,21 @@ export class Service {
     this.#db.close();
     await this.#demo?.emulator.close();
     this.#log.info(event('daemon.stopped'), 'daemon stopped');
+  }
+
+  /** Close what a failed start had opened, whatever it got to. */
+  async #abandon(): Promise<void> {
+    const quietly = (p: Promise<unknown> | undefined) => p?.catch(() => undefined);
+    await quietly((this.#alerts as AlertMonitor | undefined)?.stop(0));
+    await quietly((this.#datasets as DatasetSet | undefined)?.stop());
+    await quietly(this.#healthServer?.close());
+    await quietly((this.#clients as ClientPool | undefined)?.close());
+    try {
+      (this.#db as StateDb | undefined)?.close();
+    } catch {
+      // Already closed or never opened.
+    }
+    await quietly(this.#demo?.emulator.close());
   }
 
   /** Call alerts of `config`, or undefined when off or when their key cannot be read (logged; the datasets go on). */

@@ -1,5 +1,6 @@
 // Child-process tests of the built CLI (slow kind): validate as the unit's ExecStartPre, and `run` on a missing folder.
 import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaemonProcess } from '../e2e/harness.js';
@@ -40,6 +41,25 @@ describe('validate (ExecStartPre) refuses what would make the service useless', 
     const r = await runCli(['--config', yaml, 'validate']);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`^warning: ${yaml}:1: health\\.listen: 0\\.0\\.0\\.0:9464 can be reached from other machines`));
+  });
+});
+
+describe('run with the health port taken', () => {
+  it('exits 1 with the fix instead of an internal error, closing the watcher it had started (no hang)', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const dir = await tempFiles({});
+      await mkdir(join(dir, 'inbox'));
+      const yaml = join(dir, 'connector.yaml');
+      await writeFile(yaml, `state_dir: ${join(dir, 'state')}\nhealth: { listen: "127.0.0.1:${port}" }\ndatasets:\n${datasetYaml('shop-1', `    watch: { path: ${join(dir, 'inbox')} }`)}\n`);
+      const r = await runCli(['--config', yaml, 'run'], { SHOP_1_KEY: 'tbd_live_abcdefgh' });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`error [HEALTH_LISTEN_FAILED]: cannot listen on 127.0.0.1:${port} for /healthz and /metrics: EADDRINUSE (another program, or another connector, uses that port`);
+    } finally {
+      busy.close();
+    }
   });
 });
 

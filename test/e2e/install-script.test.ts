@@ -187,5 +187,5 @@ describe.skipIf(!asRoot)('systemd/install.sh into a temporary root (as root; sys
     await expect(stat(env.ETC)).rejects.toThrow();
     await expect(stat(env.STATE_DIR)).rejects.toThrow();
     expect(uidOf(user)).toBeUndefined();
-  }, 120_000);
+  }, 300_000);
 });
