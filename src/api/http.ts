@@ -218,6 +218,9 @@ export class Transport {
 
   async #attempt(req: HttpRequest, attempt: number, sent: { key?: Secret }): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
     let admission: Admission;
+    // Said before a wait a person would notice (a terminal shows why nothing moves); debug, so never in the journal.
+    const ahead = this.#keys.limiter.waitMs();
+    if (ahead >= 1_000) this.#o.logger?.debug(event('api.waiting', { method: req.method, path: req.path, wait_ms: ahead, reason: 'rate_budget' }), 'waiting for the rate budget');
     try {
       admission = await this.#keys.limiter.acquire(req.signal);
     } catch (cause) {

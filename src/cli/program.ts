@@ -1,16 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { DEFAULT_CONFIG_PATH, LOG_LEVELS } from '../config/defaults.js';
 import { COMMANDS } from './commands/index.js';
-
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
+import { connectorVersion } from '../version.js';
 
 /**
  * The `dataset-connector` program with its global options and its commands.
@@ -21,7 +12,7 @@ function packageVersion(): string {
 export async function buildProgram(args?: readonly string[]): Promise<Command> {
   const program = new Command('dataset-connector')
     .description('Keeps a shop\'s business dataset in step with its POS/ERP exports.')
-    .version(packageVersion(), '-V, --version')
+    .version(connectorVersion(), '-V, --version')
     .addOption(
       new Option('-c, --config <path>', 'connector.yaml (conf.d/*.yaml beside it is read too)')
         .default(DEFAULT_CONFIG_PATH)

@@ -6,26 +6,39 @@ import { z } from 'zod';
  * systemd credential, then file, then environment variable.
  */
 export const keySourceSchema = z
-  .strictObject({
-    credential: z
-      .string()
-      .min(1)
-      .regex(/^[^/]+$/, 'a credential name, without a slash (the file under $CREDENTIALS_DIRECTORY)')
-      .optional()
-      .describe('Name of a systemd credential (LoadCredential=NAME:/path); read from $CREDENTIALS_DIRECTORY/NAME.'),
-    file: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Absolute path of a file holding only the key; it must not be readable by group or others (chmod 600).'),
-    env: z
-      .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as SHOP1_KEY')
-      .optional()
-      .describe('Name of an environment variable holding the key.'),
-  })
+  .strictObject(
+    {
+      credential: z
+        .string()
+        .min(1)
+        .regex(/^[^/]+$/, 'a credential name, without a slash (the file under $CREDENTIALS_DIRECTORY)')
+        .optional()
+        .describe('Name of a systemd credential (LoadCredential=NAME:/path); read from $CREDENTIALS_DIRECTORY/NAME.'),
+      file: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Absolute path of a file holding only the key; it must not be readable by group or others (chmod 600).'),
+      env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as SHOP1_KEY')
+        .optional()
+        .describe('Name of an environment variable holding the key.'),
+    },
+    {
+      // A text here is a key pasted into the YAML (the shorthands were expanded before): never echo it.
+      error: (iss) =>
+        iss.code === 'invalid_type' && typeof iss.input === 'string'
+          ? 'a key must not be written in the configuration (expected where to read it from): put the key in a file only the service user can read ' +
+            '(chmod 600) and write key: { file: /etc/dataset-connector/keys/<name> }, or credential: <name> or env: <VARIABLE>; ' +
+            'then remove it from this file, and reissue it in the portal if others could read the file'
+          : undefined,
+    },
+  )
   .refine((k) => k.credential !== undefined || k.file !== undefined || k.env !== undefined, {
-    message: 'expected at least one of credential, file or env',
+    message:
+      'no key source given (expected at least one of credential: <systemd credential name>, file: </absolute/path/of/key/file> or env: <VARIABLE>, ' +
+      'e.g. key: { file: /etc/dataset-connector/keys/shop-1 })',
   })
   .meta({ id: 'KeySource' })
   .describe('Where the dataset key (tbd_live_…) is read from: credential, file and/or env, tried in that order.');

@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import { registerSecret } from '../log/secret-registry.js';
@@ -95,8 +96,9 @@ async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<Ra
         const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
         throw keyError('KEY_FILE_PERMISSIONS', `key file ${source.file} is readable or writable by group or others (mode ${mode}): run chmod 600 ${source.file}`, source.file);
       }
-      const value = await readFile(source.file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-        throw keyError('KEY_UNREADABLE', `cannot read key file ${source.file}: ${err.code ?? err.message}`, source.file, err);
+      const file = source.file;
+      const value = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        throw keyError('KEY_UNREADABLE', `cannot read key file ${source.file}: ${err.code ?? err.message}${ownerHint(err, file)}`, source.file, err);
       });
       return finish(value, 'file', source.file);
     }
@@ -113,6 +115,12 @@ async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<Ra
 function finish(raw: string, from: ResolvedKey['from'], location: string): RawKey {
   const value = raw.trim();
   if (value === '') throw keyError('KEY_NOT_FOUND', `the key in ${from} ${location} is empty`, location);
+  // A key goes into an HTTP header: a line break or space inside it would be refused by the HTTP client
+  // as a network error (UND_ERR_INVALID_ARG), far from its cause. Say what is wrong, never what it holds.
+  const bad = /[\r\n]/.test(value) ? 'more than one line' : /\s/.test(value) ? 'a space or tab inside it' : /[^\x21-\x7e]/.test(value) ? 'a character that is not printable ASCII' : null;
+  if (bad !== null) {
+    throw keyError('KEY_MALFORMED', `the key in ${from} ${location} is malformed: it holds ${bad} (expected only the key, tbd_live_…, on one line): write the key alone to it`, location);
+  }
   return { value, from, location };
 }
 
@@ -137,6 +145,18 @@ async function readIfExists(path: string): Promise<string | null> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw keyError('KEY_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, path, err);
   }
+}
+
+/** What to run when the user the connector runs as may not read its key file. */
+function ownerHint(err: NodeJS.ErrnoException, file: string): string {
+  if (err.code !== 'EACCES') return '';
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = String(process.getuid?.() ?? 'the service user');
+  }
+  return ` (the connector runs as ${user} here: the key file must be theirs alone; run chown ${user} ${file} && chmod 600 ${file})`;
 }
 
 function keyError(code: string, message: string, file: string | undefined, cause?: unknown): ConnectorError {

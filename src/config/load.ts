@@ -6,7 +6,9 @@ import { DEFAULT_CONFIG_PATH } from './defaults.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 import { normaliseConfig } from './normalise.js';
 import { lineOf, type SourceFile } from './positions.js';
-import { checkRules } from './rules.js';
+import { localIssues } from './local-checks.js';
+import { checkRules, configWarningRules } from './rules.js';
+import { yamlIssues } from './yaml-errors.js';
 import { configSchema, type Config, type DatasetConfig } from './schema.js';
 import { allowedKeysAt } from './zod-walk.js';
 
@@ -25,13 +27,19 @@ export async function configAbsent(path: string): Promise<boolean> {
   );
 }
 
+/** What loadConfig checks beyond the files themselves. */
+export interface LoadOptions {
+  /** Also check this machine: key file permissions and that watch folders exist (`validate`; localIssues). */
+  local?: boolean;
+}
+
 /**
  * Read `path` and every `*.yaml` in `conf.d/` beside it (in name order),
  * merge their datasets, expand shorthands, check the schema and the rules.
  * The only part of the configuration code that touches the disk. Throws a
  * ConfigError listing every problem with file, line and option path.
  */
-export async function loadConfig(path: string = DEFAULT_CONFIG_PATH): Promise<Config> {
+export async function loadConfig(path: string = DEFAULT_CONFIG_PATH, opts: LoadOptions = {}): Promise<Config> {
   const mainPath = resolve(path);
   const issues: ConfigIssue[] = [];
   const main = await readSource(mainPath, issues);
@@ -54,6 +62,7 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH): Promise<Co
   if (!parsed.success) throw new ConfigError(sorted(parsed.error.issues.flatMap((i) => zodIssueToConfigIssues(i, fileFor))));
 
   const ruleIssues = checkRules(parsed.data);
+  if (opts.local && ruleIssues.length === 0) ruleIssues.push(...(await localIssues(parsed.data, stat)));
   if (ruleIssues.length > 0) {
     throw new ConfigError(sorted(ruleIssues.map((r) => locate(fileFor(r.path), r.path, r.message))));
   }
@@ -63,7 +72,8 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH): Promise<Co
   for (const [name, ds] of Object.entries(parsed.data.datasets)) {
     datasets[name] = { ...ds, name, file: fileFor(['datasets', name]).file, api: { ...ds.api, dataset_id: ds.api.dataset_id ?? name } };
   }
-  return { ...rest, datasets, files: [main.file, ...extras.map((e) => e.file)] };
+  const warnings = sorted(checkRules(parsed.data, configWarningRules).map((r) => locate(fileFor(r.path), r.path, r.message)));
+  return { ...rest, datasets, files: [main.file, ...extras.map((e) => e.file)], warnings };
 }
 
 /** `conf.d/*.yaml` beside the main file, sorted; none when the folder is absent. */
@@ -91,10 +101,7 @@ async function readSource(file: string, issues: ConfigIssue[]): Promise<SourceFi
   }
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
-  for (const e of doc.errors) {
-    const first = e.message.split('\n')[0] ?? e.message;
-    issues.push({ file, line: e.linePos?.[0].line ?? null, path: '', message: `not valid YAML: ${first}` });
-  }
+  issues.push(...yamlIssues(file, doc));
   if (doc.errors.length > 0) return null;
   if (doc.contents !== null && !isMap(doc.contents)) {
     issues.push({ file, line: lineOf({ file, doc, lineCounter }, []), path: '', message: 'expected a mapping of options (key: value) at the top of the file' });

@@ -70,6 +70,26 @@ const validPort: ConfigRule = (c) => {
     : [{ path: ['health', 'listen'], message: 'expected a port between 1 and 65535' }];
 };
 
+/** An address only this machine reaches: localhost, 127.0.0.0/8 or ::1. */
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** /healthz and /metrics have no authentication: reachable from the shop's network, they tell anyone the datasets, counts and errors. */
+const healthListenUnauthenticated: ConfigRule = (c) => {
+  if (c.health === undefined) return [];
+  const host = c.health.listen.slice(0, c.health.listen.lastIndexOf(':'));
+  if (isLoopbackHost(host)) return [];
+  return [
+    {
+      path: ['health', 'listen'],
+      message:
+        `${c.health.listen} can be reached from other machines, and /healthz and /metrics answer anyone without authentication ` +
+        '(expected 127.0.0.1:<port>; keep another address only behind a firewall or an authenticating proxy)',
+    },
+  ];
+};
+
 /** Every cross-field rule, run after the schema accepted the configuration. */
 export const configRules: readonly ConfigRule[] = [
   atLeastOneDataset,
@@ -80,6 +100,9 @@ export const configRules: readonly ConfigRule[] = [
   oneEntryPerRemoteDataset,
   validPort,
 ];
+
+/** Rules whose findings are warnings: the configuration works, but a person should know. */
+export const configWarningRules: readonly ConfigRule[] = [healthListenUnauthenticated];
 
 /** Run every rule. */
 export function checkRules(config: Parsed, rules: readonly ConfigRule[] = configRules): RuleIssue[] {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { demoConfigSchema } from '../daemon/demo-config.js';
 import { apiConfigSchema, type ApiConfig } from './api.js';
 import { LOG_LEVELS } from './defaults.js';
+import type { ConfigIssue } from './errors.js';
 import {
   alertsConfigSchema,
   mappingConfigSchema,
@@ -94,4 +95,6 @@ export type Config = Omit<ParsedConfig, 'datasets' | '$schema'> & {
   datasets: Record<string, DatasetConfig>;
   /** Every file read, main file first. */
   files: string[];
+  /** What works but a person should know (a listener reachable from other machines); `validate` prints them, `run` logs them. */
+  warnings: ConfigIssue[];
 };

@@ -5,7 +5,8 @@ import { canonicalJson } from '../model/canonical.js';
 import { event } from '../log/events.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
-import type { ReadyFile } from '../triggers/watcher.js';
+import { FolderWatcher, type ReadyFile } from '../triggers/watcher.js';
+import type { SyncSummary } from '../sync/outcome.js';
 import { disposeReported } from './dispose.js';
 import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.js';
 import { pruneArchives } from './prune.js';
@@ -32,6 +33,11 @@ export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 
   retry?: RetryDelays;
   /** The runtime's own waits (retry back-off, watcher restarts); tests fire them by hand. */
   timers?: Timers;
+  /** `run --once`: take what waits in the folder now, start no watcher and no schedule. */
+  once?: boolean;
+  /** Each finished sync and each file job that threw (`run --once` exits by them). */
+  onSummary?: (s: SyncSummary) => void;
+  onError?: (dataset: string, err: unknown) => void;
 }
 
 /**
@@ -95,7 +101,8 @@ export class DatasetRuntime {
     // Before the watcher: an export found in the folder at start then wins over it in the queue.
     await requeuePendingReapply(this.#ds, { state: this.#deps.state, logger: this.#log, push: (j) => this.#queue.push(j) });
     driftHealth(this.#ds, this.#deps);
-    await this.#startTriggers();
+    if (this.#deps.once) await this.#takeWaiting();
+    else await this.#startTriggers();
     await this.#prune();
     this.#log.info(
       event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0 }),
@@ -174,6 +181,25 @@ export class DatasetRuntime {
     }
   }
 
+  /** `run --once`: queue the newest export waiting in the folder (the others are superseded, as at a start). */
+  async #takeWaiting(): Promise<void> {
+    const ds = this.#ds;
+    if (!ds.watch) return;
+    let files: ReadyFile[];
+    try {
+      files = await new FolderWatcher(ds.watch, { onReady: () => undefined, onSuperseded: () => undefined }, { logger: this.#log }).waiting();
+    } catch (err) {
+      const errno = (err as NodeJS.ErrnoException).code ?? 'WATCH_FAILED';
+      this.#deps.health.set(this.name, 'watch', 'WATCH_FAILED', `cannot read ${ds.watch.path}: ${errno}`, this.#deps.now());
+      this.#log.error(event('watch.failed', { watch: ds.watch.path, code: 'WATCH_FAILED', errno }), 'cannot read the export folder');
+      this.#deps.onError?.(this.name, Object.assign(new Error(`cannot read ${ds.watch.path}: ${errno}`), { code: 'WATCH_FAILED' }));
+      return;
+    }
+    const [newest, ...older] = files;
+    for (const f of older) await this.#archive(f);
+    if (newest) this.#queue.push({ kind: 'file', file: newest, origin: 'startup' });
+  }
+
   async #stopTriggers(): Promise<void> {
     // A running export command is killed (its process group), not left behind.
     this.#scheduler?.abort.abort();
@@ -239,6 +265,7 @@ export class DatasetRuntime {
       logger: this.#log,
       onSummary: (s) => this.#onSummary(s),
       onError: (err) => {
+        this.#deps.onError?.(this.name, err);
         const code = (err as { code?: unknown }).code;
         health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.now());
       },
@@ -263,6 +290,7 @@ export class DatasetRuntime {
   #onSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
     const { metrics, health, now } = this.#deps;
     metrics.recordSync(s, now());
+    this.#deps.onSummary?.(s);
     const heldOf = (d: string) => this.#deps.state.held(d);
     if (s.result === 'published' || s.result === 'unchanged') health.clear(this.name, 'sync');
     else if (s.result === 'held' || s.result === 'staged' || s.result === 'waiting') {

@@ -18,8 +18,10 @@ export function parseListen(listen: string): { host: string; port: number } {
 }
 
 /**
- * Serve GET /healthz (200 ok, 503 degraded with reasons, as JSON) and
- * GET /metrics (Prometheus text) on `listen`; nothing else.
+ * Serve GET /healthz (the daemon is alive: 200 ok, 503 degraded with reasons,
+ * as JSON), GET /readyz (200 once every dataset has started and none has
+ * stopped, else 503 naming them) and GET /metrics (Prometheus text) on
+ * `listen`; nothing else.
  */
 export async function startHealthServer(listen: string, health: HealthState, metrics: DaemonMetrics): Promise<HealthServer> {
   const { host, port } = parseListen(listen);
@@ -32,6 +34,10 @@ export async function startHealthServer(listen: string, health: HealthState, met
         const report = health.report();
         res.writeHead(report.status === 'ok' ? 200 : 503, { 'content-type': 'application/json' });
         res.end(`${JSON.stringify(report)}\n`);
+      } else if (path === '/readyz') {
+        const r = health.readiness();
+        res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json' });
+        res.end(`${JSON.stringify(r)}\n`);
       } else if (path === '/metrics') {
         const text = await metrics.registry.metrics();
         res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text);

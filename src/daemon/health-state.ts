@@ -1,3 +1,5 @@
+import { actionFor } from '../api/errors.js';
+
 /** Why a dataset is not healthy; one reason per topic, replaced when the topic changes. */
 export interface HealthReason {
   dataset: string;
@@ -16,6 +18,15 @@ export interface HealthReport {
   reasons: HealthReason[];
 }
 
+/** The body of /readyz. */
+export interface ReadinessReport {
+  /** Running, every configured dataset started, none stopped. */
+  ready: boolean;
+  status: HealthReport['status'];
+  /** Configured datasets not served (a key that cannot be read) or stopped (a key refused, the API switch off…). */
+  notReady: Array<{ dataset: string; code: string; message: string }>;
+}
+
 /**
  * What /healthz says: ok, or degraded with reasons. Each dataset area sets or
  * clears its own reason (`set(ds, 'sync', …)`, `clear(ds, 'sync')`).
@@ -23,12 +34,18 @@ export interface HealthReport {
 export class HealthState {
   #phase: 'starting' | 'running' | 'stopping' = 'starting';
   readonly #datasets = new Set<string>();
+  #expected: readonly string[] = [];
   readonly #reasons = new Map<string, HealthReason>();
   #refresh: (() => void) | undefined;
 
   /** The daemon's phase. */
   setPhase(phase: 'starting' | 'running' | 'stopping'): void {
     this.#phase = phase;
+  }
+
+  /** The datasets the configuration names (start and each reload): readiness waits for all of them. */
+  expect(datasets: readonly string[]): void {
+    this.#expected = [...datasets].sort();
   }
 
   /** A dataset now served. */
@@ -61,6 +78,28 @@ export class HealthState {
    */
   refreshWith(check: () => void): void {
     this.#refresh = check;
+  }
+
+  /**
+   * /readyz: ready once the daemon runs, every configured dataset has started
+   * and none has stopped (a reason whose code stops a dataset: UNAUTHORIZED,
+   * API_DISABLED, DATASET_NOT_FOUND…, src/api/errors.ts). A held change or a
+   * rejected file degrades /healthz but leaves the dataset ready.
+   */
+  readiness(): ReadinessReport {
+    const status = this.report().status;
+    const notReady: ReadinessReport['notReady'] = [];
+    for (const dataset of this.#expected) {
+      const reasons = [...this.#reasons.values()].filter((r) => r.dataset === dataset);
+      if (!this.#datasets.has(dataset)) {
+        const why = reasons.find((r) => r.topic === 'key');
+        notReady.push({ dataset, code: why?.code ?? 'NOT_STARTED', message: why?.message ?? 'not started yet' });
+        continue;
+      }
+      const stop = reasons.find((r) => actionFor(null, r.code) === 'stop');
+      if (stop) notReady.push({ dataset, code: stop.code, message: stop.message });
+    }
+    return { ready: status !== 'starting' && status !== 'stopping' && notReady.length === 0, status, notReady };
   }
 
   /** The current report. */

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { connectorVersion } from '../version.js';
 import type { SyncSummary } from '../sync/outcome.js';
 
 /** The daemon's Prometheus metrics, in a registry of their own (no process-global state). */
@@ -24,9 +25,24 @@ export class DaemonMetrics {
     ['dataset'],
   );
 
+  readonly syncDuration = new Histogram({
+    name: 'dataset_connector_sync_duration_seconds',
+    help: 'How long syncs took, from reading the export to the outcome, by outcome.',
+    labelNames: ['dataset', 'outcome'] as const,
+    // From a few requests (under a second) to a large replace job (up to an hour).
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600],
+    registers: [this.registry],
+  });
+  readonly buildInfo = this.#gauge('dataset_connector_build_info', 'Always 1; the labels say which build runs.', ['version', 'node']);
+
+  constructor() {
+    this.buildInfo.set({ version: connectorVersion(), node: process.versions.node }, 1);
+  }
+
   /** Count one finished sync from its summary line. */
   recordSync(s: SyncSummary, nowMs: number): void {
     this.syncs.inc({ dataset: s.dataset, outcome: s.result });
+    this.syncDuration.observe({ dataset: s.dataset, outcome: s.result }, s.durationMs / 1000);
     if (s.result === 'published') {
       for (const [operation, n] of [['add', s.adds], ['change', s.changes], ['delete', s.deletes]] as const) {
         if (n > 0) this.records.inc({ dataset: s.dataset, operation }, n);
@@ -40,6 +56,11 @@ export class DaemonMetrics {
   recordRequest(dataset: string, status: number | null, attempt: number): void {
     this.requests.inc({ dataset, status: status === null ? 'network' : String(status) });
     if (attempt > 1) this.retries.inc({ dataset });
+  }
+
+  /** The last success the state db remembers (a restart keeps the metric); later syncs set it as they end. */
+  restoreLastSuccess(dataset: string, atMs: number | null): void {
+    if (atMs !== null) this.lastSuccess.set({ dataset }, atMs / 1000);
   }
 
   /** Drop the gauges of a dataset removed by a reload (counters stay, as Prometheus expects). */

@@ -4,7 +4,10 @@ import { systemClock, type Clock } from '../clock.js';
 import { ConfigError } from '../config/errors.js';
 import { loadConfig } from '../config/load.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
 import { event } from '../log/events.js';
+import type { SyncSummary } from '../sync/outcome.js';
+import { connectorVersion } from '../version.js';
 import { canonicalJson } from '../model/canonical.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
 import { SyncEngine } from '../sync/engine.js';
@@ -44,6 +47,11 @@ export interface ServiceOptions {
   alertCheckIntervalMs?: number;
   /** Another daemon took this one's state_dir (its lease ran out while this process was suspended): stop now. */
   onStateDirLost?: () => void;
+  /** `run --once`: take what waits in the folders, start no watcher, schedule, listener or call alerts. */
+  once?: boolean;
+  /** Each finished sync, and each file job that threw (`run --once` exits by them). */
+  onSummary?: (s: SyncSummary) => void;
+  onError?: (dataset: string, err: unknown) => void;
 }
 
 /** How long a stopping daemon waits for an alert call it follows to end. */
@@ -83,6 +91,8 @@ export class Service {
       await s.#start();
     } catch (err) {
       s.#releaseStateDir?.(); // a start that failed past the claim does not keep the state_dir
+      // What started before the failure (watchers, the state db) must not keep a process that failed alive.
+      await s.#abandon();
       throw err;
     }
     return s;
@@ -96,6 +106,11 @@ export class Service {
   /** Address of the health listener, when on. */
   get healthAddress(): { host: string; port: number } | undefined {
     return this.#healthServer?.address;
+  }
+
+  /** Resolves when no dataset has a job waiting or running. */
+  idle(): Promise<void> {
+    return this.#datasets.idle();
   }
 
   /** Run one call-alert check now (what the timer does every interval); resolves with the calls placed. */
@@ -112,6 +127,8 @@ export class Service {
       config = this.#demo.config;
     }
     this.#config = config;
+    this.#logWarnings(config);
+    this.health.expect(Object.keys(config.datasets));
     const { keys, failed } = await resolveDatasetKeys(config, this.#log, this.opts.env);
     // openStateDb makes the folder 0700 and state.db 0600 exactly when they are missing, whatever the umask (8943892).
     this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
@@ -141,6 +158,9 @@ export class Service {
       now: () => clock.now(),
       tmpDir: join(config.state_dir, 'tmp'),
       ...(this.opts.cronStarter ? { cronStarter: this.opts.cronStarter } : {}),
+      ...(this.opts.once ? { once: true } : {}),
+      ...(this.opts.onSummary ? { onSummary: this.opts.onSummary } : {}),
+      ...(this.opts.onError ? { onError: this.opts.onError } : {}),
       ...(this.opts.retry ? { retry: this.opts.retry } : {}),
       ...(this.opts.timers ? { timers: this.opts.timers } : {}),
     });
@@ -148,20 +168,31 @@ export class Service {
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
     // Each /healthz reads what the state db holds: a person's approve or discard from the CLI shows at once.
     this.health.refreshWith(() => syncHeldHealth(this.health, this.#datasets.names(), (d) => this.#db.snapshot(d).held()));
+    this.#restoreLastSuccess();
     this.#alerts = new AlertMonitor(await this.#buildAlerts(config), {
       statuses: () => this.#alertStatuses(),
       clock,
       logger: this.#log,
       ...(this.opts.alertCheckIntervalMs === undefined ? {} : { intervalMs: this.opts.alertCheckIntervalMs }),
     });
-    this.#alerts.start();
-    if (config.health) {
-      this.#healthServer = await startHealthServer(config.health.listen, this.health, this.metrics);
+    if (!this.opts.once) this.#alerts.start();
+    if (config.health && !this.opts.once) {
+      const listen = config.health.listen;
+      this.#healthServer = await startHealthServer(listen, this.health, this.metrics).catch((err: NodeJS.ErrnoException) => {
+        throw new ConnectorError(
+          'HEALTH_LISTEN_FAILED',
+          `cannot listen on ${listen} for /healthz and /metrics: ${err.code ?? err.message}` +
+            (err.code === 'EADDRINUSE' ? ' (another program, or another connector, uses that port: stop it or change health.listen)' : ' (check health.listen)'),
+          { action: 'stop', cause: err },
+        );
+      });
       this.#log.info(event('health.listening', { ...this.#healthServer.address }), 'health listener started');
     }
     this.health.setPhase('running');
     this.#log.info(
       event('daemon.started', {
+        version: connectorVersion(),
+        node: process.versions.node,
         config: config.files,
         state_dir: config.state_dir,
         datasets: this.#datasets.names(),
@@ -194,6 +225,7 @@ export class Service {
       }
     }
     next = { ...next, state_dir: old.state_dir, health: old.health, demo: old.demo };
+    this.#logWarnings(next);
     // Demo mode: a dataset the reload adds must exist in the embedded emulator, with its key, before it is served.
     this.#demo?.provision(next);
     this.#applyLogLevel(next);
@@ -209,10 +241,12 @@ export class Service {
       }
     }
     this.#config = next;
+    this.health.expect(Object.keys(next.datasets));
     this.#reportKeyFailures(failed, kept);
     // A new key (or config) is what a dataset stopped by a 401 waits for: its held export is retried now.
     const rekeyed = this.#clients.setKeys(keys, kept);
     const delta = await this.#datasets.apply(serve, next.timezone, rekeyed);
+    this.#restoreLastSuccess();
     if (alertSettings(next) !== alertSettings(old)) {
       // The old instance keeps following its calls in the background; the history file carries the windows over.
       this.#alerts.replace(await this.#buildAlerts(next));
@@ -247,6 +281,21 @@ export class Service {
       'another daemon took over this state_dir (this process was suspended past its lease): stopping',
     );
     this.opts.onStateDirLost?.();
+  }
+
+  /** Close what a failed start had opened, whatever it got to. */
+  async #abandon(): Promise<void> {
+    const quietly = (p: Promise<unknown> | undefined) => p?.catch(() => undefined);
+    await quietly((this.#alerts as AlertMonitor | undefined)?.stop(0));
+    await quietly((this.#datasets as DatasetSet | undefined)?.stop());
+    await quietly(this.#healthServer?.close());
+    await quietly((this.#clients as ClientPool | undefined)?.close());
+    try {
+      (this.#db as StateDb | undefined)?.close();
+    } catch {
+      // Already closed or never opened.
+    }
+    await quietly(this.#demo?.emulator.close());
   }
 
   /** Call alerts of `config`, or undefined when off or when their key cannot be read (logged; the datasets go on). */
@@ -295,6 +344,18 @@ export class Service {
     }
     const bad = new Set(failed.map((f) => f.dataset));
     for (const name of Object.keys(this.#config.datasets)) if (!bad.has(name)) this.health.clear(name, 'key');
+  }
+
+  /** The served datasets' last success from the state db, so the metric survives a restart. */
+  #restoreLastSuccess(): void {
+    for (const name of this.#datasets.names()) this.metrics.restoreLastSuccess(name, this.#db.snapshot(name).lastSuccessAt());
+  }
+
+  /** What works but a person should know (config.warnings), one line each, as `validate` prints them. */
+  #logWarnings(config: Config): void {
+    for (const w of config.warnings) {
+      this.#log.warn(event('config.warning', { file: w.file, line: w.line, setting: w.path, message: w.message }), 'configuration warning');
+    }
   }
 
   #applyLogLevel(config: Config): void {

@@ -6,6 +6,14 @@ import { FolderWatcher, type FolderWatcherEvents } from '../triggers/watcher.js'
 import type { HealthState } from './health-state.js';
 import type { Timers } from './timers.js';
 
+/** What to do about a watch folder that cannot be watched, by errno. */
+const WATCH_HINTS: Record<string, string> = {
+  ENOENT: 'the folder does not exist: create it, mount the share, or fix watch.path; it is watched as soon as it is there',
+  ENOTDIR: 'watch.path is not a folder: fix watch.path',
+  EACCES: 'the service user may not read the folder: grant it read, write and enter (under systemd, list the folder in ReadWritePaths=)',
+  EPERM: 'the service user may not read the folder: grant it read, write and enter (under systemd, list the folder in ReadWritePaths=)',
+};
+
 /** Back-off of watcher restarts, and how often a running watch checks its folder is still the same. */
 export const WATCH_RESTART = { firstMs: 1_000, maxMs: 60_000, checkMs: 10_000 };
 
@@ -90,7 +98,9 @@ export class WatchSupervisor {
       const first = !retrying || health.report().reasons.every((r) => r.dataset !== dataset || r.topic !== 'watch');
       health.set(dataset, 'watch', 'WATCH_FAILED', `not watching ${w.dir}: ${code}; retrying until the folder can be read`, now());
       this.#schedule('watch.restart', this.#nextDelay());
-      const fields = { watch: w.dir, code: 'WATCH_FAILED', errno: code, retry_in_ms: this.#delayMs, err };
+      // A folder that is not there or not ours is a setting to fix, not a fault: the fix, no stack trace.
+      const hint = WATCH_HINTS[code];
+      const fields = { watch: w.dir, code: 'WATCH_FAILED', errno: code, retry_in_ms: this.#delayMs, ...(hint ? { hint } : { err }) };
       if (first) logger.error(event('watch.failed', fields), 'cannot watch folder');
       else logger.debug(event('watch.failed', fields), 'still cannot watch folder');
       return;

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
 import type { Secret } from '../secret.js';
+import { zonedParts } from '../zoned-time.js';
 import { scrubLine } from './scrub.js';
 import { registeredSecrets } from './secret-registry.js';
 
@@ -28,6 +29,14 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream | NodeJS.WritableStream;
   /** Colours in pretty output (default: when the destination is a TTY). */
   colorize?: boolean;
+  /** IANA zone of pretty timestamps (the configured `timezone`); default the system's. JSON lines stay UTC ISO. */
+  timezone?: string;
+}
+
+/** `YYYY-MM-DD HH:mm:ss.SSS +09:00`: `ms` in the IANA zone `timeZone` (pretty log lines). */
+export function zonedTimestamp(ms: number, timeZone: string): string {
+  const t = zonedParts(ms, timeZone);
+  return `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}:${t.second}.${t.millisecond} ${t.offset}`;
 }
 
 /** Field paths that carry credentials; censored before serialization. */
@@ -68,7 +77,9 @@ export function createLogger(opts: CreateLoggerOptions = {}): Logger {
           destination: dest,
           sync: true,
           colorize: opts.colorize ?? Boolean((dest as { isTTY?: boolean }).isTTY ?? process.stdout.isTTY),
-          translateTime: 'SYS:standard',
+          ...(opts.timezone
+            ? { translateTime: false, customPrettifiers: { time: (t: string | object) => `[${zonedTimestamp(Number(t), opts.timezone!)}]` } }
+            : { translateTime: 'SYS:standard' }),
           ignore: 'pid,hostname',
         })
       : (dest as DestinationStream);

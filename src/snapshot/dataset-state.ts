@@ -13,6 +13,7 @@ interface StateRow {
   last_outcome: string | null;
   last_outcome_detail: string | null;
   last_outcome_at: number | null;
+  last_success_at: number | null;
   held_kind: HeldDraft['kind'] | null;
   held_version: number | null;
   held_reason: string | null;
@@ -78,12 +79,18 @@ export class DatasetState {
 
   /** The outcome of the last sync (e.g. published, held, failed) with a JSON-serialisable detail. */
   recordOutcome(outcome: string, detail?: unknown): void {
-    this.update(
-      'last_outcome = ?, last_outcome_detail = ?, last_outcome_at = ?',
-      outcome,
-      detail === undefined ? null : JSON.stringify(detail),
-      this.now(),
-    );
+    const at = this.now();
+    const json = detail === undefined ? null : JSON.stringify(detail);
+    if (outcome === 'published' || outcome === 'unchanged') {
+      this.update('last_outcome = ?, last_outcome_detail = ?, last_outcome_at = ?, last_success_at = ?', outcome, json, at, at);
+    } else {
+      this.update('last_outcome = ?, last_outcome_detail = ?, last_outcome_at = ?', outcome, json, at);
+    }
+  }
+
+  /** When the dataset last ended a sync published or unchanged (migration 7), or null. */
+  lastSuccessAt(): number | null {
+    return this.row()?.last_success_at ?? null;
   }
 
   /**

@@ -182,6 +182,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 9,
+    description: 'when the dataset last ended a sync published or unchanged, for the metric that survives a restart',
+    sql: `
+      -- Set with last_outcome when that outcome is published or unchanged (src/snapshot/dataset-state.ts);
+      -- the daemon gives it to dataset_connector_last_success_timestamp_seconds at start.
+      ALTER TABLE datasets ADD COLUMN last_success_at INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -1,11 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fitName, splitExt } from '../file-names.js';
 import type { RowError } from './types.js';
 
-/** Where the reject file of an export goes: beside it, `<name>.rejected.csv`. */
+/** Where the reject file of an export goes: beside it, `<name>.rejected.csv` (a long name shortened to fit, fitName). */
 export function rejectFilePath(file: string): string {
-  const ext = extname(file);
-  return join(dirname(file), `${basename(file, ext)}.rejected.csv`);
+  return join(dirname(file), fitName(splitExt(basename(file)).stem, '.rejected.csv'));
 }
 
 function csvCell(value: string | number): string {
@@ -25,7 +26,8 @@ export async function writeRejectFile(file: string, rowErrors: readonly RowError
   const path = opts.path ?? rejectFilePath(file);
   const lines = ['line,column,value,code,reason'];
   for (const e of rowErrors) lines.push([e.line, e.column, e.value, e.code, e.reason].map(csvCell).join(','));
-  const tmp = `${path}.${process.pid}.tmp`;
+  // A short dot-name: the watcher ignores it, and it fits whatever the export's name.
+  const tmp = join(dirname(path), `.dc-reject.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   // The folder is the POS's: a link planted under the temporary name must not be written through.
   // rm removes such an entry; 'wx' (O_EXCL) refuses one put back in between. rename replaces a link at `path` itself.
   await rm(tmp, { force: true });

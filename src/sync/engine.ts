@@ -16,6 +16,7 @@ import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
 import { policySchema, type Policy } from './policy.js';
 import type { LinkPolicy } from '../sources/open-file.js';
 import { previewPlan, type PlanPreview } from './preview.js';
+import { heldPreview, type HeldPreview } from './held-preview.js';
 import { periodicReconcile } from './periodic-reconcile.js';
 import type { ServerView } from './reconcile.js';
 import { resumeOpenPlan } from './resume.js';
@@ -146,6 +147,11 @@ export class SyncEngine {
   /** Publish the held change with exactly the flags its guards need. */
   async approve(ds: DatasetConfig): Promise<HeldActionResult> {
     return this.#run(ds, 'approve', undefined, () => approveHeld(this.#ctx(ds, emptySummary(ds.name, null))));
+  }
+
+  /** What approve would publish (counts, guard, a few records), from the state db and plan file; no network, no lock. */
+  heldPreview(ds: DatasetConfig): HeldPreview | null {
+    return heldPreview(this.deps.db, ds.name);
   }
 
   /** Drop the held change (discard its draft). */

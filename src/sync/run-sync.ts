@@ -33,6 +33,8 @@ export interface SyncOptions {
 
 /** The key's roles are not readable through the API: plan with all, learn refusals at run time (publish_denied, 403). */
 const ASSUMED_ROLES: KeyRole[] = ['read', 'write', 'replace', 'publish'];
+/** Row errors of a rejected file shown in its log line. */
+const FIRST_ROW_ERRORS = 5;
 /** Re-read, re-diff, re-plan at most this often per sync (CONFLICT, 412, expiry). */
 const MAX_PLANS = 3;
 
@@ -46,7 +48,12 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     s.rows = src.rows;
     s.rowErrors = src.rowErrors.length;
     if (src.rejected) {
-      ctx.logger.error({ event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile }, src.rejected.message);
+      // The first few row errors in the line itself, so the journal says what to fix; the reject file has them all.
+      const first_row_errors = src.rowErrors.slice(0, FIRST_ROW_ERRORS).map((e) => ({ line: e.line, column: e.column, code: e.code, reason: e.reason }));
+      ctx.logger.error(
+        { event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile, row_errors: src.rowErrors.length, first_row_errors },
+        src.rejected.message,
+      );
       return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
     }
     checkpoint(ctx);

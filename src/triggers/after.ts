@@ -1,7 +1,9 @@
 import { lstat, mkdir, open, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { extname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { NEVER_FOLLOW, closeFile, fdReadStream, openRegularFile } from '../sources/open-file.js';
+import { fitName, NAME_MAX_BYTES, splitExt } from '../file-names.js';
+import { zonedParts } from '../zoned-time.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { WatchConfig } from './config.js';
 import type { ReadyFile } from './watcher.js';
@@ -28,25 +30,21 @@ export interface DisposeOptions {
 
 /** `YYYYMMDD-HHmmss` of `atMs` in `timezone`, for archived names. */
 export function fileTimestamp(atMs: number, timezone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone: timezone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(atMs));
-  const p = (t: Intl.DateTimeFormatPartTypes) => parts.find((x) => x.type === t)?.value ?? '00';
-  return `${p('year')}${p('month')}${p('day')}-${p('hour')}${p('minute')}${p('second')}`;
+  const t = zonedParts(atMs, timezone);
+  return `${t.year}${t.month}${t.day}-${t.hour}${t.minute}${t.second}`;
 }
 
-/** Archived name: original stem, timestamp, optional tag, original extension (`stock.20240412-031500.csv`). */
+/** Bytes kept free in an archived name for freeName's `-N` and the reject file's longer ending. */
+const ARCHIVE_NAME_RESERVE_BYTES = 16;
+
+/**
+ * Archived name: original stem, timestamp, optional tag, original extension
+ * (`stock.20240412-031500.csv`), shortened to leave room for a `-N` and for
+ * the reject file named after it (fitName).
+ */
 export function archiveName(name: string, atMs: number, timezone: string, tag?: string): string {
-  const ext = extname(name);
-  const stem = name.slice(0, name.length - ext.length);
-  return `${stem}.${fileTimestamp(atMs, timezone)}${tag ? `.${tag}` : ''}${ext}`;
+  const { stem, ext } = splitExt(name);
+  return fitName(stem, `.${fileTimestamp(atMs, timezone)}${tag ? `.${tag}` : ''}${ext}`, NAME_MAX_BYTES - ARCHIVE_NAME_RESERVE_BYTES);
 }
 
 /** The folder a fate sends files to, resolved against the watched folder. */
@@ -105,8 +103,7 @@ export async function disposeFile(
 
 /** `name` in `dir`, or `name` with -1, -2… before the extension when taken. */
 async function freeName(dir: string, name: string): Promise<string> {
-  const ext = extname(name);
-  const stem = name.slice(0, name.length - ext.length);
+  const { stem, ext } = splitExt(name);
   for (let i = 0; ; i++) {
     const candidate = join(dir, i === 0 ? name : `${stem}-${i}${ext}`);
     // lstat: a dangling link under the name takes it too (a copy through it would write where it points).

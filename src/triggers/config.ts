@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { validate as validateCron } from 'node-cron';
+import { validate as validateCron, validateDetailed } from 'node-cron';
 import { compileMarker } from './marker.js';
 
 /**
@@ -97,10 +97,36 @@ export const watchConfigSchema = z
 
 export type WatchConfig = z.infer<typeof watchConfigSchema>;
 
+/** What each cron field accepts, in the words of node-cron's field names. */
+const CRON_FIELDS: Record<string, string> = {
+  second: 'second 0-59',
+  minute: 'minute 0-59',
+  hour: 'hour 0-23',
+  dayOfMonth: 'day of month 1-31',
+  month: 'month 1-12 or jan-dec',
+  dayOfWeek: 'day of week 0-7 (0 and 7 are Sunday) or sun-sat',
+};
+
+/** Why a cron expression is refused, naming the field and what it takes; null when node-cron accepts it. */
+export function cronProblem(expression: string): string | null {
+  if (validateCron(expression)) return null;
+  const bad = validateDetailed(expression).errors[0];
+  const range = bad && CRON_FIELDS[bad.field];
+  if (bad && range) {
+    const name = range.slice(0, range.search(/ [0-9]/));
+    return `the ${name} field "${bad.value}" is not valid (expected ${range}: a value, a range a-b, a list a,b or a step */n)`;
+  }
+  const fields = expression.trim().split(/\s+/).length;
+  return `expected 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first, got ${fields}, e.g. "0 3 * * *" for 03:00 every day`;
+}
+
 const cronExpression = z
   .string()
   .min(1)
-  .refine((c) => validateCron(c), 'a cron expression of 5 fields (or 6 with seconds first), e.g. "0 3 * * *"')
+  .superRefine((c, ctx) => {
+    const problem = cronProblem(c);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .describe('When to run, as a cron expression (5 fields, or 6 with seconds first)');
 
 const scheduleBase = {

@@ -129,6 +129,35 @@ export class FolderWatcher {
   }
 
   /**
+   * What is waiting in the folder now, newest first, without watching it
+   * (`run --once`): candidate exports that are complete (unchanged over
+   * settle_ms: a file written less than settle_ms ago is looked at again once
+   * that has passed, and left when it changed meanwhile) and flagged by their
+   * marker when one is configured. Throws (errno in `code`) when the folder
+   * cannot be read.
+   */
+  async waiting(): Promise<ReadyFile[]> {
+    const out: ReadyFile[] = [];
+    for (const f of await this.#scan()) {
+      const wait = f.mtimeMs + this.#cfg.settle_ms - this.#clock.now();
+      let file: ReadyFile | undefined = f;
+      if (wait > 0) {
+        await this.#clock.sleep(wait);
+        const st = await stat(f.path).catch(() => undefined);
+        file = st && st.size === f.size && st.mtimeMs === f.mtimeMs ? f : undefined;
+      }
+      if (!file) continue;
+      if (this.#marker) {
+        const markerPath = join(this.dir, this.#marker.markerFor(file.name));
+        if (!(await stat(markerPath).catch(() => undefined))) continue;
+        file = { ...file, markerPath };
+      }
+      out.push(file);
+    }
+    return out.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  }
+
+  /**
    * Why the watched folder is no longer the one watched (gone, not a folder,
    * another device or inode), or null while it is. Chokidar may say nothing
    * when a folder is renamed away or a share remounted: the owner calls this

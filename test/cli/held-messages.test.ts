@@ -66,11 +66,12 @@ describe('approve and discard: messages and exit codes', () => {
   it('nothing held: discard has nothing to do (0, stdout); approve published nothing (1, stderr, and where to look)', async () => {
     const d = await cli('discard', 'shop-1');
     expect(d.status, d.stderr).toBe(0);
-    expect(d.stdout).toBe('shop-1: nothing held: there is no held change to discard\n');
+    // Piped: the result as one JSON object on stdout (a terminal gets held-report's line); what to do on stderr.
+    expect(JSON.parse(d.stdout)).toEqual({ dataset: 'shop-1', action: 'nothing_held', code: 'NOTHING_HELD', held: null, version: null });
     expect(d.stderr).toBe('');
     const a = await cli('approve', 'shop-1');
     expect(a.status).toBe(1);
-    expect(a.stdout).toBe('');
+    expect(JSON.parse(a.stdout)).toMatchObject({ dataset: 'shop-1', action: 'nothing_held', code: 'NOTHING_HELD' });
     expect(a.stderr).toBe('nothing held (dataset shop-1): there is no held change to approve; nothing was published\n  dataset-connector status shows what each dataset holds\n');
     expect(a.stderr + d.stdout).not.toContain('rejected');
   });
@@ -85,7 +86,7 @@ describe('approve and discard: messages and exit codes', () => {
     em.emulator.clock.advance(25 * 3_600_000); // past the 24-hour draft lifetime
     const a = await cli('approve', 'shop-1');
     expect(a.status).toBe(1);
-    expect(a.stdout).toBe('');
+    expect(JSON.parse(a.stdout)).toMatchObject({ dataset: 'shop-1', action: 'expired', code: 'DRAFT_EXPIRED', version: v });
     expect(a.stderr).toBe(
       `expired [DRAFT_EXPIRED] (dataset shop-1) (version ${v}): draft ${v} is expired on the server: nothing was published, and the held change is dropped\n` +
         '  the next export of shop-1 syncs the change again; to do it now: dataset-connector sync shop-1 --file <export>\n',
@@ -103,7 +104,7 @@ describe('approve and discard: messages and exit codes', () => {
     const v = em.emulator.describe('shop-2').draft_version!;
     expect(v).not.toBeNull();
     expect(a.status).toBe(3);
-    expect(a.stdout).toBe('');
+    expect(JSON.parse(a.stdout)).toMatchObject({ dataset: 'shop-2', action: 'staged', code: 'HELD_PUBLISH_REQUIRED', version: v });
     expect(a.stderr).toContain(`staged [HELD_PUBLISH_REQUIRED] (dataset shop-2) (version ${v}): the key has no publish role`);
     expect(a.stderr).toContain(`  publish draft ${v} in the portal, or reissue the key with the publish role and run dataset-connector approve shop-2 again`);
     expect(em.emulator.describe('shop-2').draft_version).toBe(v);
@@ -122,7 +123,7 @@ describe('approve and discard: messages and exit codes', () => {
     for (const action of ['approve', 'discard'] as const) {
       const r = await cli(action, 'shop-1');
       expect(r.status, r.stderr).toBe(3);
-      expect(r.stdout).toBe('');
+      expect(JSON.parse(r.stdout)).toMatchObject({ dataset: 'shop-1', action: 'nothing_held', held: 'foreign_draft', version: v });
       expect(r.stderr).toContain(`held [DRAFT_PENDING] (dataset shop-1): draft ${v} on the server holds changes the connector did not make`);
       expect(r.stderr).toContain(`nothing was ${action === 'approve' ? 'published' : 'discarded'}`);
       expect(r.stderr).toContain(`  publish or discard draft ${v} in the portal`);

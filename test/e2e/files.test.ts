@@ -65,6 +65,15 @@ describe('daemon end to end: watched folder', () => {
     expect(failed.some((n) => /^stock\.\d{8}-\d{6}\.rejected\.csv$/.test(n))).toBe(true);
     expect(rejected.rejectFile).toMatch(/failed\/stock\.\d{8}-\d{6}\.rejected\.csv$/);
     expect(d.events('sync.summary', { result: 'rejected' })).toHaveLength(1);
+    // Issue 17: the log line says which rows and why, not only how many.
+    const [read] = d.events('file.rejected').filter((l) => l.fate === undefined);
+    expect(read).toMatchObject({
+      row_errors: 2,
+      first_row_errors: [
+        { line: 8, column: 'stock', code: expect.any(String), reason: expect.any(String) },
+        { line: 10, column: 'stock', code: expect.any(String), reason: expect.any(String) },
+      ],
+    });
     const rejects = (await readFile(String(rejected.rejectFile), 'utf8')).replace(/^\uFEFF/, '').split('\r\n');
     expect(rejects.some((l) => l.includes("'=1+2"))).toBe(true);
     expect(rejects.some((l) => l.includes("'@SUM(A1)"))).toBe(true);

@@ -17,6 +17,27 @@ async function execStartPreArgs(): Promise<string[]> {
   return words.slice(2);
 }
 
+const hasAnalyze = spawnSync('systemd-analyze', ['--version']).status === 0;
+
+// Issue 17: readiness, watchdog and a memory bound, without giving up the hardening.
+describe('systemd unit: notify, watchdog, memory, exposure', () => {
+  it('is Type=notify with WatchdogSec= and MemoryHigh=/MemoryMax=', async () => {
+    const unit = await readFile(join(ROOT, 'systemd/dataset-connector.service'), 'utf8');
+    expect(unit).toMatch(/^Type=notify$/m);
+    expect(unit).toMatch(/^NotifyAccess=main$/m);
+    expect(unit).toMatch(/^WatchdogSec=\d+s$/m);
+    expect(unit).toMatch(/^MemoryHigh=\d+M$/m);
+    expect(unit).toMatch(/^MemoryMax=\d+G$/m);
+  });
+
+  it.skipIf(!hasAnalyze)('keeps an exposure of at most 1.2 in systemd-analyze security --offline=yes', () => {
+    const r = spawnSync('systemd-analyze', ['security', '--offline=yes', join(ROOT, 'systemd/dataset-connector.service')], { encoding: 'utf8' });
+    const m = /Overall exposure level for dataset-connector\.service: (\d+\.\d)/.exec(r.stdout);
+    expect(m, r.stdout + r.stderr).not.toBeNull();
+    expect(Number(m![1])).toBeLessThanOrEqual(1.2);
+  });
+});
+
 // Review item 10: one dataset's bad key must not stop the service for the others.
 describe('systemd unit: a bad key of one dataset', () => {
   const fx = emulatorFixture();

@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { openStateDb } from '../../src/snapshot/db.js';
 import { cliEngine } from '../../src/sync/cli-engine.js';
-import { runCli } from './cli-child.js';
+import { runCli, runCliTty } from './cli-child.js';
 import { recs } from './harness.js';
 
 /** plan, status, discard and approve as a person runs them: the built CLI in a child process, against the emulator. */
@@ -38,6 +38,7 @@ async function syncHere(file: string) {
 }
 
 const cli = (...args: string[]) => runCli(['--config', config, ...args], env);
+const tty = (...args: string[]) => runCliTty(['--config', config, ...args], env);
 
 beforeAll(async () => {
   em = await startEmulator();
@@ -64,7 +65,8 @@ describe('CLI: plan, status, discard, approve (child processes)', () => {
   it('plan prints counts, the first changes, the path and why, and the guard that would hold; it sends only reads', async () => {
     em.emulator.clearRequests();
     const before = { ...em.emulator.counters };
-    const r = await cli('plan', 'shop-1', '--file', held);
+    // On a terminal: the text for a person (piped it is JSON, issue 17).
+    const r = await tty('plan', 'shop-1', '--file', held);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('(7 rows, 0 row errors)');
     expect(r.stdout).toContain('changes: 0 add, 0 change, 3 delete (7 unchanged)');
@@ -91,7 +93,8 @@ describe('CLI: plan, status, discard, approve (child processes)', () => {
 
     const d = await cli('discard', 'shop-1');
     expect(d.status, d.stderr).toBe(0);
-    expect(d.stdout).toBe(`shop-1: discarded (version ${v1}): discarded draft ${v1}\n`);
+    // Piped: one JSON object (issue 17); on a terminal the same as a line.
+    expect(JSON.parse(d.stdout)).toMatchObject({ dataset: 'shop-1', action: 'discarded', version: v1, message: `discarded draft ${v1}` });
     expect(em.emulator.describe('shop-1').draft_version).toBeNull();
     expect(em.emulator.records('shop-1')).toHaveLength(10);
 
@@ -99,7 +102,7 @@ describe('CLI: plan, status, discard, approve (child processes)', () => {
     const v2 = em.emulator.describe('shop-1').draft_version!;
     const a = await cli('approve', 'shop-1');
     expect(a.status, a.stderr).toBe(0);
-    expect(a.stdout).toBe(`shop-1: published (version ${v2}): published version ${v2}\n`);
+    expect(JSON.parse(a.stdout)).toMatchObject({ dataset: 'shop-1', action: 'published', version: v2, message: `published version ${v2}` });
     expect(em.emulator.records('shop-1')).toEqual(recs(7, 4));
 
     const after = await cli('status', '--json');

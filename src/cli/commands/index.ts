@@ -26,4 +26,6 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = 
   status: () => import('./status.js'),
   preview: () => import('./preview.js'),
   init: () => import('./init.js'),
+  retry: () => import('./retry.js'),
+  config: () => import('./config.js'),
 };

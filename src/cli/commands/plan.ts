@@ -1,8 +1,26 @@
 import type { Command } from 'commander';
-import { loadConfigFor, loggerFor, onDataset, runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 // The operator named the file: a link is followed.
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
+import type { PlanPreview } from '../../sync/preview.js';
+import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
+
+/** The plan as lines for a person. */
+export function planLines(p: PlanPreview): string[] {
+  const out: string[] = [`file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+  if (p.rejected || !p.plan) {
+    out.push(`rejected: ${p.rejected}`);
+    return out;
+  }
+  const c = p.plan.counts;
+  out.push(`changes: ${c.adds} add, ${c.changes} change, ${c.deletes} delete (${c.unchanged} unchanged)`);
+  out.push(`records: ${c.snapshot} now → ${c.result} after; owned ${c.owned}, not owned ${c.notOwned} (left alone)`);
+  out.push(`path: ${p.plan.path} — ${p.plan.reason}`);
+  for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
+  const held = p.plan.guards.results.filter((r) => r.holds);
+  out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
+  return out;
+}
 
 /** `plan <dataset> --file F`: counts, first changes, the chosen path and why, guards that would hold; sends nothing but reads. */
 export function register(program: Command): void {
@@ -11,39 +29,25 @@ export function register(program: Command): void {
     .description('show what a sync would do (counts, first changes, path and why, guards); sends nothing but reads')
     .argument('<dataset>', 'dataset name from the configuration')
     .requiredOption('--file <path>', 'the export file to plan from')
-    .option('--json', 'print the plan as JSON')
+    .option('--json', 'print the plan as JSON (the default when stdout is not a terminal)')
     .action(
       runAction(async (name: string, opts: { file: string; json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
+        const human = humanOutput(opts);
+        const { logger, progress } = await commandLogger(cmd, config, human, undefined, process.stderr);
         const { cliEngine } = await import('../../sync/cli-engine.js');
-        const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), [name], 'plan');
+        const cli = await cliEngine(config, logger, [name], 'plan');
         try {
           const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW));
+          progress?.clear();
+          process.stdout.write(human ? `${planLines(p).join('\n')}\n` : `${JSON.stringify(p)}\n`);
           // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).
-          const rejected = () => {
-            if (!p.rejected) return ExitCode.OK;
-            process.stderr.write(`rejected [${p.rejectedCode ?? 'no code'}] (dataset ${name}, file ${p.file}): ${p.rejected}\n`);
-            process.stderr.write(`  a sync would publish nothing from this export; dataset-connector preview --dataset ${name} --file ${p.file} shows every row error\n`);
-            return ExitCode.FAILURE;
-          };
-          if (opts.json) {
-            process.stdout.write(`${JSON.stringify(p)}\n`);
-            return rejected();
-          }
-          const out: string[] = [`file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
-          if (p.rejected || !p.plan) out.push(`rejected: ${p.rejected}`);
-          else {
-            const c = p.plan.counts;
-            out.push(`changes: ${c.adds} add, ${c.changes} change, ${c.deletes} delete (${c.unchanged} unchanged)`);
-            out.push(`records: ${c.snapshot} now → ${c.result} after; owned ${c.owned}, not owned ${c.notOwned} (left alone)`);
-            out.push(`path: ${p.plan.path} — ${p.plan.reason}`);
-            for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
-            const held = p.plan.guards.results.filter((r) => r.holds);
-            out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
-          }
-          process.stdout.write(out.join('\n') + '\n');
-          return rejected();
+          if (!p.rejected) return ExitCode.OK;
+          process.stderr.write(`rejected [${p.rejectedCode ?? 'no code'}] (dataset ${name}, file ${p.file}): ${p.rejected}\n`);
+          process.stderr.write(`  a sync would publish nothing from this export; dataset-connector preview --dataset ${name} --file ${p.file} shows every row error\n`);
+          return ExitCode.FAILURE;
         } finally {
+          progress?.clear();
           await cli.close();
         }
       }),

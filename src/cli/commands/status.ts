@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { loadConfigFor, loggerFor, runAction } from '../context.js';
+import { humanOutput, loadConfigFor, loggerFor, runAction } from '../context.js';
 
 /** `status [--json]`: per dataset the last sync, its result, snapshot size, held/staged drafts with age, next scheduled run (no network). */
 export function register(program: Command): void {
   program
     .command('status')
     .description('per dataset: last sync and result, snapshot size, held or staged drafts and their age, next scheduled run (no network)')
-    .option('--json', 'print one JSON object')
+    .option('--json', 'print one JSON object (the default when stdout is not a terminal)')
     .action(
       runAction(async (opts: { json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
@@ -20,7 +20,7 @@ export function register(program: Command): void {
             const first = schedules[0]?.next ? schedules[0] : null;
             all.push({ ...cli.engine.status(ds), nextRun: first ? { schedule: first.name, type: first.type, at: first.next } : null, schedules });
           }
-          if (opts.json) process.stdout.write(`${JSON.stringify({ datasets: all })}\n`);
+          if (!humanOutput(opts)) process.stdout.write(`${JSON.stringify({ datasets: all })}\n`);
           else {
             for (const s of all) {
               const last = s.lastSync ? `${s.lastSync.result} at ${s.lastSync.at}` : 'never synced';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../../config/errors.js';
+import { ConfigError, formatIssue } from '../../config/errors.js';
 import { resolveKeyDetailed } from '../../config/key.js';
 import { ConnectorError } from '../../errors.js';
 import { globalOptions, loadConfigFor, runAction } from '../context.js';
@@ -10,11 +10,18 @@ interface ValidateOptions {
   json?: boolean;
 }
 
-/** `validate`: check the configuration without touching the network (exit 78 when it is bad). */
+/**
+ * `validate`: check the configuration without touching the network (exit 78
+ * when it is bad), and what on this machine would make the service useless
+ * (a key file others can read, a watch folder that is not there). It is the
+ * unit's ExecStartPre.
+ */
 export function register(program: Command): void {
   program
     .command('validate')
-    .description('check connector.yaml and conf.d/*.yaml without touching the network; exit 78 when the configuration is bad')
+    .description(
+      'check connector.yaml and conf.d/*.yaml, key file permissions and watch folders, without touching the network; exit 78 when the service could not work',
+    )
     .option('--keys', 'also check that every dataset key can be read from its source (local only, nothing is sent)')
     .option('--json', 'print the result as one JSON object')
     .action(
@@ -22,7 +29,7 @@ export function register(program: Command): void {
         const path = globalOptions(cmd).config;
         let config;
         try {
-          config = await loadConfigFor(cmd);
+          config = await loadConfigFor(cmd, { local: true });
         } catch (err) {
           if (!(err instanceof ConfigError) || !opts.json) throw err;
           process.stdout.write(`${JSON.stringify({ ok: false, config: path, issues: err.issues })}\n`);
@@ -43,8 +50,11 @@ export function register(program: Command): void {
         }
         const names = Object.keys(config.datasets);
         if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ ok: keyProblems.length === 0, config: path, files: config.files, datasets: names, keyProblems, keyWarnings })}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ ok: keyProblems.length === 0, config: path, files: config.files, datasets: names, warnings: config.warnings, keyProblems, keyWarnings })}\n`,
+          );
         } else {
+          for (const w of config.warnings) process.stderr.write(`warning: ${formatIssue(w)}\n`);
           for (const w of keyWarnings) process.stderr.write(`warning: dataset ${w.dataset}: ${w.message}\n`);
           for (const p of keyProblems) process.stderr.write(`error [${p.code}]: dataset ${p.dataset}: ${p.message}\n`);
           if (keyProblems.length === 0) {

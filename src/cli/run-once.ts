@@ -1,0 +1,52 @@
+import { ExitCode, exitCodeFor, exitCodeForSync, type ExitCodeValue } from './exit-codes.js';
+import { event } from '../log/events.js';
+import type { SyncSummary } from '../sync/outcome.js';
+import { Service, type ServiceOptions } from '../daemon/service.js';
+
+/** Worse first: a failure, then try-again-later, a missing input, held for a person, done. */
+const SEVERITY: readonly ExitCodeValue[] = [ExitCode.FAILURE, ExitCode.CONFIG, ExitCode.TEMPFAIL, ExitCode.NOINPUT, ExitCode.HELD, ExitCode.OK];
+
+/** The exit code of several syncs: the worst of theirs (SEVERITY). */
+export function worstExitCode(codes: readonly ExitCodeValue[]): ExitCodeValue {
+  return SEVERITY.find((c) => codes.includes(c)) ?? ExitCode.OK;
+}
+
+/**
+ * `run --once`: resume each dataset's journal, take the newest export waiting
+ * in each watched folder (older ones are superseded, as at a start), run
+ * nothing scheduled, and exit with the `sync` codes (the worst over all
+ * datasets; 0 when nothing waited). SIGTERM or SIGINT stops at the next
+ * journaled step and exits 75 (the next run resumes).
+ */
+export async function runOnce(opts: ServiceOptions, proc: NodeJS.Process = process): Promise<number> {
+  const codes: ExitCodeValue[] = [];
+  const summaries: SyncSummary[] = [];
+  const service = await Service.start({
+    ...opts,
+    once: true,
+    onSummary: (s) => {
+      summaries.push(s);
+      codes.push(exitCodeForSync(s));
+    },
+    onError: (_dataset, err) => codes.push(exitCodeFor(err)),
+  });
+  let interrupted = false;
+  let stopped!: () => void;
+  const stop = new Promise<void>((r) => (stopped = r));
+  const onStop = () => {
+    interrupted = true;
+    stopped();
+  };
+  proc.once('SIGTERM', onStop);
+  proc.once('SIGINT', onStop);
+  try {
+    await Promise.race([service.idle(), stop]);
+  } finally {
+    proc.off('SIGTERM', onStop);
+    proc.off('SIGINT', onStop);
+    await service.stop();
+  }
+  const code = interrupted ? ExitCode.TEMPFAIL : worstExitCode(codes);
+  opts.logger.info(event('daemon.stopped', { once: true, syncs: summaries.length, exit_code: code }), summaries.length ? 'run --once done' : 'run --once: nothing was waiting');
+  return code;
+}
