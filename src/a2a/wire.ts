@@ -77,7 +77,8 @@ const partSchema = z.object({ kind: z.string().optional(), text: z.string().opti
 /** A27: a message as it arrives inside a status. */
 export const wireMessageSchema = z.object({
   kind: z.string().optional(),
-  role: z.string(),
+  // A status message without a role is still the agent speaking; dropping the whole event would lose a question.
+  role: z.string().default('agent'),
   parts: z.array(partSchema).default([]),
   messageId: z.string().optional(),
   taskId: z.string().optional(),
@@ -139,6 +140,8 @@ export type AgentCard = z.infer<typeof agentCardSchema>;
 export interface CallMessage {
   role: string;
   text: string;
+  /** A27: what identifies a question across reads, when the service sends it. */
+  messageId?: string;
 }
 
 /** One observation of a task: the result of a send, or one stream event, normalised. */
@@ -161,7 +164,8 @@ export function messageText(m: WireMessage): string {
 }
 
 function toMessage(m: WireMessage | null | undefined): CallMessage | null {
-  return m ? { role: m.role, text: messageText(m) } : null;
+  if (!m) return null;
+  return { role: m.role, text: messageText(m), ...(m.messageId ? { messageId: m.messageId } : {}) };
 }
 
 /** The stream closes after this state: input-required, or one that ends the call (`unknown` does not, A27-states). */
@@ -199,7 +203,10 @@ export function parseTaskEvent(result: unknown, hint?: string): TaskEvent | unde
       ...(u.data.contextId === undefined ? {} : { contextId: u.data.contextId }),
       state,
       message: toMessage(u.data.status.message),
-      final: u.data.final ?? endsStream(state),
+      // A question or an end stops the reading even when a server marks it `final: false`: the document
+      // says the stream ends there, and waiting on would leave the question unanswered. A server's
+      // `final: true` on another state (e.g. `unknown`) is honoured.
+      final: u.data.final === true || endsStream(state),
     };
   }
   const t = wireTaskSchema.safeParse(value);
