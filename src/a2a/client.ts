@@ -106,19 +106,22 @@ export class A2aClient {
     yield* this.#transport.stream('tasks/resubscribe', { id: taskId }, { callStart: false, taskId, ...(signal ? { signal } : {}) });
   }
 
-  /** `tasks/cancel` (A30): end the call; returns the task in state `canceled`. */
-  async cancel(taskId: string, signal?: AbortSignal): Promise<TaskEvent> {
+  /**
+   * `tasks/cancel` (A30): end the call; returns the task (A30: in state
+   * `canceled`), or null when the service accepted the cancel without
+   * answering a Task (some answer `null` or an empty result): asked, not
+   * shown ended.
+   */
+  async cancel(taskId: string, signal?: AbortSignal): Promise<TaskEvent | null> {
     requireTaskId(taskId);
     const result = await this.#transport.call('tasks/cancel', { id: taskId }, { callStart: false, taskId, ...(signal ? { signal } : {}) });
-    const task = parseTaskEvent(result);
-    if (!task) throw new A2aError('BAD_RESPONSE', 'tasks/cancel did not answer a task', { taskId });
-    return task;
+    return parseTaskEvent(result) ?? null;
   }
 
   /**
    * `tasks/get` of A2A 0.3 (`params: {id}`), which the document does not name:
    * how a task stands when its stream cannot be reopened. Servers without it
-   * answer -32601 (see methodNotFound).
+   * answer -32601, which the conversation reads as "not available".
    */
   async getTask(taskId: string, signal?: AbortSignal): Promise<TaskEvent> {
     requireTaskId(taskId);

@@ -399,9 +399,10 @@ class CallRun {
     for (let attempt = 1; ; attempt++) {
       try {
         // No signal: a cancel must go out even after an interrupt (the transport's timeout bounds it).
-        const canceled = await this.#client.cancel(this.#taskId!);
-        this.#observe(canceled);
-        if (isTerminal(canceled.state)) return this.#outcome(canceled.state, { ended: true, cancel: 'done', ...withCode });
+        // A cancel accepted without a Task in reply: tasks/get says whether the call has ended.
+        const canceled = (await this.#client.cancel(this.#taskId!)) ?? (await this.#client.getTask(this.#taskId!).catch(() => null));
+        if (canceled) this.#observe(canceled);
+        if (canceled && isTerminal(canceled.state)) return this.#outcome(canceled.state, { ended: true, cancel: 'done', ...withCode });
         return this.#outcome('unknown', { ended: false, cancel: 'requested', ...withCode });
       } catch (cancelErr) {
         if (refusedAsEnded(cancelErr)) {

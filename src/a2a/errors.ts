@@ -97,8 +97,6 @@ export function knownCode(text: string | undefined): A2aErrorCode {
  * document's codes): what public A2A 0.3 servers answer.
  */
 export const RPC_NUMBERS = {
-  /** The method does not exist (e.g. tasks/get on a server without it). */
-  methodNotFound: -32601,
   /** Invalid params; A2A 0.3 servers answer it for a task in a terminal state ("Task … is in terminal state"). */
   invalidParams: -32602,
   /** A2A 0.3 TaskNotCancelableError: the task has ended (A29 gives the same number to session_not_active). */
@@ -117,7 +115,3 @@ export function refusedAsEnded(err: unknown): err is A2aError {
   return err.code === 'RPC_ERROR' && (err.rpcCode === RPC_NUMBERS.invalidParams || err.rpcCode === RPC_NUMBERS.taskNotCancelable);
 }
 
-/** The service does not have the method (JSON-RPC -32601): "not available", not a failure of the call. */
-export function methodNotFound(err: unknown): boolean {
-  return err instanceof A2aError && err.code === 'RPC_ERROR' && err.rpcCode === RPC_NUMBERS.methodNotFound;
-}

@@ -84,6 +84,8 @@ export class Transport {
     try {
       for await (const sse of readSse(res.body)) {
         const scope = { ...kind, ...(taskId ? { taskId } : {}) };
+        // Heartbeats some servers send as events (`data: ping`, an empty data line): not a JSON-RPC response, not ours.
+        if (!sse.data.trimStart().startsWith('{')) continue;
         let json: unknown;
         try {
           json = JSON.parse(sse.data);

@@ -29,6 +29,21 @@ export const DOCUMENT_TASK_STATES = ['submitted', 'working', 'input-required', '
  * Spellings of other A2A bindings (`TASK_STATE_REJECTED`, `auth_required`)
  * are accepted too.
  */
+/*
+ * Wire note A30-get (beside A26–A30; issue 15): where the document is silent
+ * the client also reads what public A2A 0.3 servers do:
+ * - `tasks/get` with `params: {"id": taskId}` answers the Task. It is asked
+ *   only when a task's stream cannot be reopened; -32601 (method not found)
+ *   or any failure means "not available".
+ * - Without a text code (A29), -32602 ("Task … is in terminal state") to a
+ *   resubscribe or an answer, and -32002 (TaskNotCancelable) to a cancel, mean
+ *   the task has ended (errors.ts, refusedAsEnded).
+ * - `tasks/cancel` may answer without a Task (`null`): the cancel was taken;
+ *   tasks/get tells whether the call has ended.
+ * - message/send may answer only when the task next pauses (A2A's blocking
+ *   send), and a resubscribe may give only events from then on; the answer's
+ *   reply is therefore read as an observation of the task.
+ */
 /** Every state the client reads: the document's six plus A2A 0.3's `rejected`, `auth-required`, `unknown` (A27-states). */
 export const TASK_STATES = [...DOCUMENT_TASK_STATES, 'rejected', 'auth-required', 'unknown'] as const;
 export type TaskState = (typeof TASK_STATES)[number];

@@ -183,3 +183,20 @@ describe('call client: an interrupt before anything is sent', () => {
     await emu.close();
   });
 });
+
+describe('call client: timing the document does not show', () => {
+  it('a first event (and its headers) later than the request timeout: streams and message/send wait for it', async () => {
+    // Real time, unavoidably: undici's timeouts tick at about 1 s, so the event must come later than that
+    // (before, both starts ended "outcome unknown" at ~1 s with a call placed).
+    const emu = await startEmu(SCRIPTS, { modes: { firstEventDelayMs: 1_500 } });
+    for (const stream of [true, false]) {
+      // 100 ms is the client's wait for plain requests; a call start waits as long as a stream may idle.
+      const client = clientFor(emu.url, ALICE_KEY, { clock: hookClock(), requestTimeoutMs: 100 });
+      const outcome = await runCall(client, { to: N.plain, goal: 'Late' }, { answer: async () => null, stream });
+      expect(outcome).toMatchObject({ state: 'completed', endedBy: 'call' });
+      await client.close();
+    }
+    expect(emu.emulator.credits).toBe(2);
+    await emu.close();
+  });
+});

@@ -166,3 +166,17 @@ describe('A2A states the document does not list: over real HTTP against the scri
     await client.close();
   });
 });
+
+describe('shapes the document does not show', () => {
+  it('a status message without a role is still read (the agent speaking), not dropped with its question', () => {
+    const ev = parseTaskEvent({ kind: 'status-update', taskId: 't-1', status: { state: 'input-required', message: { parts: [{ kind: 'text', text: 'Which day?' }], messageId: 'm-9' } } });
+    expect(ev).toMatchObject({ state: 'input-required', final: true, message: { role: 'agent', text: 'Which day?', messageId: 'm-9' } });
+  });
+
+  it('a question marked final: false still ends the reading (the document: the stream ends at input-required)', () => {
+    expect(parseTaskEvent(update('input-required', false))?.final).toBe(true);
+    expect(parseTaskEvent(update('completed', false))?.final).toBe(true);
+    expect(parseTaskEvent(update('working', true))?.final).toBe(true);
+    expect(parseTaskEvent(update('working'))?.final).toBe(false);
+  });
+});

@@ -45,6 +45,20 @@ export interface A2aModes {
   answersNotStarted: number;
   /** Status messages carry a stable `messageId` (default) or none. */
   messageIds: 'stable' | 'absent';
+  /**
+   * message/send (call start or answer) replies only once the task next
+   * pauses (a question, an end), as A2A's blocking send does; default: at once.
+   */
+  blockingSend: boolean;
+  /**
+   * What tasks/resubscribe gives: the events the client missed, else a
+   * snapshot (`replay`, default); or only events from now on (`live-only`,
+   * as public A2A servers tap the task's queue), refused with -32001 while
+   * the task waits at a question.
+   */
+  resubscribeReplay: 'replay' | 'live-only';
+  /** tasks/cancel answers the canceled Task (A30, default) or a bare `null` result. */
+  cancelReply: 'task' | 'null';
 }
 
 export const DEFAULT_MODES: A2aModes = {
@@ -59,6 +73,9 @@ export const DEFAULT_MODES: A2aModes = {
   keepOpenAfterFinal: false,
   answersNotStarted: 0,
   messageIds: 'stable',
+  blockingSend: false,
+  resubscribeReplay: 'replay',
+  cancelReply: 'task',
 };
 
 /** A named server behaviour: modes and SSE style together. */
@@ -99,6 +116,10 @@ export const MODE_PRESETS = {
     modes: { errorsAsSse: true, endedResubscribe: 'session_not_active' },
     about: 'errors to streaming requests come as an SSE event on a 200 stream',
   },
+  'blocking-send': {
+    modes: { blockingSend: true, resubscribeReplay: 'live-only', endedResubscribe: 'terminal-state', endedErrors: 'public-a2a', cancelReply: 'null' },
+    about: 'message/send replies when the task next pauses; resubscribe gives live events only (-32001 at a question); cancel answers null',
+  },
   'late-first-event': {
     modes: { firstEventDelayMs: 300 },
     about: 'the first event of a call start comes 300 ms after the call is placed',
@@ -116,8 +137,8 @@ export const MODE_PRESETS = {
     about: 'a call start stream begins with a status-update, and messages carry no messageId',
   },
   'noisy-sse': {
-    sse: { lineEnding: '\r\n', comments: true, multiLineData: true, retryField: true, eventIds: true, chunkBytes: 5 },
-    about: 'CRLF, keep-alive comments, multi-line data, retry and id fields, 5-byte chunks',
+    sse: { lineEnding: '\r\n', comments: true, multiLineData: true, retryField: true, eventIds: true, dataHeartbeats: true, chunkBytes: 5 },
+    about: 'CRLF, keep-alive comments, heartbeat events (data: ping), multi-line data, retry and id fields, 5-byte chunks',
   },
 } as const satisfies Record<string, ModePreset>;
 
@@ -155,6 +176,9 @@ export const modesRequestSchema = z
     keep_open_after_final: z.boolean().optional(),
     answers_not_started: z.union([z.int().min(0), z.literal('always')]).optional(),
     message_ids: z.enum(['stable', 'absent']).optional(),
+    blocking_send: z.boolean().optional(),
+    resubscribe_replay: z.enum(['replay', 'live-only']).optional(),
+    cancel_reply: z.enum(['task', 'null']).optional(),
   });
 export type ModesRequest = z.infer<typeof modesRequestSchema>;
 
@@ -173,6 +197,9 @@ export function applyModesRequest(current: { modes: A2aModes; sse: SseStyle }, r
   if (req.keep_open_after_final !== undefined) m.keepOpenAfterFinal = req.keep_open_after_final;
   if (req.answers_not_started !== undefined) m.answersNotStarted = req.answers_not_started === 'always' ? Infinity : req.answers_not_started;
   if (req.message_ids !== undefined) m.messageIds = req.message_ids;
+  if (req.blocking_send !== undefined) m.blockingSend = req.blocking_send;
+  if (req.resubscribe_replay !== undefined) m.resubscribeReplay = req.resubscribe_replay;
+  if (req.cancel_reply !== undefined) m.cancelReply = req.cancel_reply;
   return base;
 }
 

@@ -140,11 +140,19 @@ function onTaskMethod(ex: Exchange, method: string, params: unknown, account: st
   if (method === 'tasks/resubscribe') {
     if (t.terminal && modes.endedResubscribe === 'terminal-state') return ex.protocol(-32602, `Task ${t.id} is in terminal state: ${t.state}`);
     if (t.terminal && modes.endedResubscribe === 'session_not_active') return ex.error('session_not_active');
+    if (modes.resubscribeReplay === 'live-only' && !t.terminal) {
+      // A queue tapped from now on: nothing to tap while the task waits at a question (public A2A: TaskNotFound).
+      if (t.closesStreams) return ex.protocol(-32001, 'Task not found');
+      const writer = ex.stream();
+      t.attachLive(writer);
+      ex.res.on('close', () => t.subscribers.delete(writer));
+      return true;
+    }
     return openStream(ex, t);
   }
   if (t.terminal) return modes.endedErrors === 'public-a2a' ? ex.protocol(-32002, 'Task cannot be canceled') : ex.error('session_not_active');
   emulator.cancel(t);
-  return ex.result(t.toWire()); // A30: the Task, canceled
+  return ex.result(modes.cancelReply === 'null' ? null : t.toWire()); // A30: the Task, canceled
 }
 
 async function onMessage(ex: Exchange, method: 'message/send' | 'message/stream', params: unknown, account: string): Promise<boolean> {
@@ -166,7 +174,10 @@ async function onMessage(ex: Exchange, method: 'message/send' | 'message/stream'
       emulator.modes.answersNotStarted--;
       return ex.error('call_not_started');
     }
-    return ex.result(emulator.answer(task!, d.text));
+    const reply = emulator.answer(task!, d.text);
+    if (!emulator.modes.blockingSend) return ex.result(reply);
+    await task!.untilPaused();
+    return ex.result(task!.read().view);
   }
   const gate = emulator.firstEventGate();
   if (method === 'message/stream') {
@@ -184,6 +195,7 @@ async function onMessage(ex: Exchange, method: 'message/send' | 'message/stream'
     return true;
   }
   if (gate) await gate;
+  if (emulator.modes.blockingSend) await task.untilPaused();
   if (ex.res.destroyed) return true; // the client went away before the late reply: it never learns the task id
   return ex.result(task.toWire());
 }

@@ -19,6 +19,8 @@ export interface SseStyle {
   retryField: boolean;
   /** Give each event an `id:` field (its sequence number in the task). */
   eventIds: boolean;
+  /** Write heartbeats as events before each event: `event: ping` with `data: ping`, and an empty `data:` event. */
+  dataHeartbeats: boolean;
 }
 
 export const DEFAULT_SSE_STYLE: SseStyle = {
@@ -30,6 +32,7 @@ export const DEFAULT_SSE_STYLE: SseStyle = {
   chunkBytes: 0,
   retryField: false,
   eventIds: false,
+  dataHeartbeats: false,
 };
 
 /** The bytes of one SSE event carrying a JSON-RPC response (A28). */
@@ -38,6 +41,7 @@ export function formatEvent(rpcId: unknown, ev: TaskEventRecord, style: SseStyle
   const json = JSON.stringify({ jsonrpc: '2.0', id: rpcId, result }, null, style.multiLineData ? 1 : undefined);
   const nl = style.lineEnding;
   let out = style.comments ? `: keep-alive${nl}` : '';
+  if (style.dataHeartbeats) out += `event: ping${nl}data: ping${nl}${nl}data:${nl}${nl}`;
   if (style.eventNames) out += `event: ${ev.name}${nl}`;
   if (style.eventIds) out += `id: ${ev.seq}${nl}`;
   for (const line of json.split('\n')) out += `data: ${line}${nl}`;

@@ -136,11 +136,34 @@ export class EmuTask {
     if (missed.length > 0) this.delivered = missed[missed.length - 1]!.seq;
     if (!closeNow) {
       this.subscribers.add(sub);
-      const waiting = this.#onSubscribe;
-      this.#onSubscribe = undefined;
-      waiting?.();
+      this.#subscribed();
     }
     return { backlog, closeNow };
+  }
+
+  /** Attach a stream that gets only what happens from now on (mode resubscribeReplay `live-only`). */
+  attachLive(sub: Subscriber): void {
+    this.subscribers.add(sub);
+    this.#subscribed();
+  }
+
+  /**
+   * Resolves when the task next pauses (a question, an end, auth-required) or
+   * at once when it is paused: what a blocking message/send waits for. The
+   * waiter counts as a reader, so a script waiting for the client goes on.
+   */
+  untilPaused(): Promise<void> {
+    if (this.closesStreams) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const waiter: Subscriber = { write: () => undefined, end: resolve };
+      this.attachLive(waiter);
+    });
+  }
+
+  #subscribed(): void {
+    const waiting = this.#onSubscribe;
+    this.#onSubscribe = undefined;
+    waiting?.();
   }
 
   /** Resolves when a stream attaches (resubscribe), or after `maxMs`, whichever is first. */
