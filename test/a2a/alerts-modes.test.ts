@@ -7,7 +7,7 @@ import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startEmu } from './helpers.js';
 import { Secret } from '../../src/secret.js';
 import { capture } from '../log/capture.js';
-import { eventually, gatedClock, hookClock } from './helpers.js';
+import { eventually, gatedClock, holdFirstEvent, hookClock } from './helpers.js';
 
 /**
  * Issue 15 for the daemon's call alerts: every server mode × the rules that
@@ -109,7 +109,7 @@ describe.each(MODES)('call alerts, server mode %s', (mode) => {
 
   for (const arrives of [true, false]) {
     it(`the daemon stops before the call's first event; the task id ${arrives ? 'comes within the grace: canceled' : 'never comes: logged as possibly ringing'}`, async () => {
-      emu.emulator.modes.holdFirstEvent = true;
+      const held = holdFirstEvent(emu.emulator);
       const clock = gatedClock();
       const log = capture('info');
       const alerts = new CallAlerts({ config: { ...base, to: ASKS }, key: new Secret(KEY), logger: log.logger, clock });
@@ -117,17 +117,13 @@ describe.each(MODES)('call alerts, server mode %s', (mode) => {
       const before = emu.emulator.credits;
       try {
         const checking = monitor.check();
-        await eventually(() => emu.emulator.credits > before, 'the alert call to be placed');
+        await held.placed();
         const stopping = monitor.stop(5_000); // what Service.stop does on SIGTERM
         await eventually(() => clock.sleeps.length === 1, 'the follow wait');
         clock.release(); // followMs passes with the call still unanswered
         await eventually(() => clock.sleeps.length === 2, 'the grace for the task id');
-        if (arrives) {
-          emu.emulator.modes.holdFirstEvent = false;
-          emu.emulator.releaseFirstEvents();
-        } else {
-          clock.release();
-        }
+        if (arrives) held.release();
+        else clock.release();
         await stopping;
         const placed = await checking;
         expect(emu.emulator.credits).toBe(before + 1);
@@ -143,8 +139,7 @@ describe.each(MODES)('call alerts, server mode %s', (mode) => {
           ]);
         }
       } finally {
-        emu.emulator.modes.holdFirstEvent = false;
-        emu.emulator.releaseFirstEvents();
+        held.release();
       }
     });
   }

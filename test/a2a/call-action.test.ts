@@ -8,7 +8,7 @@ import { placeCall, type CallIo } from '../../src/cli/commands/call-action.js';
 import type { CallOptions } from '../../src/cli/commands/call.js';
 import { MODE_PRESETS, type ModePresetName } from '../../src/emulator/a2a/modes.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
-import { ALICE_KEY, eventually, gatedClock, hookClock, N, SCRIPTS, startEmu } from './helpers.js';
+import { ALICE_KEY, gatedClock, holdFirstEvent, hookClock, N, SCRIPTS, startEmu } from './helpers.js';
 
 /**
  * `dataset-connector call` in process (the same action the CLI runs, with the
@@ -130,14 +130,11 @@ describe('dataset-connector call (in process)', () => {
     });
 
     it('Ctrl-C between the call start and its first event, the task id comes within the grace: canceled, exit 130', async () => {
-      emu.emulator.modes.holdFirstEvent = true;
-      const clock = gatedClock();
-      const calls = emu.emulator.calls.length;
-      const r = await run(N.ask, { answers: answers2 }, clock, async (io) => {
-        await eventually(() => emu.emulator.calls.length > calls, 'the call start to reach the service');
+      const held = holdFirstEvent(emu.emulator);
+      const r = await run(N.ask, { answers: answers2 }, gatedClock(), async (io) => {
+        await held.placed();
         io.sigint();
-        emu.emulator.modes.holdFirstEvent = false;
-        emu.emulator.releaseFirstEvents();
+        held.release();
       });
       const taskId = emu.emulator.calls.at(-1)!.taskId;
       expect(r.code).toBe(130);
@@ -147,11 +144,10 @@ describe('dataset-connector call (in process)', () => {
     });
 
     it('Ctrl-C between the call start and its first event, no task id within the grace: "a call may be ringing", exit 4', async () => {
-      emu.emulator.modes.holdFirstEvent = true;
+      const held = holdFirstEvent(emu.emulator);
       const clock = gatedClock();
-      const calls = emu.emulator.calls.length;
       const r = await run(N.ask, { answers: answers2 }, clock, async (io) => {
-        await eventually(() => emu.emulator.calls.length > calls, 'the call start to reach the service');
+        await held.placed();
         io.sigint();
         clock.release(); // the grace passes
       });
@@ -160,8 +156,7 @@ describe('dataset-connector call (in process)', () => {
       expect(r.stderr).toContain('check the call history in the portal before placing another call');
       expect(r.stderr).not.toContain('internal error');
       expect(r.credits).toBe(1);
-      emu.emulator.modes.holdFirstEvent = false;
-      emu.emulator.releaseFirstEvents();
+      held.release();
     });
   });
 
@@ -182,20 +177,18 @@ describe('dataset-connector call (in process)', () => {
     });
 
     it('a second Ctrl-C leaves at once, saying which task may still be live', async () => {
-      emu.emulator.modes.holdFirstEvent = true;
+      const held = holdFirstEvent(emu.emulator);
       const clock = gatedClock();
       const io = testIo(clock);
-      const calls = emu.emulator.calls.length;
       const placing = placeCall({ to: N.ask, goal: 'Leave', baseUrl: emu.url, yes: true }, undefined, io);
-      await eventually(() => emu.emulator.calls.length > calls, 'the call start to reach the service');
+      await held.placed();
       io.sigint();
       io.sigint();
       expect(io.exits).toEqual([4]);
       expect(io.errLines.join('\n')).toContain('leaving at once: a call may be ringing; task id unknown');
       clock.release();
       expect(await placing).toBe(4);
-      emu.emulator.modes.holdFirstEvent = false;
-      emu.emulator.releaseFirstEvents();
+      held.release();
     });
   });
 });

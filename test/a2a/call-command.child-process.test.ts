@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
-import { ALICE_KEY, eventually, N, startEmu } from './helpers.js';
+import { ALICE_KEY, holdFirstEvent, N, startEmu } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'dist/cli/main.js');
@@ -129,19 +129,16 @@ describe('dataset-connector call (child process)', () => {
   });
 
   it('SIGINT between the call start and its first event: the task id that follows is canceled (exit 130)', async () => {
-    emu.emulator.modes.holdFirstEvent = true;
+    const held = holdFirstEvent(emu.emulator);
     const calls = emu.emulator.calls.length;
     try {
       const r = await cli(['call', '--to', N.ask, '--goal', 'Interrupted', '--base-url', emu.url, '--key-file', keyFile, '--yes'], {}, (child) => {
-        void eventually(() => emu.emulator.calls.length > calls, 'the call start').then(() => child.kill('SIGINT'));
+        void held.placed().then(() => child.kill('SIGINT'));
         // The first event goes out once the CLI has taken the interrupt (it says so), inside its grace.
         let said = '';
         child.stderr?.on('data', (d: Buffer) => {
           said += String(d);
-          if (said.includes('interrupted: ending the call')) {
-            emu.emulator.modes.holdFirstEvent = false;
-            emu.emulator.releaseFirstEvents();
-          }
+          if (said.includes('interrupted: ending the call')) held.release();
         });
       });
       const taskId = emu.emulator.calls.at(-1)!.taskId;
@@ -151,8 +148,7 @@ describe('dataset-connector call (child process)', () => {
       expect(emu.emulator.task(taskId)!.state).toBe('canceled');
       expect(emu.emulator.calls.length).toBe(calls + 1);
     } finally {
-      emu.emulator.modes.holdFirstEvent = false;
-      emu.emulator.releaseFirstEvents();
+      held.release();
     }
   });
 

@@ -5,7 +5,7 @@ import type { Clock } from '../../src/clock.js';
 import type { DatasetAlertStatus } from '../../src/daemon/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { ScriptBook } from '../../src/emulator/a2a/script.js';
-import type { A2aEmulatorOptions } from '../../src/emulator/a2a/emulator.js';
+import type { A2aEmulator, A2aEmulatorOptions } from '../../src/emulator/a2a/emulator.js';
 import { startA2aEmulator, type RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 
 export const ALICE_KEY = 'tba_live_alice_0123456789abcdef';
@@ -121,6 +121,23 @@ export async function eventually(cond: () => boolean, what: string): Promise<voi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 2));
   }
+}
+
+/**
+ * Hold the first event of the next call starts (the call is placed at once):
+ * `placed()` resolves once a call start has reached the emulator, `release()`
+ * lets the first events go and stops holding.
+ */
+export function holdFirstEvent(emu: A2aEmulator): { placed(): Promise<void>; release(): void } {
+  const calls = emu.calls.length;
+  emu.modes.holdFirstEvent = true;
+  return {
+    placed: () => eventually(() => emu.calls.length > calls, 'the call start to reach the service'),
+    release: () => {
+      emu.modes.holdFirstEvent = false;
+      emu.releaseFirstEvents();
+    },
+  };
 }
 
 export async function collect(events: AsyncIterable<TaskEvent>): Promise<TaskEvent[]> {

@@ -4,7 +4,7 @@ import type { CallRequest } from '../../src/a2a/client.js';
 import type { Clock } from '../../src/clock.js';
 import { MODE_PRESETS, type ModePresetName } from '../../src/emulator/a2a/modes.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
-import { ALICE_KEY, clientFor, eventually, gatedClock, hookClock, N, SCRIPTS, startEmu } from './helpers.js';
+import { ALICE_KEY, clientFor, gatedClock, holdFirstEvent, hookClock, N, SCRIPTS, startEmu } from './helpers.js';
 
 /**
  * Issue 15: the call client against every server behaviour the emulator can
@@ -112,16 +112,14 @@ describe.each(MODES)('call client, server mode %s', (mode) => {
   for (const stream of [true, false]) {
     const via = stream ? 'message/stream' : 'message/send';
     it(`rule 4 (${via}): interrupted before the first event, the task id comes within the grace: the call is canceled`, async () => {
-      emu.emulator.modes.holdFirstEvent = true;
+      const held = holdFirstEvent(emu.emulator);
       const clock = gatedClock();
       const interrupt = new AbortController();
-      const calls = emu.emulator.calls.length;
       const running = call(N.ask, { stream, clock, signal: interrupt.signal });
-      await eventually(() => emu.emulator.calls.length > calls, 'the call start to reach the service');
+      await held.placed();
       interrupt.abort(new Error('Ctrl-C'));
       expect(clock.sleeps).toEqual([3_000]); // the grace, waiting on the clock
-      emu.emulator.modes.holdFirstEvent = false;
-      emu.emulator.releaseFirstEvents();
+      held.release();
       const r = await running;
       expect(r.outcome).toMatchObject({ endedBy: 'interrupt', state: 'canceled', cancel: 'done', answers: 0 });
       expect(r.outcome.taskId).toBe(emu.emulator.calls.at(-1)!.taskId);
@@ -131,20 +129,18 @@ describe.each(MODES)('call client, server mode %s', (mode) => {
   }
 
   it('rule 4: interrupted before the first event, no task id within the grace: outcome unknown, a call may be ringing', async () => {
-    emu.emulator.modes.holdFirstEvent = true;
+    const held = holdFirstEvent(emu.emulator);
     const clock = gatedClock();
     const interrupt = new AbortController();
-    const calls = emu.emulator.calls.length;
     const running = call(N.ask, { clock, signal: interrupt.signal, interruptGraceMs: 1_500 });
-    await eventually(() => emu.emulator.calls.length > calls, 'the call start to reach the service');
+    await held.placed();
     interrupt.abort(new Error('Ctrl-C'));
     clock.release(); // the grace passes without a first event
     const r = await running;
     expect(r.outcome).toMatchObject({ taskId: undefined, endedBy: 'interrupt', state: 'unknown', ended: false, code: 'OUTCOME_UNKNOWN' });
     expect(clock.sleeps).toEqual([1_500]);
     expect(r.credits).toBe(1);
-    emu.emulator.modes.holdFirstEvent = false;
-    emu.emulator.releaseFirstEvents();
+    held.release();
   });
 
   it('rule 4: interrupted while the agent waits for an answer: the call is canceled, nothing answered', async () => {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { A2aEmulator } from './emulator.js';
+import { readBody, sendJson as reply } from './http.js';
 import { applyModesRequest, MODE_PRESETS, modesRequestSchema, modesView } from './modes.js';
 
 const MAX_ADMIN_BODY_BYTES = 64 * 1024;
@@ -46,25 +47,10 @@ export async function handleA2aAdmin(emulator: A2aEmulator, req: IncomingMessage
 
 /** The JSON body, null when empty, undefined when not JSON (or too large). */
 async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_ADMIN_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8').trim();
-  if (text === '') return null;
   try {
-    return JSON.parse(text) as unknown;
+    const text = (await readBody(req, MAX_ADMIN_BODY_BYTES)).trim();
+    return text === '' ? null : (JSON.parse(text) as unknown);
   } catch {
     return undefined;
   }
-}
-
-function reply(res: ServerResponse, status: number, body: unknown): boolean {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-  return true;
 }

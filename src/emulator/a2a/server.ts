@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage as HttpRequest, type ServerResponse 
 import type { AddressInfo } from 'node:net';
 import { A2aEmulator, type A2aEmulatorOptions, type RequestRecord } from './emulator.js';
 import { handleA2aAdmin } from './admin.js';
+import { readBody, sendJson } from './http.js';
 import { checkAnswer, checkOwner, dispatch, protocolError, readMessage, rpcError, rpcResult, type EmuErrorCode } from './rpc.js';
 import { SseResponseWriter } from './sse-writer.js';
 import type { EmuTask } from './tasks.js';
@@ -102,7 +103,7 @@ export function a2aRequestHandler(emulator: A2aEmulator, basePath = '', publicUr
     if (req.method !== 'POST') return send(res, log, 405, { error: 'method not allowed' });
     let body: unknown;
     try {
-      body = JSON.parse(await readBody(req));
+      body = JSON.parse(await readBody(req, MAX_BODY_BYTES));
     } catch {
       return send(res, log, 200, protocolError(null, -32700, 'parse error'));
     }
@@ -216,21 +217,7 @@ function openStream(ex: Exchange, task: EmuTask): boolean {
 
 function send(res: ServerResponse, log: RequestRecord, status: number, body: unknown): boolean {
   log.status = status;
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-  return true;
-}
-
-async function readBody(req: HttpRequest): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new RangeError('body too large');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return sendJson(res, status, body);
 }
 
 async function drain(req: HttpRequest): Promise<void> {
