@@ -1,4 +1,4 @@
-import type { CallOutcome } from './conversation.js';
+import type { CallOutcome } from './call-outcome.js';
 
 /** How an outcome reads for a person: a summary line, and what went wrong with what to do, when something did. */
 export interface OutcomeReport {
