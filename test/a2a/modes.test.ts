@@ -79,7 +79,10 @@ describe.each(MODES)('call client, server mode %s', (mode) => {
 
   it('rule 2: a call that fails before it is followed (message/send, then resubscribe) is reported failed or ended', async () => {
     const r = await call(N.fail, { stream: false });
-    expect(r.outcome).toMatchObject(endedAs(mode, 'failed'));
+    // The script fails on a timer: a resubscribe that comes in first sees the failure live (a machine under
+    // load). Either way the call is ended and never refused; N.endsAfterAnswer above is the deterministic case.
+    if (r.outcome.state === 'failed') expect(r.outcome).toMatchObject({ ended: true, endedBy: 'call' });
+    else expect(r.outcome).toMatchObject(endedAs(mode, 'failed'));
     expect(r.cancels).toBe(0);
     if (r.outcome.state === 'failed') expect(r.outcome.reason).toBe('number unreachable');
     expect(r.credits).toBe(1);
