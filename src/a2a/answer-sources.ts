@@ -18,6 +18,8 @@ export interface AnswerSourceOptions {
   terminal?: { input: NodeJS.ReadableStream & { isTTY?: boolean }; output: NodeJS.WritableStream } | undefined;
   /** Each answer given, for printing. */
   onAnswer?: (text: string, from: 'file' | 'terminal') => void;
+  /** Ctrl-C while the terminal asks: readline takes it from the process, so it is passed on here. */
+  onInterrupt?: () => void;
 }
 
 /**
@@ -26,7 +28,7 @@ export interface AnswerSourceOptions {
  */
 export function answerSource(opts: AnswerSourceOptions): Answerer {
   const queue = [...(opts.answers ?? [])];
-  return async (question) => {
+  return async (question, ctx) => {
     const next = queue.shift();
     if (next !== undefined) {
       opts.onAnswer?.(next, 'file');
@@ -35,8 +37,10 @@ export function answerSource(opts: AnswerSourceOptions): Answerer {
     const t = opts.terminal;
     if (!t?.input.isTTY) return null;
     const rl = createInterface({ input: t.input, output: t.output });
+    if (opts.onInterrupt) rl.on('SIGINT', opts.onInterrupt);
     try {
-      const typed = (await rl.question(`answer to "${question}" (empty line ends the call): `)).trim();
+      const prompt = `answer to "${question}" (empty line ends the call): `;
+      const typed = (await rl.question(prompt, ctx.signal ? { signal: ctx.signal } : {})).trim();
       if (typed === '') return null;
       opts.onAnswer?.(typed, 'terminal');
       return typed;
@@ -46,11 +50,17 @@ export function answerSource(opts: AnswerSourceOptions): Answerer {
   };
 }
 
-/** Ask a yes/no question at the terminal; false unless the person types y or yes. */
+/** Ask a yes/no question at the terminal; false unless the person types y or yes (Ctrl-C is a no). */
 export async function confirm(question: string, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<boolean> {
   const rl = createInterface({ input, output });
+  const abort = new AbortController();
+  // readline takes Ctrl-C from the process while it asks; without this the question would wait on.
+  rl.on('SIGINT', () => abort.abort());
   try {
-    return /^(y|yes)$/i.test((await rl.question(`${question} [y/N] `)).trim());
+    return /^(y|yes)$/i.test((await rl.question(`${question} [y/N] `, { signal: abort.signal })).trim());
+  } catch (err) {
+    if (abort.signal.aborted) return false;
+    throw err;
   } finally {
     rl.close();
   }

@@ -4,6 +4,7 @@ import type { Secret } from '../secret.js';
 import { isE164 } from './e164.js';
 import { A2aError } from './errors.js';
 import { Transport } from './transport.js';
+import { DEFAULT_WAITS, Patience, type WaitPolicy } from './waits.js';
 import { agentCardSchema, parseTaskEvent, type AgentCard, type TaskEvent } from './wire.js';
 
 export interface A2aClientOptions {
@@ -17,8 +18,13 @@ export interface A2aClientOptions {
   connectTimeoutMs?: number;
   /** A stream with no byte (not even a keep-alive) for this long is broken. Default 5 min. */
   streamIdleTimeoutMs?: number;
-  /** `call_not_started`: how often to send an answer again, and the wait before each new attempt. */
-  answerRetry?: { attempts?: number; waitMs?: number };
+  /**
+   * Wait for the answer of `message/send` (call start or answer). Default 5 min: a
+   * server may answer only once the task next pauses (A2A's blocking send).
+   */
+  messageTimeoutMs?: number;
+  /** `call_not_started` to an answer: the waits before sending it again. */
+  answerRetry?: Partial<WaitPolicy>;
 }
 
 /** A call to place: the number (E.164) and what the service's agent should achieve. */
@@ -47,8 +53,8 @@ export type AnswerOutcome =
 export class A2aClient {
   readonly #transport: Transport;
   readonly #clock: Clock;
-  readonly #attempts: number;
-  readonly #waitMs: number;
+  readonly #waits: WaitPolicy;
+  readonly #messageTimeoutMs: number;
 
   constructor(opts: A2aClientOptions) {
     this.#transport = new Transport({
@@ -59,8 +65,8 @@ export class A2aClient {
       streamIdleTimeoutMs: opts.streamIdleTimeoutMs ?? 300_000,
     });
     this.#clock = opts.clock ?? systemClock;
-    this.#attempts = Math.max(1, opts.answerRetry?.attempts ?? 10);
-    this.#waitMs = opts.answerRetry?.waitMs ?? 3_000;
+    this.#waits = { ...DEFAULT_WAITS, ...opts.answerRetry };
+    this.#messageTimeoutMs = opts.messageTimeoutMs ?? 300_000;
   }
 
   /** The clock this client waits on (its answer retries; runCall's pauses before reopening a task). */
@@ -80,6 +86,7 @@ export class A2aClient {
   async startCall(call: CallRequest, signal?: AbortSignal): Promise<TaskEvent> {
     const result = await this.#transport.call('message/send', { message: callStartMessage(call) }, {
       callStart: true,
+      timeoutMs: this.#messageTimeoutMs,
       ...(signal ? { signal } : {}),
     });
     const task = parseTaskEvent(result);
@@ -99,12 +106,28 @@ export class A2aClient {
     yield* this.#transport.stream('tasks/resubscribe', { id: taskId }, { callStart: false, taskId, ...(signal ? { signal } : {}) });
   }
 
-  /** `tasks/cancel` (A30): end the call; returns the task in state `canceled`. */
-  async cancel(taskId: string, signal?: AbortSignal): Promise<TaskEvent> {
+  /**
+   * `tasks/cancel` (A30): end the call; returns the task (A30: in state
+   * `canceled`), or null when the service accepted the cancel without
+   * answering a Task (some answer `null` or an empty result): asked, not
+   * shown ended.
+   */
+  async cancel(taskId: string, signal?: AbortSignal): Promise<TaskEvent | null> {
     requireTaskId(taskId);
     const result = await this.#transport.call('tasks/cancel', { id: taskId }, { callStart: false, taskId, ...(signal ? { signal } : {}) });
+    return parseTaskEvent(result) ?? null;
+  }
+
+  /**
+   * `tasks/get` of A2A 0.3 (`params: {id}`), which the document does not name:
+   * how a task stands when its stream cannot be reopened. Servers without it
+   * answer -32601, which the conversation reads as "not available".
+   */
+  async getTask(taskId: string, signal?: AbortSignal): Promise<TaskEvent> {
+    requireTaskId(taskId);
+    const result = await this.#transport.call('tasks/get', { id: taskId }, { callStart: false, taskId, ...(signal ? { signal } : {}) });
     const task = parseTaskEvent(result);
-    if (!task) throw new A2aError('BAD_RESPONSE', 'tasks/cancel did not answer a task', { taskId });
+    if (!task) throw new A2aError('BAD_RESPONSE', 'tasks/get did not answer a task', { taskId });
     return task;
   }
 
@@ -114,6 +137,7 @@ export class A2aClient {
     const result = await this.#transport.call('message/send', { message }, {
       callStart: false,
       taskId: answer.taskId,
+      timeoutMs: this.#messageTimeoutMs,
       ...(signal ? { signal } : {}),
     });
     return parseTaskEvent(result) ?? null;
@@ -121,11 +145,14 @@ export class A2aClient {
 
   /**
    * Send an answer the way the document asks: `call_not_started` is not a
-   * failure, so wait and send the same message again (bounded);
-   * `session_not_active` means the call is over and ends the exchange cleanly.
+   * failure, so wait (growing waits on the client's clock) and send the same
+   * message again until the patience runs out (CALL_NOT_CONNECTED; the
+   * caller cancels the task then); `session_not_active` means the call is
+   * over and ends the exchange cleanly.
    */
-  async answer(answer: AnswerRequest, signal?: AbortSignal): Promise<AnswerOutcome> {
+  async answer(answer: AnswerRequest, signal?: AbortSignal, policy: Partial<WaitPolicy> = {}): Promise<AnswerOutcome> {
     const messageId = randomUUID(); // the same message each attempt
+    const patience = new Patience({ ...this.#waits, ...policy }, this.#clock.now());
     for (let attempt = 1; ; attempt++) {
       try {
         const task = await this.sendAnswer(answer, signal, messageId);
@@ -135,13 +162,14 @@ export class A2aClient {
           return { delivered: false, attempts: attempt, reason: 'session_not_active' };
         }
         if (!(err instanceof A2aError && err.code === 'call_not_started')) throw err;
-        if (attempt >= this.#attempts) {
-          throw new A2aError('CALL_NOT_CONNECTED', `the call did not connect after ${attempt} attempts to answer`, {
+        const wait = patience.nextWait(this.#clock.now());
+        if (wait === undefined) {
+          throw new A2aError('CALL_NOT_CONNECTED', `the call did not connect within ${patience.describe()} (${attempt} attempts to answer)`, {
             cause: err,
             taskId: answer.taskId,
           });
         }
-        await this.#clock.sleep(this.#waitMs, signal);
+        await this.#clock.sleep(wait, signal);
       }
     }
   }

@@ -91,3 +91,27 @@ export function knownCode(text: string | undefined): A2aErrorCode {
     ? (text as A2aErrorCode)
     : 'RPC_ERROR';
 }
+
+/**
+ * JSON-RPC numbers read when an error carries no text code (A29 covers the
+ * document's codes): what public A2A 0.3 servers answer.
+ */
+export const RPC_NUMBERS = {
+  /** Invalid params; A2A 0.3 servers answer it for a task in a terminal state ("Task … is in terminal state"). */
+  invalidParams: -32602,
+  /** A2A 0.3 TaskNotCancelableError: the task has ended (A29 gives the same number to session_not_active). */
+  taskNotCancelable: -32002,
+} as const;
+
+/**
+ * The service refused a request about a task because the task has ended:
+ * `session_not_active`, `task_not_found` (a server may forget ended tasks),
+ * or, without a text code, public A2A's -32602 "terminal state" and -32002
+ * "not cancelable". Decided on codes only.
+ */
+export function refusedAsEnded(err: unknown): err is A2aError {
+  if (!(err instanceof A2aError)) return false;
+  if (err.code === 'session_not_active' || err.code === 'task_not_found') return true;
+  return err.code === 'RPC_ERROR' && (err.rpcCode === RPC_NUMBERS.invalidParams || err.rpcCode === RPC_NUMBERS.taskNotCancelable);
+}
+

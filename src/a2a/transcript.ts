@@ -1,4 +1,3 @@
-import type { CallOutcome } from './conversation.js';
 import type { TaskEvent } from './wire.js';
 
 /**
@@ -50,20 +49,3 @@ export class Transcript {
     }
   }
 }
-
-/** One closing line for an outcome. */
-export function outcomeLine(o: CallOutcome): string {
-  if (o.endedBy === 'no_answer') {
-    return 'The agent asked a question and there was no answer to give (no terminal, or no answers left); the call was ended.';
-  }
-  const base = `outcome: ${o.state}${o.reason ? ` (${o.reason})` : ''}; ${o.answers} answer${o.answers === 1 ? '' : 's'} given; task ${o.taskId}`;
-  return OUTCOME_ADVICE[o.state] ? `${base}. ${OUTCOME_ADVICE[o.state]}` : base;
-}
-
-/** What a person does after the outcomes the document does not list (A27-states). */
-const OUTCOME_ADVICE: Partial<Record<CallOutcome['state'], string>> = {
-  rejected: 'The call service refused the call; it is not retried.',
-  'auth-required':
-    'The call service wants an authorisation the A2A key does not give: check the key and its connected agent in the portal, then call again. Nothing is retried.',
-  unknown: 'The call service could not say how the call went, so it may have been placed; it is not placed again: check before calling again.',
-};

@@ -11,6 +11,8 @@ export interface PostKind {
   callStart: boolean;
   taskId?: string;
   signal?: AbortSignal;
+  /** Wait this long for the answer instead of requestTimeoutMs (message/send: a server may answer when the task next pauses). */
+  timeoutMs?: number;
 }
 
 export interface TransportOptions {
@@ -60,10 +62,14 @@ export class Transport {
     return this.#result(response, res.statusCode, kind);
   }
 
-  /** A JSON-RPC call answered with an SSE stream; yields its task events until the service closes it. */
+  /**
+   * A JSON-RPC call answered with an SSE stream; yields its task events until
+   * one is final (acted on at once: a server may keep the connection open
+   * after `final: true`) or the service closes the stream.
+   */
   async *stream(method: string, params: unknown, kind: PostKind): AsyncGenerator<TaskEvent> {
     const res = await this.#post(method, params, kind, true);
-    const contentType = String(res.headers['content-type'] ?? '');
+    const contentType = String(res.headers['content-type'] ?? '').toLowerCase();
     if (!contentType.includes('text/event-stream')) {
       // An error (or a single result) answered as plain JSON instead of a stream.
       const text = await this.#text(res, kind);
@@ -77,20 +83,24 @@ export class Transport {
     let last: TaskEvent | undefined;
     try {
       for await (const sse of readSse(res.body)) {
+        const scope = { ...kind, ...(taskId ? { taskId } : {}) };
+        // Heartbeats some servers send as events (`data: ping`, an empty data line): not a JSON-RPC response, not ours.
+        if (!sse.data.trimStart().startsWith('{')) continue;
         let json: unknown;
         try {
           json = JSON.parse(sse.data);
         } catch (cause) {
-          throw new A2aError('BAD_RESPONSE', 'a stream event is not JSON', { cause, ...(taskId ? { taskId } : {}) });
+          throw this.#badEvent('a stream event is not JSON', scope, cause);
         }
         const parsed = rpcResponseSchema.safeParse(json);
-        if (!parsed.success) throw new A2aError('BAD_RESPONSE', 'a stream event is not a JSON-RPC response', { cause: parsed.error });
-        const result = this.#result(parsed.data, res.statusCode, { ...kind, ...(taskId ? { taskId } : {}) });
+        if (!parsed.success) throw this.#badEvent('a stream event is not a JSON-RPC response', scope, parsed.error);
+        const result = this.#result(parsed.data, res.statusCode, scope);
         const ev = parseTaskEvent(result, sse.event);
-        if (!ev) continue; // a bare Message or something newer: nothing to act on
+        if (!ev) continue; // a bare Message, an artifact update or something newer: nothing to act on
         taskId = ev.taskId;
         last = ev;
         yield ev;
+        if (ev.final) return; // rule 5 of issue 15: `final` is acted on at once, whether or not the server closes
       }
     } catch (err) {
       if (err instanceof A2aError) throw err;
@@ -123,8 +133,9 @@ export class Transport {
         headers,
         ...(body === undefined ? {} : { body }),
         dispatcher: this.#dispatcher,
-        headersTimeout: this.#opts.requestTimeoutMs,
-        bodyTimeout: stream ? this.#opts.streamIdleTimeoutMs : this.#opts.requestTimeoutMs,
+        // A stream's headers may come only with its first event; message/send may answer only when the task pauses.
+        headersTimeout: kind.timeoutMs ?? (stream ? this.#opts.streamIdleTimeoutMs : this.#opts.requestTimeoutMs),
+        bodyTimeout: stream ? this.#opts.streamIdleTimeoutMs : (kind.timeoutMs ?? this.#opts.requestTimeoutMs),
         ...(kind.signal ? { signal: kind.signal } : {}),
       });
     } catch (err) {
@@ -199,6 +210,12 @@ export class Transport {
       cause: err,
       ...id,
     });
+  }
+
+  /** An event we cannot read: before a call start's task id is known, the call may still have been placed. */
+  #badEvent(what: string, kind: PostKind, cause: unknown): A2aError {
+    if (kind.callStart && !kind.taskId) return new A2aError('OUTCOME_UNKNOWN', `${what}; the call may have been placed`, { cause });
+    return new A2aError('BAD_RESPONSE', what, { cause, ...(kind.taskId ? { taskId: kind.taskId } : {}) });
   }
 
   #interrupted(kind: PostKind, taskId: string | undefined): A2aError {

@@ -29,6 +29,21 @@ export const DOCUMENT_TASK_STATES = ['submitted', 'working', 'input-required', '
  * Spellings of other A2A bindings (`TASK_STATE_REJECTED`, `auth_required`)
  * are accepted too.
  */
+/*
+ * Wire note A30-get (beside A26–A30; issue 15): where the document is silent
+ * the client also reads what public A2A 0.3 servers do:
+ * - `tasks/get` with `params: {"id": taskId}` answers the Task. It is asked
+ *   only when a task's stream cannot be reopened; -32601 (method not found)
+ *   or any failure means "not available".
+ * - Without a text code (A29), -32602 ("Task … is in terminal state") to a
+ *   resubscribe or an answer, and -32002 (TaskNotCancelable) to a cancel, mean
+ *   the task has ended (errors.ts, refusedAsEnded).
+ * - `tasks/cancel` may answer without a Task (`null`): the cancel was taken;
+ *   tasks/get tells whether the call has ended.
+ * - message/send may answer only when the task next pauses (A2A's blocking
+ *   send), and a resubscribe may give only events from then on; the answer's
+ *   reply is therefore read as an observation of the task.
+ */
 /** Every state the client reads: the document's six plus A2A 0.3's `rejected`, `auth-required`, `unknown` (A27-states). */
 export const TASK_STATES = [...DOCUMENT_TASK_STATES, 'rejected', 'auth-required', 'unknown'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -77,7 +92,8 @@ const partSchema = z.object({ kind: z.string().optional(), text: z.string().opti
 /** A27: a message as it arrives inside a status. */
 export const wireMessageSchema = z.object({
   kind: z.string().optional(),
-  role: z.string(),
+  // A status message without a role is still the agent speaking; dropping the whole event would lose a question.
+  role: z.string().default('agent'),
   parts: z.array(partSchema).default([]),
   messageId: z.string().optional(),
   taskId: z.string().optional(),
@@ -139,6 +155,8 @@ export type AgentCard = z.infer<typeof agentCardSchema>;
 export interface CallMessage {
   role: string;
   text: string;
+  /** A27: what identifies a question across reads, when the service sends it. */
+  messageId?: string;
 }
 
 /** One observation of a task: the result of a send, or one stream event, normalised. */
@@ -161,7 +179,8 @@ export function messageText(m: WireMessage): string {
 }
 
 function toMessage(m: WireMessage | null | undefined): CallMessage | null {
-  return m ? { role: m.role, text: messageText(m) } : null;
+  if (!m) return null;
+  return { role: m.role, text: messageText(m), ...(m.messageId ? { messageId: m.messageId } : {}) };
 }
 
 /** The stream closes after this state: input-required, or one that ends the call (`unknown` does not, A27-states). */
@@ -199,7 +218,10 @@ export function parseTaskEvent(result: unknown, hint?: string): TaskEvent | unde
       ...(u.data.contextId === undefined ? {} : { contextId: u.data.contextId }),
       state,
       message: toMessage(u.data.status.message),
-      final: u.data.final ?? endsStream(state),
+      // A question or an end stops the reading even when a server marks it `final: false`: the document
+      // says the stream ends there, and waiting on would leave the question unanswered. A server's
+      // `final: true` on another state (e.g. `unknown`) is honoured.
+      final: u.data.final === true || endsStream(state),
     };
   }
   const t = wireTaskSchema.safeParse(value);

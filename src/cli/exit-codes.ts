@@ -9,14 +9,22 @@ export const ExitCode = {
   FAILURE: 1,
   /** The command line was wrong. */
   USAGE: 2,
-  /** Work is held for a person (guard held, draft waiting for approval). */
+  /** Work is held for a person (guard held, draft waiting for approval); `call`: the connector ended the call. */
   HELD: 3,
+  /**
+   * The outcome of something sent is unknown: `call` placed a call, or may
+   * have, that it cannot vouch for. Never a reason to run the command again
+   * before checking.
+   */
+  UNKNOWN_OUTCOME: 4,
   /** The export file given on the command line does not exist or cannot be read (EX_NOINPUT). */
   NOINPUT: 66,
   /** A temporary failure: trying again later may work (EX_TEMPFAIL). */
   TEMPFAIL: 75,
   /** The configuration or a key source is unusable (EX_CONFIG). */
   CONFIG: 78,
+  /** Interrupted by Ctrl-C (128 + SIGINT), with nothing left open. */
+  INTERRUPTED: 130,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];

@@ -64,18 +64,19 @@ export class AlertMonitor {
   }
 
   /**
-   * Stop the timer, let a running check finish, then close every instance,
-   * waiting at most `followMs` for calls still being followed (all of them
-   * when not given).
+   * Stop the timer and close every instance, waiting at most `followMs` for
+   * calls still being followed (all of them when not given) before they are
+   * canceled; a running check ends with them.
    */
   async stop(followMs?: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await this.#chain;
+    // Closed alongside a running check, not after it: that check may be waiting for a late first event of
+    // its call, which only the close (cancel after followMs) brings to an end.
     const all = [...this.#retired, ...(this.#alerts ? [this.#alerts] : [])];
     this.#retired.clear();
     this.#alerts = undefined;
-    await Promise.all([...all.map((a) => this.#close(a, followMs)), ...this.#closing]);
+    await Promise.all([...all.map((a) => this.#close(a, followMs)), ...this.#closing, this.#chain]);
   }
 
   async #checkNow(): Promise<PlacedAlert[]> {

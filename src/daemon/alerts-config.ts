@@ -53,6 +53,14 @@ export const callAlertConfigSchema = z
       .max(10)
       .default(1)
       .describe('At most this many alert calls per dataset in any 24 hours.'),
+    patience_minutes: z
+      .number()
+      .positive()
+      .max(60)
+      .default(5)
+      .describe(
+        'How long the call service may keep an alert call waiting without going on (call_not_started to an answer, an answered question still shown, an ended task that cannot be reopened) before the connector cancels the call and logs it. `dataset-connector call` uses it too unless --patience-minutes is given.',
+      ),
     allowed_numbers: z
       .array(e164)
       .optional()

@@ -81,6 +81,56 @@ function logNotPlaced(log: Logger, d: AlertDecision, o: CallOutcome): string {
   return code;
 }
 
+/**
+ * Log how a followed alert call ended. A call that may still be live, or may
+ * have been placed without a task id, is an error naming what to check; a
+ * call the connector canceled says why; nothing here is ever retried (the
+ * history already counts the call).
+ */
+function logEnded(log: Logger, d: AlertDecision, o: CallOutcome): void {
+  if (o.state === 'auth-required') {
+    logNotPlaced(log, d, o);
+    return;
+  }
+  const fields = {
+    kind: d.kind,
+    task_id: o.taskId ?? null,
+    outcome: o.state,
+    ended: o.ended,
+    ended_by: o.endedBy,
+    reason: o.reason ?? null,
+    ...(o.learnedBy ? { learned_by: o.learnedBy } : {}),
+    ...(o.cancel ? { cancel: o.cancel } : {}),
+    ...(o.code ? { code: o.code } : {}),
+  };
+  if (!o.ended && o.endedBy !== 'call') {
+    // The connector let go of a call it could not end: a person must look.
+    const msg = o.taskId
+      ? 'alert call could not be canceled: it may still be live; cancel it in the portal'
+      : 'alert call start was cut off before the service gave its task id: a call may be ringing; check the call history in the portal';
+    log.error(event('alert.failed', fields), msg);
+    return;
+  }
+  switch (o.endedBy) {
+    case 'interrupt':
+      log.warn(event('alert.call', fields), 'alert call canceled: the daemon stopped during it');
+      return;
+    case 'patience':
+      log.warn(event('alert.call', { ...fields, setting: 'alerts.call.patience_minutes' }), 'alert call canceled: the call service kept it waiting past alerts.call.patience_minutes');
+      return;
+    case 'lost':
+      log.warn(event('alert.call', fields), 'alert call canceled: the connector lost track of it');
+      return;
+    case 'no_answer':
+    case 'call':
+      break;
+  }
+  // A27-states: refused after it was accepted, or the service cannot say how it went: worth a warning, never a retry.
+  if (o.state === 'unknown' && o.ended) log.warn(event('alert.call', fields), 'alert call ended; the call service does not say how');
+  else if (o.state === 'unknown' || o.state === 'rejected') log.warn(event('alert.call', fields), 'alert call did not end normally');
+  else log.info(event('alert.call', fields), 'alert call ended');
+}
+
 export interface CallAlertsOptions {
   /** `alerts.call`, parsed. */
   config: CallAlertConfig;
@@ -108,16 +158,19 @@ export interface PlacedAlert extends AlertDecision {
  * Phone-call alerts: the daemon calls `check(statuses, now)` periodically.
  * Each alert is recorded before its call is placed, placed once (never
  * retried), followed to its end in the background and logged (`alert.call`
- * with task id and outcome). Nothing is ever approved from a call: this
- * class has no access to the engine at all.
+ * with task id and outcome). A stopping daemon follows its calls for a
+ * while, then cancels them (a call whose start is still unanswered is read a
+ * short grace longer for its task id). Nothing is ever approved from a call:
+ * this class has no access to the engine at all.
  */
 export class CallAlerts {
   readonly #opts: CallAlertsOptions;
   readonly #client: A2aClient;
   readonly #clock: Clock;
   readonly #following = new Set<Promise<void>>();
-  /** Aborted when close() stops following calls still in progress. */
-  readonly #unfollow = new AbortController();
+  /** Aborted when close() stops the calls still in progress: each is canceled (rule 4 of issue 15). */
+  readonly #stop = new AbortController();
+  #closing = false;
   #history: AlertHistory | undefined;
   #checking: Promise<PlacedAlert[]> = Promise.resolve([]);
 
@@ -140,16 +193,16 @@ export class CallAlerts {
   }
 
   /**
-   * Let a running check finish, then wait for the calls being followed to end:
-   * for at most `followMs` when given (a stopping daemon), after which they are
-   * no longer followed (the calls themselves go on at the service).
+   * Place no more calls, then wait for the calls in progress to end: for at
+   * most `followMs` when given (a stopping daemon), after which each is
+   * canceled and logged (one whose task id has not come yet is read for a
+   * short grace longer, then logged as possibly ringing).
    */
   async close(opts: { followMs?: number } = {}): Promise<void> {
-    await this.#checking.catch(() => undefined);
-    if (opts.followMs === undefined) await this.settled();
-    else {
+    this.#closing = true;
+    if (opts.followMs !== undefined) {
       const timer = new AbortController();
-      const waited = await Promise.race([
+      const ended = await Promise.race([
         this.settled().then(() => true),
         this.#clock.sleep(opts.followMs, timer.signal).then(
           () => false,
@@ -157,13 +210,15 @@ export class CallAlerts {
         ),
       ]);
       timer.abort();
-      if (!waited) this.#unfollow.abort();
-      await this.settled();
+      if (!ended) this.#stop.abort(new Error('the daemon is stopping'));
     }
+    await this.settled();
+    await this.#checking.catch(() => undefined);
     if (!this.#opts.client) await this.#client.close();
   }
 
   async #check(statuses: readonly DatasetAlertStatus[], now: number): Promise<PlacedAlert[]> {
+    if (this.#closing) return [];
     this.#history ??= await AlertHistory.open(this.#opts.historyPath);
     const c = this.#opts.config;
     const decisions = decideAlerts(statuses, this.#history.calls, now, {
@@ -176,20 +231,23 @@ export class CallAlerts {
     });
     const placed: PlacedAlert[] = [];
     for (const d of decisions) {
+      if (this.#closing) break; // a stopping daemon places no new call
       await this.#history.record(d.dataset, now); // intent first: never a second call for the same window
       placed.push(await this.#place(d));
     }
     return placed;
   }
 
-  /** Place one call; resolve when the service gave its task id; follow the rest in the background. */
+  /** Place one call; resolve when the service gave its task id (or the call ended first); follow the rest in the background. */
   async #place(d: AlertDecision): Promise<PlacedAlert> {
     const log = this.#opts.logger.child({ dataset: d.dataset });
     let answers = 0;
     let onTask: (taskId: string) => void = () => undefined;
     const started = new Promise<string>((resolve) => (onTask = resolve));
     const run = runCall(this.#client, { to: this.#opts.config.to, goal: d.goal }, {
-      signal: this.#unfollow.signal,
+      signal: this.#stop.signal,
+      clock: this.#clock,
+      waits: { patienceMs: this.#opts.config.patience_minutes * 60_000 },
       // A27-states: a task refused at once was never placed; its outcome says so below.
       onEvent: (e) => {
         if (!NOT_PLACED.has(e.state)) onTask(e.taskId);
@@ -197,46 +255,48 @@ export class CallAlerts {
       // Answers only to close the conversation politely; it never carries a decision.
       answer: async () => (++answers <= MAX_ANSWERS ? ALERT_ANSWER : null),
     });
-    const first = await Promise.race([
-      started.then((taskId) => ({ taskId })),
-      run.then(
-        (o) => ({ taskId: o.taskId, outcome: o }),
-        (err: unknown) => ({ err }),
-      ),
-    ]);
-    if ('err' in first) {
-      const code = first.err instanceof ConnectorError ? first.err.code : 'UNKNOWN';
-      log.error(event('alert.failed', { kind: d.kind, code, outcome: code === 'OUTCOME_UNKNOWN' ? 'unknown' : 'not_placed' }), 'alert call could not be placed');
-      return { ...d, errorCode: code };
-    }
-    if ('outcome' in first && NOT_PLACED.has(first.outcome.state)) {
-      const code = logNotPlaced(log, d, first.outcome);
-      return { ...d, taskId: first.taskId, errorCode: code };
-    }
-    log.info(event('alert.call', { kind: d.kind, task_id: first.taskId, outcome: 'placed' }), 'alert call placed');
-    const follow = run.then(
-      (o: CallOutcome) => {
-        // A27-states: a person must fix the key; the call is not placed again (the history has it).
-        if (o.state === 'auth-required') {
-          logNotPlaced(log, d, o);
-          return;
-        }
-        const fields = { kind: d.kind, task_id: o.taskId, outcome: o.state, ended_by: o.endedBy, reason: o.reason ?? null };
-        // A27-states: refused after it was accepted, or the service cannot say how it went: worth a warning, never a retry.
-        if (o.state === 'unknown' || o.state === 'rejected') log.warn(event('alert.call', fields), 'alert call did not end normally');
-        else log.info(event('alert.call', fields), 'alert call ended');
-      },
-      (err: unknown) => {
-        if (this.#unfollow.signal.aborted) {
-          log.info(event('alert.call', { kind: d.kind, task_id: first.taskId, outcome: 'unfollowed' }), 'alert call no longer followed (stopping)');
-          return;
-        }
-        const code = err instanceof ConnectorError ? err.code : 'UNKNOWN';
-        log.warn(event('alert.call', { kind: d.kind, task_id: first.taskId, outcome: 'lost', code }), 'alert call lost track');
-      },
-    );
-    const tracked = follow.finally(() => this.#following.delete(tracked));
+    // Followed from the start, so that a stop can cancel a call whose first event is late; settled once its end is logged.
+    let followed = false;
+    let done: () => void = () => undefined;
+    const tracked = new Promise<void>((resolve) => (done = resolve)).finally(() => this.#following.delete(tracked));
     this.#following.add(tracked);
-    return { ...d, taskId: first.taskId };
+    try {
+      const first = await Promise.race([
+        started.then((taskId) => ({ taskId })),
+        run.then(
+          (o) => ({ outcome: o }),
+          (err: unknown) => ({ err }),
+        ),
+      ]);
+      if ('err' in first) {
+        // runCall throws only when no call was placed.
+        const code = first.err instanceof ConnectorError ? first.err.code : 'UNKNOWN';
+        log.error(event('alert.failed', { kind: d.kind, code, outcome: 'not_placed' }), 'alert call could not be placed');
+        return { ...d, errorCode: code };
+      }
+      if ('outcome' in first && !first.outcome.taskId) {
+        logEnded(log, d, first.outcome);
+        return { ...d, errorCode: first.outcome.code ?? 'OUTCOME_UNKNOWN' };
+      }
+      if ('outcome' in first && NOT_PLACED.has(first.outcome.state)) {
+        const code = logNotPlaced(log, d, first.outcome);
+        return { ...d, ...(first.outcome.taskId ? { taskId: first.outcome.taskId } : {}), errorCode: code };
+      }
+      const taskId = 'outcome' in first ? first.outcome.taskId! : first.taskId;
+      log.info(event('alert.call', { kind: d.kind, task_id: taskId, outcome: 'placed' }), 'alert call placed');
+      followed = true;
+      void run
+        .then(
+          (o) => logEnded(log, d, o),
+          (err: unknown) => {
+            const code = err instanceof ConnectorError ? err.code : 'UNKNOWN';
+            log.error(event('alert.failed', { kind: d.kind, task_id: taskId, outcome: 'lost', code }), 'alert call lost track');
+          },
+        )
+        .finally(done);
+      return { ...d, taskId };
+    } finally {
+      if (!followed) void run.then(done, done);
+    }
   }
 }

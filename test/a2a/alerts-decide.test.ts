@@ -78,7 +78,7 @@ describe('decideAlerts (pure)', () => {
 describe('alertsConfigSchema', () => {
   const base = { to: '+81312345678', key: { env: 'A2A_KEY' }, base_url: 'https://a2a.example.com/a2a' };
 
-  it('fills defaults: 08:00-20:00, 60 minutes, one call per dataset per day', () => {
+  it('fills defaults: 08:00-20:00, 60 minutes, one call per dataset per day, 5 minutes of patience', () => {
     expect(alertsConfigSchema.parse({ call: base }).call).toEqual({
       ...base,
       enabled: true,
@@ -86,7 +86,9 @@ describe('alertsConfigSchema', () => {
       held_after_minutes: 60,
       stopped_after_minutes: 60,
       max_per_dataset_per_day: 1,
+      patience_minutes: 5,
     });
+    expect(alertsConfigSchema.safeParse({ call: { ...base, patience_minutes: 0 } }).success).toBe(false);
     expect(alertsConfigSchema.parse({})).toEqual({});
     // 0: call at the first check after a hold (the daemon checks every minute).
     expect(alertsConfigSchema.parse({ call: { ...base, held_after_minutes: 0 } }).call?.held_after_minutes).toBe(0);

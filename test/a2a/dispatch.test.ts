@@ -65,8 +65,12 @@ describe('message/send dispatch (emulator)', () => {
     expect(emu.emulator.credits).toBe(before);
   });
 
-  it('protocol errors: unknown method and missing message', async () => {
+  it('protocol errors: unknown method and missing message; tasks/get (A2A 0.3) is -32601 only when switched off', async () => {
+    expect((await rawRpc(emu.url, ALICE_KEY, 'tasks/pushNotificationConfig/set', { id: taskId })).body.error.code).toBe(-32601);
+    expect((await rawRpc(emu.url, ALICE_KEY, 'tasks/get', { id: taskId })).body.result).toMatchObject({ kind: 'task', id: taskId });
+    emu.emulator.modes.tasksGet = false;
     expect((await rawRpc(emu.url, ALICE_KEY, 'tasks/get', { id: taskId })).body.error.code).toBe(-32601);
+    emu.emulator.modes.tasksGet = true;
     expect((await rawRpc(emu.url, ALICE_KEY, 'message/send', {})).body.error.code).toBe(-32602);
   });
 

@@ -77,7 +77,7 @@ describe('A2A client errors', () => {
   it('call_not_started: answer() waits on the injected clock and sends the same answer again', async () => {
     let taskId = '';
     const clock = hookClock(() => emu.emulator.connect(taskId));
-    const client = clientFor(emu.url, ALICE_KEY, { clock, answerRetry: { attempts: 5, waitMs: 2000 } });
+    const client = clientFor(emu.url, ALICE_KEY, { clock, answerRetry: { firstWaitMs: 2000, maxWaitMs: 2000 } });
     const t = await client.startCall({ to: N.never, goal: 'Wait for connect' });
     taskId = t.taskId;
     expect((await caught(client.sendAnswer({ taskId, text: 'early' }))).code).toBe('call_not_started');
@@ -91,9 +91,9 @@ describe('A2A client errors', () => {
     await client.close();
   });
 
-  it('call_not_started forever: bounded, then CALL_NOT_CONNECTED; the call is never started again', async () => {
+  it('call_not_started forever: waits within the patience, then CALL_NOT_CONNECTED; the call is never started again', async () => {
     const clock = hookClock();
-    const client = clientFor(emu.url, ALICE_KEY, { clock, answerRetry: { attempts: 3, waitMs: 1000 } });
+    const client = clientFor(emu.url, ALICE_KEY, { clock, answerRetry: { patienceMs: 2000, firstWaitMs: 1000, maxWaitMs: 1000 } });
     const before = emu.emulator.credits;
     const t = await client.startCall({ to: N.never, goal: 'Never connects' });
     const err = await caught(client.answer({ taskId: t.taskId, text: 'anyone?' }));

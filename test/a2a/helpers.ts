@@ -5,6 +5,7 @@ import type { Clock } from '../../src/clock.js';
 import type { DatasetAlertStatus } from '../../src/daemon/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { ScriptBook } from '../../src/emulator/a2a/script.js';
+import type { A2aEmulator, A2aEmulatorOptions } from '../../src/emulator/a2a/emulator.js';
 import { startA2aEmulator, type RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 
 export const ALICE_KEY = 'tba_live_alice_0123456789abcdef';
@@ -25,6 +26,9 @@ export const N = {
   unknownPasses: '+81300000010',
   unknownHeld: '+81300000011',
   rejectMidCall: '+81300000012',
+  // Issue 15: a call that ends at once after its answer, and one asking the same text twice.
+  endsAfterAnswer: '+81300000013',
+  sameTwice: '+81300000014',
 };
 
 export const SCRIPTS: ScriptBook = {
@@ -42,6 +46,9 @@ export const SCRIPTS: ScriptBook = {
   [N.unknownPasses]: { steps: [{ say: 'Hello.' }, { state: 'unknown', say: 'line noise' }, { say: 'Back again.' }, { end: 'completed', say: 'Done.' }] },
   [N.unknownHeld]: { steps: [{ say: 'Hello.' }, { state: 'unknown', hold: true }] },
   [N.rejectMidCall]: { steps: [{ say: 'Hello.' }, { state: 'rejected', say: 'the agent declined the goal' }] },
+  // The other party hangs up as the answer is spoken: the task has ended before the client's resubscribe.
+  [N.endsAfterAnswer]: { steps: [{ ask: 'Shall I confirm the order?', hangUp: { end: 'completed', say: 'Order confirmed.' } }] },
+  [N.sameTwice]: { steps: [{ ask: 'Could you repeat that?' }, { say: 'Sorry, the line is bad.' }, { ask: 'Could you repeat that?' }, { say: 'Got it.' }] },
 };
 
 /** A minute in ms, for the call alerts' times. */
@@ -54,8 +61,8 @@ export function heldByGuard(dataset = 'shop-1'): DatasetAlertStatus {
   return { dataset, held: { kind: 'guard', reason: 'would delete 40% of records', since: T0 - 90 * MIN }, stopped: null };
 }
 
-export async function startEmu(scripts: ScriptBook = SCRIPTS): Promise<RunningA2aEmulator> {
-  return startA2aEmulator({ port: 0, keys: [{ key: ALICE_KEY, account: 'alice' }, { key: BOB_KEY, account: 'bob' }], scripts });
+export async function startEmu(scripts: ScriptBook = SCRIPTS, extra: Partial<A2aEmulatorOptions> = {}): Promise<RunningA2aEmulator> {
+  return startA2aEmulator({ port: 0, keys: [{ key: ALICE_KEY, account: 'alice' }, { key: BOB_KEY, account: 'bob' }], scripts, ...extra });
 }
 
 export function clientFor(url: string, key = ALICE_KEY, extra: Partial<A2aClientOptions> = {}): A2aClient {
@@ -73,6 +80,62 @@ export function hookClock(onSleep: (ms: number) => void = () => undefined): Cloc
       sleeps.push(ms);
       now += ms;
       onSleep(ms);
+    },
+  };
+}
+
+/**
+ * A clock whose sleeps wait until the test releases them (or their signal
+ * aborts): for the grace after an interrupt, which must not pass before the
+ * test has let the first event go.
+ */
+export function gatedClock(): Clock & { sleeps: number[]; release(): void } {
+  const sleeps: number[] = [];
+  const waiting = new Set<() => void>();
+  return {
+    sleeps,
+    now: () => 1_700_000_000_000,
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve, reject) => {
+        sleeps.push(ms);
+        const done = () => {
+          waiting.delete(done);
+          resolve();
+        };
+        waiting.add(done);
+        signal?.addEventListener('abort', () => {
+          waiting.delete(done);
+          reject(signal.reason);
+        });
+      }),
+    release: () => {
+      for (const done of [...waiting]) done();
+    },
+  };
+}
+
+/** Resolves once `cond()` holds (polling the event loop, not a fixed sleep); fails after 5 s. */
+export async function eventually(cond: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/**
+ * Hold the first event of the next call starts (the call is placed at once):
+ * `placed()` resolves once a call start has reached the emulator, `release()`
+ * lets the first events go and stops holding.
+ */
+export function holdFirstEvent(emu: A2aEmulator): { placed(): Promise<void>; release(): void } {
+  const calls = emu.calls.length;
+  emu.modes.holdFirstEvent = true;
+  return {
+    placed: () => eventually(() => emu.calls.length > calls, 'the call start to reach the service'),
+    release: () => {
+      emu.modes.holdFirstEvent = false;
+      emu.releaseFirstEvents();
     },
   };
 }

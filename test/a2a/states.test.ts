@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCall } from '../../src/a2a/conversation.js';
-import { outcomeLine, Transcript } from '../../src/a2a/transcript.js';
+import { describeOutcome } from '../../src/a2a/outcome-report.js';
+import { Transcript } from '../../src/a2a/transcript.js';
 import { isTerminal, parseTaskEvent, type TaskEvent } from '../../src/a2a/wire.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { ALICE_KEY, clientFor, collect, hookClock, N, shape, startEmu } from './helpers.js';
@@ -39,7 +40,8 @@ describe('A2A states the document does not list: reading (A27-states)', () => {
     expect(t.lines(ev('rejected', 'no'))).toEqual(['call refused by the service, not placed: no']);
     expect(t.lines(ev('auth-required'))[0]).toContain('authorisation the A2A key does not give');
     expect(t.lines(ev('unknown'))[0]).toContain('unknown');
-    const line = (state: 'rejected' | 'auth-required' | 'unknown') => outcomeLine({ taskId: 't', state, reason: undefined, endedBy: 'call', answers: 0 });
+    const line = (state: 'rejected' | 'auth-required' | 'unknown') =>
+      describeOutcome({ taskId: 't', state, ended: state !== 'unknown', reason: undefined, endedBy: 'call', answers: 0 }, { patience: '5 min' }).summary;
     expect(line('rejected')).toContain('refused the call; it is not retried');
     expect(line('auth-required')).toContain('check the key and its connected agent in the portal');
     expect(line('unknown')).toContain('may have been placed');
@@ -95,7 +97,7 @@ describe('A2A states the document does not list: over real HTTP against the scri
       expect(outcome).toMatchObject({ state: 'auth-required', reason, endedBy: 'call', answers: 0 });
       expect(asked).toEqual([]);
       expect(emu.emulator.credits).toBe(before + 1);
-      const t = emu.emulator.task(outcome.taskId)!;
+      const t = emu.emulator.task(outcome.taskId!)!;
       expect(t.answers).toEqual([]);
       expect(t.state).toBe('canceled');
       await client.close();
@@ -134,7 +136,7 @@ describe('A2A states the document does not list: over real HTTP against the scri
     await client.close();
   });
 
-  it('the pause before reopening an unknown task is a setting, and an abort during it ends the wait', async () => {
+  it('the pause before reopening an unknown task is a setting, and an interrupt during it ends the wait and cancels the call', async () => {
     const clock = hookClock();
     const client = clientFor(emu.url, ALICE_KEY, { clock });
     const outcome = await runCall(client, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', unknownBackoffMs: 2_000 });
@@ -146,7 +148,10 @@ describe('A2A states the document does not list: over real HTTP against the scri
     const waiting = clientFor(emu.url, ALICE_KEY, {
       clock: { now: () => 0, sleep: async (_ms, signal) => (aborted.abort(new Error('stopping')), signal?.throwIfAborted()) },
     });
-    await expect(runCall(waiting, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', signal: aborted.signal })).rejects.toThrow('stopping');
+    const interrupted = await runCall(waiting, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', signal: aborted.signal });
+    // The interrupt ends the wait, and the call the connector stops following is canceled (issue 15, rule 4).
+    expect(interrupted).toMatchObject({ endedBy: 'interrupt', state: 'canceled', cancel: 'done' });
+    expect(emu.emulator.task(interrupted.taskId!)!.state).toBe('canceled');
     await waiting.close();
   });
 
@@ -159,5 +164,19 @@ describe('A2A states the document does not list: over real HTTP against the scri
     emu.emulator.hangUp(t.taskId, 'rejected', 'too many calls today');
     expect(shape(await stream)).toEqual(['task:submitted', 'status-update:rejected:too many calls today']);
     await client.close();
+  });
+});
+
+describe('shapes the document does not show', () => {
+  it('a status message without a role is still read (the agent speaking), not dropped with its question', () => {
+    const ev = parseTaskEvent({ kind: 'status-update', taskId: 't-1', status: { state: 'input-required', message: { parts: [{ kind: 'text', text: 'Which day?' }], messageId: 'm-9' } } });
+    expect(ev).toMatchObject({ state: 'input-required', final: true, message: { role: 'agent', text: 'Which day?', messageId: 'm-9' } });
+  });
+
+  it('a question marked final: false still ends the reading (the document: the stream ends at input-required)', () => {
+    expect(parseTaskEvent(update('input-required', false))?.final).toBe(true);
+    expect(parseTaskEvent(update('completed', false))?.final).toBe(true);
+    expect(parseTaskEvent(update('working', true))?.final).toBe(true);
+    expect(parseTaskEvent(update('working'))?.final).toBe(false);
   });
 });

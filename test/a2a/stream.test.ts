@@ -110,7 +110,7 @@ describe('A2A streams over real HTTP', () => {
     });
     expect(outcome).toMatchObject({ state: 'completed', endedBy: 'call', answers: 2 });
     expect(questions).toEqual(['First question?', 'Second question?']);
-    expect(emu.emulator.task(outcome.taskId)!.answers).toEqual(['answer 1', 'answer 2']);
+    expect(emu.emulator.task(outcome.taskId!)!.answers).toEqual(['answer 1', 'answer 2']);
     expect(shape(seen).at(-2)).toBe('status-update:working:Thanks.');
     expect(emu.emulator.credits).toBe(before + 1);
     await client.close();
@@ -129,7 +129,7 @@ describe('A2A streams over real HTTP', () => {
     const client = clientFor(emu.url);
     const outcome = await runCall(client, { to: N.ask, goal: 'Offer a day' }, { answer: async () => null });
     expect(outcome).toMatchObject({ state: 'canceled', endedBy: 'no_answer', answers: 0 });
-    expect(emu.emulator.task(outcome.taskId)!.state).toBe('canceled');
+    expect(emu.emulator.task(outcome.taskId!)!.state).toBe('canceled');
     await client.close();
   });
 

@@ -1,39 +1,77 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { answerSource, confirm, readAnswersFile } from '../../a2a/answer-sources.js';
-import { A2aClient } from '../../a2a/client.js';
-import { runCall } from '../../a2a/conversation.js';
+import { A2aClient, type A2aClientOptions } from '../../a2a/client.js';
+import { runCall, type CallOutcome, type RunCallOptions } from '../../a2a/conversation.js';
 import { normalizeE164 } from '../../a2a/e164.js';
-import { outcomeLine, Transcript } from '../../a2a/transcript.js';
+import { describeOutcome } from '../../a2a/outcome-report.js';
+import { Transcript } from '../../a2a/transcript.js';
+import { DEFAULT_WAITS, formatDuration } from '../../a2a/waits.js';
+import type { Clock } from '../../clock.js';
 import { configAbsent, loadConfig } from '../../config/load.js';
 import { resolveKey } from '../../config/key.js';
 import { alertsConfigSchema, type CallAlertConfig } from '../../daemon/alerts-config.js';
 import { startA2aEmulator, type RunningA2aEmulator } from '../../emulator/a2a/server.js';
 import { DEMO_SCRIPT } from '../../emulator/a2a/script.js';
-import { hasCode } from '../../errors.js';
 import { registerSecret } from '../../log/secret-registry.js';
 import { Secret } from '../../secret.js';
 import { globalOptions } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { A2A_KEY_ENV, type CallOptions } from './call.js';
 
-/** Place the call of `call` and follow it to its end; resolves with the exit code. */
+/** What `call` touches beyond its options; the process gives the real ones, tests their own. */
+export interface CallIo {
+  out(line: string): void;
+  err(line: string): void;
+  /** Questions are asked here when it is a terminal. */
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  /** Subscribe to Ctrl-C; returns the unsubscribe. */
+  onSigint(handler: () => void): () => void;
+  /** Leave at once (a second Ctrl-C). */
+  exit(code: number): void;
+  clock?: Clock;
+  /** Timings of the client and of the conversation (tests shorten them). */
+  timing?: { client?: Partial<A2aClientOptions>; run?: Pick<RunCallOptions, 'interruptGraceMs' | 'unknownBackoffMs' | 'maxReconnects' | 'waits'> };
+}
+
+/** The process's terminal, signals and exit. */
+export function processIo(): CallIo {
+  return {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    stdin: process.stdin,
+    stdout: process.stdout,
+    env: process.env,
+    onSigint: (handler) => {
+      process.on('SIGINT', handler);
+      return () => process.removeListener('SIGINT', handler);
+    },
+    exit: (code) => process.exit(code),
+  };
+}
+
+/** `call`: read the configuration's `alerts.call`, then place the call. */
 export async function callAction(opts: CallOptions, cmd: Command): Promise<number> {
-  const out = (line: string) => process.stdout.write(`${line}\n`);
+  return placeCall(opts, await callSettings(cmd), processIo());
+}
+
+/** Place the call of `call` and follow it to its end; resolves with the exit code (see `call --help`). */
+export async function placeCall(opts: CallOptions, settings: CallAlertConfig | undefined, io: CallIo): Promise<number> {
   const fail = (line: string, code: number) => {
-    process.stderr.write(`error: ${line}\n`);
+    io.err(`error: ${line}`);
     return code;
   };
   const to = normalizeE164(opts.to);
   if (!to) return fail(`--to ${JSON.stringify(opts.to)} is not a phone number in E.164 form (like +81312345678)`, ExitCode.USAGE);
   const goal = opts.goal.trim();
   if (goal === '') return fail('--goal must say what the call is for', ExitCode.USAGE);
-
-  const settings = await callSettings(cmd);
   if (settings?.allowed_numbers && !settings.allowed_numbers.includes(to)) {
     return fail(`${to} is not in alerts.call.allowed_numbers of the configuration; refusing to call it`, ExitCode.USAGE);
   }
   const prepared = opts.answers ? await readAnswersFile(opts.answers) : [];
+  const patienceMs = Math.round((opts.patienceMinutes ?? settings?.patience_minutes ?? DEFAULT_WAITS.patienceMs / 60_000) * 60_000);
 
   let emulator: RunningA2aEmulator | undefined;
   let baseUrl: string;
@@ -43,69 +81,85 @@ export async function callAction(opts: CallOptions, cmd: Command): Promise<numbe
     emulator = await startA2aEmulator({ port: 0, keys: { [demoKey]: 'emulator' }, scripts: { default: DEMO_SCRIPT }, stepDelayMs: 150 });
     baseUrl = emulator.url;
     key = new Secret(demoKey);
-    out(`(emulator at ${baseUrl}: no real call is placed)`);
+    io.out(`(emulator at ${baseUrl}: no real call is placed)`);
   } else {
     const url = opts.baseUrl ?? settings?.base_url;
     if (!url || !URL.canParse(url)) return fail('no call API address: give --base-url or set alerts.call.base_url in the configuration', ExitCode.USAGE);
     baseUrl = url;
-    key = await callKey(opts, settings);
+    key = await callKey(opts, settings, io.env);
     if (!opts.yes) {
-      if (!process.stdin.isTTY) {
+      if (!io.stdin.isTTY) {
         return fail(`refusing to place a real call to ${to} without confirmation: run in a terminal or pass --yes`, ExitCode.USAGE);
       }
-      const ok = await confirm(`Place a REAL phone call to ${to}? It rings that phone and spends credits.`, process.stdin, process.stdout);
+      const ok = await confirm(`Place a REAL phone call to ${to}? It rings that phone and spends credits.`, io.stdin, io.stdout);
       if (!ok) return fail('not confirmed; no call placed', ExitCode.FAILURE);
     }
   }
 
-  const client = new A2aClient({ baseUrl, key });
+  const client = new A2aClient({ baseUrl, key, ...(io.clock ? { clock: io.clock } : {}), ...io.timing?.client });
   const transcript = new Transcript();
   let taskId: string | undefined;
-  const abort = new AbortController();
-  const onSigint = () => abort.abort(new Error('interrupted'));
-  process.once('SIGINT', onSigint);
+  const interrupt = new AbortController();
+  let sigints = 0;
+  const onSigint = () => {
+    if (++sigints === 1) {
+      io.err('interrupted: ending the call (Ctrl-C again to leave at once)');
+      interrupt.abort(new Error('interrupted'));
+      return;
+    }
+    io.err(
+      `error: leaving at once: ${taskId ? `task ${taskId} may still be live; cancel it in the portal` : 'a call may be ringing; task id unknown'}. Check the call history in the portal before placing another call.`,
+    );
+    io.exit(ExitCode.UNKNOWN_OUTCOME);
+  };
+  const offSigint = io.onSigint(onSigint);
   try {
     // The card fetch checks the key before anything rings, and says whether streaming is offered.
-    const card = await client.fetchAgentCard(abort.signal);
-    out(`calling ${to}${card.name ? ` through ${card.name}` : ''}`);
+    const card = await client.fetchAgentCard(interrupt.signal);
+    io.out(`calling ${to}${card.name ? ` through ${card.name}` : ''}`);
     const outcome = await runCall(client, { to, goal }, {
+      ...io.timing?.run,
+      waits: { ...io.timing?.run?.waits, patienceMs },
       stream: card.capabilities.streaming !== false,
-      signal: abort.signal,
+      signal: interrupt.signal,
       onEvent: (e) => {
         taskId = e.taskId;
-        for (const line of transcript.lines(e)) out(line);
+        for (const line of transcript.lines(e)) io.out(line);
       },
       answer: answerSource({
         answers: prepared,
-        terminal: process.stdin.isTTY ? { input: process.stdin, output: process.stdout } : undefined,
-        onAnswer: (text) => out(`  you: ${text}`),
+        terminal: io.stdin.isTTY ? { input: io.stdin, output: io.stdout } : undefined,
+        onAnswer: (text) => io.out(`  you: ${text}`),
+        onInterrupt: onSigint,
       }),
     });
-    out(outcomeLine(outcome));
-    if (outcome.endedBy === 'no_answer') return ExitCode.HELD;
-    // A27-states: outcomes the document does not list say on stderr what went wrong; none is retried.
-    if (outcome.state === 'rejected') return fail('the call service refused the call (rejected); it is not retried', ExitCode.FAILURE);
-    if (outcome.state === 'auth-required') {
-      return fail('the call service wants an authorisation the A2A key does not give (auth-required): check the key and its connected agent in the portal', ExitCode.FAILURE);
-    }
-    if (outcome.state === 'unknown') {
-      return fail(`the call service could not say how the call went (state unknown); it may have been placed: check task ${outcome.taskId} before calling again`, ExitCode.FAILURE);
-    }
-    return outcome.state === 'completed' ? ExitCode.OK : ExitCode.FAILURE;
+    const report = describeOutcome(outcome, { patience: formatDuration(patienceMs) });
+    io.out(report.summary);
+    if (report.problem) io.err(`error: ${report.problem}`);
+    return callExitCode(outcome);
   } catch (err) {
-    if (abort.signal.aborted && taskId) {
-      await client.cancel(taskId).catch(() => undefined);
-      return fail(`interrupted; task ${taskId} was canceled`, 130);
-    }
-    if (hasCode(err, 'OUTCOME_UNKNOWN')) {
-      return fail('the answer to the call start was lost: the call may have been placed. It is not retried; check before calling again.', ExitCode.FAILURE);
-    }
+    // runCall throws only when no call was placed.
+    if (interrupt.signal.aborted) return fail('interrupted before the call was placed; nothing was sent', ExitCode.INTERRUPTED);
     throw err;
   } finally {
-    process.removeListener('SIGINT', onSigint);
+    offSigint();
     await client.close();
     await emulator?.close();
   }
+}
+
+/**
+ * The exit code of a call's outcome: 0 completed; 1 ended otherwise; 3 the
+ * connector ended it (no answer, patience); 4 the outcome is unknown (a call
+ * may exist that the connector cannot vouch for); 130 interrupted with the
+ * call canceled.
+ */
+export function callExitCode(o: CallOutcome): number {
+  if (o.endedBy === 'interrupt') return o.taskId && o.cancel !== 'failed' ? ExitCode.INTERRUPTED : ExitCode.UNKNOWN_OUTCOME;
+  if (o.endedBy === 'lost') return o.ended ? ExitCode.FAILURE : ExitCode.UNKNOWN_OUTCOME;
+  if (o.state === 'unknown' && o.cancel !== 'requested') return ExitCode.UNKNOWN_OUTCOME;
+  if (o.endedBy === 'no_answer' || o.endedBy === 'patience') return ExitCode.HELD;
+  return o.state === 'completed' ? ExitCode.OK : ExitCode.FAILURE;
 }
 
 /** `alerts.call` of the configuration, when there is one: an explicit --config must load; the default path may be absent. */
@@ -120,14 +174,14 @@ async function callSettings(cmd: Command): Promise<CallAlertConfig | undefined> 
 }
 
 /** The key: --key-file (refused when others may read it), else $A2A_KEY, else alerts.call.key. */
-async function callKey(opts: CallOptions, settings: CallAlertConfig | undefined): Promise<Secret> {
+async function callKey(opts: CallOptions, settings: CallAlertConfig | undefined, env: NodeJS.ProcessEnv): Promise<Secret> {
   if (opts.keyFile) return resolveKey({ file: opts.keyFile });
-  const fromEnv = process.env[A2A_KEY_ENV];
+  const fromEnv = env[A2A_KEY_ENV];
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
     const secret = new Secret(fromEnv.trim());
     registerSecret(secret);
     return secret;
   }
-  if (settings) return resolveKey(settings.key);
-  return resolveKey({ env: A2A_KEY_ENV }); // throws KEY_NOT_FOUND with what was tried
+  if (settings) return resolveKey(settings.key, env);
+  return resolveKey({ env: A2A_KEY_ENV }, env); // throws KEY_NOT_FOUND with what was tried
 }

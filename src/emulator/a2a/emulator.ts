@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../../clock.js';
+import { DEFAULT_MODES, presetSettings, type A2aModes, type ModePresetName } from './modes.js';
 import { scriptFor, type ScriptBook } from './script.js';
 import { DEFAULT_SSE_STYLE, type SseStyle } from './sse-writer.js';
 import { connectTask, EmuTask, runScript, type EmuState } from './tasks.js';
@@ -20,6 +21,10 @@ export interface A2aEmulatorOptions {
   stepDelayMs?: number;
   /** After an answer, the script waits for a resubscribe at most this long. Default 2000. */
   resumeAfterMs?: number;
+  /** Server behaviours the document leaves open (issue 15); presets first, then these fields. */
+  modes?: Partial<A2aModes>;
+  /** Named behaviours (`lag-after-answer`, …), applied over the defaults before `modes`. */
+  presets?: ModePresetName[];
 }
 
 /** One call start: one call placed, one credit spent. */
@@ -51,6 +56,8 @@ export class A2aEmulator {
   readonly requests: RequestRecord[] = [];
   /** How streams are written; change it to exercise the client's reader. */
   sse: SseStyle = { ...DEFAULT_SSE_STYLE };
+  /** How the server behaves where the document is silent; change it between calls. */
+  modes: A2aModes = { ...DEFAULT_MODES };
   scripts: ScriptBook;
   readonly clock: Clock;
   readonly stepDelayMs: number;
@@ -59,6 +66,8 @@ export class A2aEmulator {
   #breakNextStream: number | undefined;
   #dropNextStart = false;
   readonly #running = new Set<Promise<void>>();
+  #releaseFirst: (() => void) | undefined;
+  #firstGate: Promise<void> | undefined;
 
   constructor(opts: A2aEmulatorOptions) {
     const keys = Array.isArray(opts.keys) ? opts.keys : Object.entries(opts.keys).map(([key, account]) => ({ key, account }));
@@ -67,6 +76,38 @@ export class A2aEmulator {
     this.clock = opts.clock ?? systemClock;
     this.stepDelayMs = opts.stepDelayMs ?? 0;
     this.resumeAfterMs = opts.resumeAfterMs ?? 2_000;
+    if (opts.presets) {
+      const p = presetSettings(opts.presets);
+      this.modes = p.modes;
+      this.sse = p.sse;
+    }
+    Object.assign(this.modes, opts.modes ?? {});
+  }
+
+  /** Switch to these presets (over the defaults) and mode fields, e.g. between the rows of a test table. */
+  useModes(presets: ModePresetName[], modes: Partial<A2aModes> = {}): void {
+    const p = presetSettings(presets);
+    this.modes = { ...p.modes, ...modes };
+    this.sse = p.sse;
+  }
+
+  /** Let the first events held by `holdFirstEvent` go out (and later ones pass at once until held again). */
+  releaseFirstEvents(): void {
+    this.#releaseFirst?.();
+    this.#releaseFirst = undefined;
+    this.#firstGate = undefined;
+  }
+
+  /** @internal what a call start's first event waits for: the hold, then the delay (modes). */
+  firstEventGate(): Promise<void> | undefined {
+    const waits: Promise<void>[] = [];
+    if (this.modes.holdFirstEvent) {
+      this.#firstGate ??= new Promise<void>((resolve) => (this.#releaseFirst = resolve));
+      waits.push(this.#firstGate);
+    }
+    const delayMs = this.modes.firstEventDelayMs;
+    if (waits.length === 0 && delayMs <= 0) return undefined;
+    return Promise.all(waits).then(() => (delayMs > 0 ? this.clock.sleep(delayMs) : undefined));
   }
 
   /** Credits spent: one per call start, whatever became of the call. */
@@ -130,8 +171,9 @@ export class A2aEmulator {
     }
   }
 
-  /** Wait for every running script (for a clean close). */
+  /** Wait for every running script (for a clean close); held first events are let go. */
   async idle(): Promise<void> {
+    this.releaseFirstEvents();
     await Promise.all([...this.#running]);
   }
 
@@ -151,12 +193,12 @@ export class A2aEmulator {
 
   /** @internal a call start: charge, record, run the script. `beforeRun` attaches a stream first. */
   startCall(account: string, to: string, goal: string, via: CallRecord['via'], beforeRun?: (t: EmuTask) => void): EmuTask {
-    const task = new EmuTask(account, to, goal, scriptFor(this.scripts, to));
+    const task = new EmuTask(account, to, goal, scriptFor(this.scripts, to), () => this.modes);
     const connect = task.script.connect;
     if (typeof connect === 'object' && 'reject' in connect) {
       // A27-states: refused at once; the first event already says so (still a call start, still charged).
       task.state = 'rejected';
-      task.message = { role: 'agent', text: connect.reject };
+      task.message = { role: 'agent', text: connect.reject, messageId: `msg-${task.id}-reject` };
     }
     this.tasks.set(task.id, task);
     this.calls.push({ taskId: task.id, account, to, goal, via });
@@ -167,16 +209,22 @@ export class A2aEmulator {
     return task;
   }
 
-  /** @internal an answer accepted by the dispatch table into a connected call. */
-  answer(task: EmuTask, text: string): void {
+  /** @internal an answer accepted by the dispatch table into a connected call; returns the Task its reply shows. */
+  answer(task: EmuTask, text: string): Record<string, unknown> {
     task.answers.push(text);
     // Answering shows the client saw everything so far; resubscribe replays only what follows.
     task.delivered = task.events.length;
+    task.answered();
+    const hangUp = task.hangUpOnAnswer;
     if (task.state === 'input-required') {
       task.state = 'working';
       task.message = null;
       task.wake();
     }
+    const reply = task.read().view;
+    // The other party hangs up at once: the reply (taken before) shows the call live, the task has ended.
+    if (hangUp) task.transition(hangUp.end, hangUp.say === undefined ? null : { role: 'agent', text: hangUp.say });
+    return reply;
   }
 
   /** @internal tasks/cancel on a running task. */

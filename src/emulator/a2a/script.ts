@@ -8,8 +8,13 @@
 export type ScriptStep =
   /** The other party speaks: a `working` status update with the text. */
   | { say: string; afterMs?: number }
-  /** The agent needs a decision: `input-required` with the question; the script waits for an answer. */
-  | { ask: string; afterMs?: number }
+  /**
+   * The agent needs a decision: `input-required` with the question; the script
+   * waits for an answer. With `hangUp`, the other party ends the call as soon
+   * as the answer is spoken: the answer's reply still shows the call live, and
+   * the task has ended before the client can reopen it.
+   */
+  | { ask: string; afterMs?: number; hangUp?: { end: 'completed' | 'canceled'; say?: string } }
   /** The call ends `completed` or `canceled`, with an optional last message. */
   | { end: 'completed' | 'canceled'; say?: string; afterMs?: number }
   /** The call ends `failed` with a reason in the last status update. */

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage as HttpRequest, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { A2aEmulator, type A2aEmulatorOptions, type RequestRecord } from './emulator.js';
+import { handleA2aAdmin } from './admin.js';
+import { readBody, sendJson } from './http.js';
 import { checkAnswer, checkOwner, dispatch, protocolError, readMessage, rpcError, rpcResult, type EmuErrorCode } from './rpc.js';
 import { SseResponseWriter } from './sse-writer.js';
 import type { EmuTask } from './tasks.js';
@@ -23,6 +25,58 @@ function agentCard(baseUrl: string): Record<string, unknown> {
   };
 }
 
+/** Path, below `{base_url}`, of the emulator's own control routes (no key; the emulator listens on 127.0.0.1). */
+export const A2A_ADMIN_PATH = '/__emulator';
+
+/** Methods answered with an SSE stream: their errors may come as an SSE event (mode errorsAsSse). */
+const STREAM_METHODS = new Set(['message/stream', 'tasks/resubscribe']);
+
+/** One JSON-RPC exchange: how to answer it, result or error, as the request's method and the modes want. */
+class Exchange {
+  constructor(
+    readonly emulator: A2aEmulator,
+    readonly res: ServerResponse,
+    readonly log: RequestRecord,
+    readonly id: unknown,
+    readonly method: string,
+  ) {}
+
+  result(body: unknown): boolean {
+    return send(this.res, this.log, 200, rpcResult(this.id, body));
+  }
+
+  /** A document error (A29: text code in error.data.code). */
+  error(code: EmuErrorCode): boolean {
+    this.log.errorCode = code;
+    return this.#error(rpcError(this.id, code));
+  }
+
+  /** A JSON-RPC error without a document code, as public A2A servers send (e.g. -32602 "terminal state"). */
+  protocol(code: number, message: string): boolean {
+    this.log.errorCode = String(code);
+    return this.#error(protocolError(this.id, code, message));
+  }
+
+  /** A stream of this exchange (a call start's stream waits for the first-event gate). */
+  stream(gate?: Promise<void>): SseResponseWriter {
+    this.log.status = 200;
+    return new SseResponseWriter(this.res, this.id, this.emulator.sse, {
+      breakAfter: this.emulator.takeStreamBreak(),
+      keepOpen: this.emulator.modes.keepOpenAfterFinal,
+      ...(gate ? { gate } : {}),
+    });
+  }
+
+  #error(body: Record<string, unknown>): boolean {
+    if (this.emulator.modes.errorsAsSse && STREAM_METHODS.has(this.method)) {
+      new SseResponseWriter(this.res, this.id, this.emulator.sse).writeError(body);
+      this.log.status = 200;
+      return true;
+    }
+    return send(this.res, this.log, 200, body);
+  }
+}
+
 /**
  * The HTTP handler of the A2A emulator, mountable under `basePath` (`{base_url}`
  * of the document). Returns false when the path is not its own.
@@ -31,6 +85,7 @@ export function a2aRequestHandler(emulator: A2aEmulator, basePath = '', publicUr
   return async (req: HttpRequest, res: ServerResponse): Promise<boolean> => {
     const path = (req.url ?? '/').split('?')[0]!;
     const rel = path.startsWith(basePath) ? path.slice(basePath.length) || '/' : undefined;
+    if (rel?.startsWith(`${A2A_ADMIN_PATH}/`)) return handleA2aAdmin(emulator, req, res, rel.slice(A2A_ADMIN_PATH.length));
     if (rel !== '/' && rel !== CARD_PATH) return false;
     const log: RequestRecord = { httpMethod: req.method ?? '', path, status: 200 };
     emulator.requests.push(log);
@@ -48,7 +103,7 @@ export function a2aRequestHandler(emulator: A2aEmulator, basePath = '', publicUr
     if (req.method !== 'POST') return send(res, log, 405, { error: 'method not allowed' });
     let body: unknown;
     try {
-      body = JSON.parse(await readBody(req));
+      body = JSON.parse(await readBody(req, MAX_BODY_BYTES));
     } catch {
       return send(res, log, 200, protocolError(null, -32700, 'parse error'));
     }
@@ -57,104 +112,112 @@ export function a2aRequestHandler(emulator: A2aEmulator, basePath = '', publicUr
       return send(res, log, 200, protocolError(rpc?.id, -32600, 'invalid request'));
     }
     log.rpcMethod = rpc.method;
-    const id = rpc.id;
+    const ex = new Exchange(emulator, res, log, rpc.id, rpc.method);
     switch (rpc.method) {
       case 'message/send':
       case 'message/stream':
-        return onMessage(emulator, rpc.method, id, rpc.params, account, req, res, log);
+        return onMessage(ex, rpc.method, rpc.params, account);
       case 'tasks/resubscribe':
-      case 'tasks/cancel': {
-        const taskId = (rpc.params as { id?: unknown } | null)?.id;
-        const task = typeof taskId === 'string' ? emulator.task(taskId) : undefined;
-        const problem = checkOwner(task, account);
-        if (problem) return sendError(res, log, id, problem);
-        if (rpc.method === 'tasks/resubscribe') return openStream(emulator, task!, id, res);
-        if (task!.terminal) return sendError(res, log, id, 'session_not_active');
-        emulator.cancel(task!);
-        return send(res, log, 200, rpcResult(id, task!.toWire())); // A30: the Task, canceled
-      }
+      case 'tasks/cancel':
+      case 'tasks/get':
+        return onTaskMethod(ex, rpc.method, rpc.params, account);
       default:
-        return send(res, log, 200, protocolError(id, -32601, `method not found: ${rpc.method}`));
+        return ex.protocol(-32601, `method not found: ${rpc.method}`);
     }
   };
 }
 
-async function onMessage(
-  emulator: A2aEmulator,
-  method: 'message/send' | 'message/stream',
-  id: unknown,
-  params: unknown,
-  account: string,
-  req: HttpRequest,
-  res: ServerResponse,
-  log: RequestRecord,
-): Promise<boolean> {
+/** tasks/resubscribe, tasks/cancel (A30) and tasks/get (A2A 0.3), each as the modes say for an ended task. */
+function onTaskMethod(ex: Exchange, method: string, params: unknown, account: string): boolean {
+  const emulator = ex.emulator;
+  if (method === 'tasks/get' && !emulator.modes.tasksGet) return ex.protocol(-32601, `method not found: ${method}`);
+  const taskId = (params as { id?: unknown } | null)?.id;
+  const task = typeof taskId === 'string' ? emulator.task(taskId) : undefined;
+  const problem = checkOwner(task, account);
+  if (problem) return ex.error(problem);
+  const t = task!;
+  const modes = emulator.modes;
+  if (method === 'tasks/get') return ex.result(t.read().view);
+  if (method === 'tasks/resubscribe') {
+    if (t.terminal && modes.endedResubscribe === 'terminal-state') return ex.protocol(-32602, `Task ${t.id} is in terminal state: ${t.state}`);
+    if (t.terminal && modes.endedResubscribe === 'session_not_active') return ex.error('session_not_active');
+    if (modes.resubscribeReplay === 'live-only' && !t.terminal) {
+      // A queue tapped from now on: nothing to tap while the task waits at a question (public A2A: TaskNotFound).
+      if (t.closesStreams) return ex.protocol(-32001, 'Task not found');
+      const writer = ex.stream();
+      t.attachLive(writer);
+      ex.res.on('close', () => t.subscribers.delete(writer));
+      return true;
+    }
+    return openStream(ex, t);
+  }
+  if (t.terminal) return modes.endedErrors === 'public-a2a' ? ex.protocol(-32002, 'Task cannot be canceled') : ex.error('session_not_active');
+  emulator.cancel(t);
+  return ex.result(modes.cancelReply === 'null' ? null : t.toWire()); // A30: the Task, canceled
+}
+
+async function onMessage(ex: Exchange, method: 'message/send' | 'message/stream', params: unknown, account: string): Promise<boolean> {
+  const { emulator, log } = ex;
   const message = readMessage(params);
   log.message = (params as { message?: unknown } | null)?.message;
-  if (!message) return send(res, log, 200, protocolError(id, -32602, 'params.message is not a message'));
+  if (!message) return ex.protocol(-32602, 'params.message is not a message');
   // message/stream is always a call start (document): metadata.to required.
   const d = method === 'message/stream' ? (message.to ? { kind: 'start' as const, to: message.to, goal: message.text } : { kind: 'error' as const, code: 'to_required' as const }) : dispatch(message);
-  if (d.kind === 'error') return sendError(res, log, id, d.code);
+  if (d.kind === 'error') return ex.error(d.code);
   if (d.kind === 'answer') {
     const task = emulator.task(d.taskId);
     const problem = checkAnswer(task, account);
-    if (problem) return sendError(res, log, id, problem);
-    emulator.answer(task!, d.text);
-    return send(res, log, 200, rpcResult(id, task!.toWire()));
+    if (problem === 'session_not_active' && emulator.modes.endedErrors === 'public-a2a') {
+      return ex.protocol(-32602, `Task ${task!.id} is in terminal state: ${task!.state}`);
+    }
+    if (problem) return ex.error(problem);
+    if (emulator.modes.answersNotStarted > 0) {
+      emulator.modes.answersNotStarted--;
+      return ex.error('call_not_started');
+    }
+    const reply = emulator.answer(task!, d.text);
+    if (!emulator.modes.blockingSend) return ex.result(reply);
+    await task!.untilPaused();
+    return ex.result(task!.read().view);
   }
+  const gate = emulator.firstEventGate();
   if (method === 'message/stream') {
     emulator.startCall(account, d.to, d.goal, method, (task) => {
       // Attached before the first event, so the stream sees the whole call.
-      const writer = new SseResponseWriter(res, id, emulator.sse, emulator.takeStreamBreak());
+      const writer = ex.stream(gate);
       task.subscribers.add(writer);
-      res.on('close', () => task.subscribers.delete(writer));
+      ex.res.on('close', () => task.subscribers.delete(writer));
     });
     return true;
   }
   const task = emulator.startCall(account, d.to, d.goal, method);
   if (emulator.takeDropStart()) {
-    res.socket?.destroy(); // the call is placed and charged, the answer lost
+    ex.res.socket?.destroy(); // the call is placed and charged, the answer lost
     return true;
   }
-  return send(res, log, 200, rpcResult(id, task.toWire()));
+  if (gate) await gate;
+  if (emulator.modes.blockingSend) await task.untilPaused();
+  if (ex.res.destroyed) return true; // the client went away before the late reply: it never learns the task id
+  return ex.result(task.toWire());
 }
 
 /** tasks/resubscribe: what the client missed (or a snapshot), then live events; closes at once at input-required or a terminal state. */
-function openStream(emulator: A2aEmulator, task: EmuTask, id: unknown, res: ServerResponse): boolean {
-  const writer = new SseResponseWriter(res, id, emulator.sse, emulator.takeStreamBreak());
+function openStream(ex: Exchange, task: EmuTask): boolean {
+  const writer = ex.stream();
   const { backlog, closeNow } = task.attach(writer);
   for (const ev of backlog) writer.write(ev);
   if (closeNow) {
     task.subscribers.delete(writer);
     writer.end();
   } else {
-    res.on('close', () => task.subscribers.delete(writer));
+    ex.res.on('close', () => task.subscribers.delete(writer));
   }
   return true;
-}
-
-function sendError(res: ServerResponse, log: RequestRecord, id: unknown, code: EmuErrorCode): boolean {
-  log.errorCode = code;
-  return send(res, log, 200, rpcError(id, code));
 }
 
 function send(res: ServerResponse, log: RequestRecord, status: number, body: unknown): boolean {
   log.status = status;
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-  return true;
-}
-
-async function readBody(req: HttpRequest): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new RangeError('body too large');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return sendJson(res, status, body);
 }
 
 async function drain(req: HttpRequest): Promise<void> {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
+import { DEFAULT_MODES, type A2aModes } from './modes.js';
 import type { CallScript } from './script.js';
 
 /**
@@ -27,12 +28,19 @@ export interface Subscriber {
   end(): void;
 }
 
+/** A status message: the text spoken or asked, with the id it keeps on every read. */
+export interface EmuMessage {
+  role: string;
+  text: string;
+  messageId: string;
+}
+
 /** A call placed on the emulator. */
 export class EmuTask {
   readonly id = `task-${randomUUID()}`;
   readonly contextId = `ctx-${randomUUID()}`;
   state: EmuState = 'submitted';
-  message: { role: string; text: string } | null = null;
+  message: EmuMessage | null = null;
   readonly events: TaskEventRecord[] = [];
   /** Highest seq written to any stream: resubscribe replays what came after it. */
   delivered = 0;
@@ -41,6 +49,12 @@ export class EmuTask {
   readonly answers: string[] = [];
   /** Set by a script's `hold` step: the task stays `unknown` and every stream of it closes (A27-states). */
   stuck = false;
+  /** Set while a script's `ask` step with `hangUp` waits: the call ends as soon as it is answered. */
+  hangUpOnAnswer: { end: 'completed' | 'canceled'; say?: string } | undefined;
+  /** The Task as it was when it last asked (input-required): what a lagging read shows. */
+  #questionView: Record<string, unknown> | undefined;
+  /** Reads left that still show the answered question (mode lagAfterAnswerReads). */
+  #lagReads = 0;
   #wake: (() => void) | undefined;
   #onSubscribe: (() => void) | undefined;
 
@@ -49,6 +63,8 @@ export class EmuTask {
     readonly to: string,
     readonly goal: string,
     readonly script: CallScript,
+    /** The emulator's modes, read when they matter (tests switch them between calls). */
+    readonly modes: () => A2aModes = () => DEFAULT_MODES,
   ) {}
 
   get terminal(): boolean {
@@ -65,21 +81,41 @@ export class EmuTask {
     return { kind: 'task', id: this.id, contextId: this.contextId, status: this.#status() };
   }
 
+  /**
+   * The Task as one read shows it (an answer's reply, a resubscribe's
+   * snapshot, tasks/get): the answered question while the lag lasts, else
+   * the task as it is.
+   */
+  read(): { view: Record<string, unknown>; stale: boolean } {
+    if (this.#lagReads > 0 && this.#questionView) {
+      this.#lagReads--;
+      return { view: this.#questionView, stale: true };
+    }
+    return { view: this.toWire(), stale: false };
+  }
+
+  /** An answer was taken: reads keep showing the question for the mode's number of reads. */
+  answered(): void {
+    this.#lagReads = this.modes().lagAfterAnswerReads;
+  }
+
   /** Record the first event (`task`, submitted; or already `rejected` when the start was refused). */
   accepted(): void {
-    this.#push('task', this.toWire(), this.closesStreams);
+    if (this.modes().startEvent === 'status-update') {
+      // Some servers open a call start's stream with a status update, never sending the Task itself.
+      this.#push('statusUpdate', this.#update(this.closesStreams), this.closesStreams);
+    } else {
+      this.#push('task', this.toWire(), this.closesStreams);
+    }
   }
 
   /** Move to `state` with an optional message and tell every stream (A28). */
   transition(state: EmuState, message: { role: string; text: string } | null): void {
     this.state = state;
-    this.message = message;
+    this.message = message ? { ...message, messageId: `msg-${randomUUID()}` } : null;
     const final = state === 'input-required' || state === 'auth-required' || TERMINAL.has(state);
-    this.#push(
-      'statusUpdate',
-      { kind: 'status-update', taskId: this.id, contextId: this.contextId, status: this.#status(), final },
-      final,
-    );
+    if (state === 'input-required') this.#questionView = this.toWire();
+    this.#push('statusUpdate', this.#update(final), final);
     if (TERMINAL.has(state)) {
       this.wake();
       this.#onSubscribe?.();
@@ -88,6 +124,11 @@ export class EmuTask {
 
   /** Attach a stream; returns the events it missed (or a snapshot), and whether it must close at once. */
   attach(sub: Subscriber): { backlog: TaskEventRecord[]; closeNow: boolean } {
+    const lagging = this.read();
+    if (lagging.stale) {
+      // Still showing the answered question: a snapshot of it, and the stream closes as at any question.
+      return { backlog: [{ seq: this.delivered, name: 'task', result: lagging.view, final: true }], closeNow: true };
+    }
     const missed = this.events.filter((e) => e.seq > this.delivered);
     const closeNow = this.closesStreams;
     const snapshot = { seq: this.delivered, name: 'task' as const, result: this.toWire(), final: closeNow };
@@ -95,11 +136,34 @@ export class EmuTask {
     if (missed.length > 0) this.delivered = missed[missed.length - 1]!.seq;
     if (!closeNow) {
       this.subscribers.add(sub);
-      const waiting = this.#onSubscribe;
-      this.#onSubscribe = undefined;
-      waiting?.();
+      this.#subscribed();
     }
     return { backlog, closeNow };
+  }
+
+  /** Attach a stream that gets only what happens from now on (mode resubscribeReplay `live-only`). */
+  attachLive(sub: Subscriber): void {
+    this.subscribers.add(sub);
+    this.#subscribed();
+  }
+
+  /**
+   * Resolves when the task next pauses (a question, an end, auth-required) or
+   * at once when it is paused: what a blocking message/send waits for. The
+   * waiter counts as a reader, so a script waiting for the client goes on.
+   */
+  untilPaused(): Promise<void> {
+    if (this.closesStreams) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const waiter: Subscriber = { write: () => undefined, end: resolve };
+      this.attachLive(waiter);
+    });
+  }
+
+  #subscribed(): void {
+    const waiting = this.#onSubscribe;
+    this.#onSubscribe = undefined;
+    waiting?.();
   }
 
   /** Resolves when a stream attaches (resubscribe), or after `maxMs`, whichever is first. */
@@ -133,6 +197,10 @@ export class EmuTask {
     this.subscribers.clear();
   }
 
+  #update(final: boolean): Record<string, unknown> {
+    return { kind: 'status-update', taskId: this.id, contextId: this.contextId, status: this.#status(), final };
+  }
+
   #status(): Record<string, unknown> {
     const status: Record<string, unknown> = { state: this.state, timestamp: new Date().toISOString() };
     if (this.message) {
@@ -140,7 +208,8 @@ export class EmuTask {
         kind: 'message',
         role: this.message.role,
         parts: [{ kind: 'text', text: this.message.text }],
-        messageId: `msg-${randomUUID()}`,
+        // A27: the id a message keeps on every read (or none, mode messageIds).
+        ...(this.modes().messageIds === 'stable' ? { messageId: this.message.messageId } : {}),
         taskId: this.id,
         contextId: this.contextId,
       };
@@ -206,8 +275,10 @@ export async function runScript(task: EmuTask, clock: Clock, stepDelayMs: number
     } else if ('say' in step && !('end' in step)) {
       task.transition('working', { role: 'agent', text: step.say });
     } else if ('ask' in step) {
+      task.hangUpOnAnswer = step.hangUp;
       task.transition('input-required', { role: 'agent', text: step.ask });
       while ((task.state as EmuState) === 'input-required') await task.waitForWake();
+      task.hangUpOnAnswer = undefined;
       if (task.terminal) return;
       // Steps advance on events: after an answer the call goes on once the client has resubscribed (A30).
       await task.waitForSubscriber(clock, resumeAfterMs);

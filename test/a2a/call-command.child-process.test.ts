@@ -1,11 +1,11 @@
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
-import { ALICE_KEY, N, startEmu } from './helpers.js';
+import { ALICE_KEY, holdFirstEvent, N, startEmu } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'dist/cli/main.js');
@@ -16,10 +16,14 @@ interface Run {
   stderr: string;
 }
 
-/** Run the built CLI as a child process (asynchronously: the emulator lives in this process). */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/**
+ * Run the built CLI as a child process (asynchronously: the emulator lives in
+ * this process). These tests are the slow kind: each starts Node. What does
+ * not need a real process (waits, modes, Ctrl-C timing) is in call-action.test.ts.
+ */
+function cli(args: string[], env: Record<string, string> = {}, started?: (child: ChildProcess) => void): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [MAIN, ...args],
       { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 },
@@ -28,6 +32,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
         resolve({ code, stdout, stderr });
       },
     );
+    started?.(child);
   });
 }
 
@@ -106,10 +111,10 @@ describe('dataset-connector call (child process)', () => {
     expect(r.stdout).toContain('call failed: number unreachable');
   });
 
-  it('A27-states: a refused call, an authorisation the key lacks and an unknown state each exit 1 saying what to do', async () => {
+  it('A27-states: a refused call and an authorisation the key lacks each exit 1 saying what to do', async () => {
     const before = emu.emulator.credits;
     const run = (to: string) => cli(['call', '--to', to, '--goal', 'Try', '--base-url', emu.url, '--key-file', keyFile, '--yes', '--answers', answers1]);
-    const [rejected, auth, unknown] = await Promise.all([run(N.reject), run(N.authMidCall), run(N.unknownHeld)]);
+    const [rejected, auth] = await Promise.all([run(N.reject), run(N.authMidCall)]);
     expect(rejected.code).toBe(1);
     expect(rejected.stdout).toContain('call refused by the service, not placed: number not allowed for this account');
     expect(rejected.stderr).toContain('refused the call (rejected)');
@@ -117,12 +122,34 @@ describe('dataset-connector call (child process)', () => {
     expect(auth.stdout).toContain('them: Hello.');
     expect(auth.stdout).toContain('outcome: auth-required (the order tool needs authorisation)');
     expect(auth.stderr).toContain('check the key and its connected agent in the portal');
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/state unknown.*may have been placed/);
-    expect(emu.emulator.credits).toBe(before + 3);
-    const authTask = emu.emulator.calls.slice(-3).map((c) => emu.emulator.task(c.taskId)!).find((t) => t.to === N.authMidCall)!;
+    expect(emu.emulator.credits).toBe(before + 2);
+    const authTask = emu.emulator.calls.slice(-2).map((c) => emu.emulator.task(c.taskId)!).find((t) => t.to === N.authMidCall)!;
     expect(authTask.state).toBe('canceled');
     expect(authTask.answers).toEqual([]);
+  });
+
+  it('SIGINT between the call start and its first event: the task id that follows is canceled (exit 130)', async () => {
+    const held = holdFirstEvent(emu.emulator);
+    const calls = emu.emulator.calls.length;
+    try {
+      const r = await cli(['call', '--to', N.ask, '--goal', 'Interrupted', '--base-url', emu.url, '--key-file', keyFile, '--yes'], {}, (child) => {
+        void held.placed().then(() => child.kill('SIGINT'));
+        // The first event goes out once the CLI has taken the interrupt (it says so), inside its grace.
+        let said = '';
+        child.stderr?.on('data', (d: Buffer) => {
+          said += String(d);
+          if (said.includes('interrupted: ending the call')) held.release();
+        });
+      });
+      const taskId = emu.emulator.calls.at(-1)!.taskId;
+      expect(r.stderr).toContain('interrupted: ending the call');
+      expect(r.stdout).toContain(`interrupted; task ${taskId} was canceled`);
+      expect(r.code).toBe(130);
+      expect(emu.emulator.task(taskId)!.state).toBe('canceled');
+      expect(emu.emulator.calls.length).toBe(calls + 1);
+    } finally {
+      held.release();
+    }
   });
 
   it('without --yes and without a terminal, a real call is refused before anything is sent (exit 2)', async () => {
