@@ -4,7 +4,10 @@ import { dirname, join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import type { PublishOptions } from '../api/wire.js';
 import type { SourceIdentity } from '../snapshot/types.js';
-import type { Changeset } from './changeset.js';
+import { recordJson } from '../snapshot/record-json.js';
+import type { DatasetRecord } from '../model/record.js';
+import { HEAD_OPERATIONS, type Changeset, type ChangesetSummary } from './changeset.js';
+import { changesetData, changesetLines, persistChangeset } from './changeset-files.js';
 
 /** The request path a plan takes. */
 export type ApplyPath = 'per_record' | 'replace' | 'import';
@@ -35,7 +38,10 @@ export interface ExecPlan {
   /** Records in the dataset before (snapshot) and after the change. */
   baseCount: number;
   resultCount: number;
+  /** The plan file holds its summary; its lists are in the plan's changeset folder (changesetDirOf). */
   changeset: Changeset;
+  /** Per-record writes the server refused for sure (422), as journal step names (`post:<id>`): out of the changeset. */
+  refused?: string[];
   expected: DraftCounts;
   /** Flags the dataset config sets explicitly; never added on the connector's own (issue 4). */
   configFlags: PublishOptions;
@@ -47,8 +53,8 @@ export interface ExecPlan {
   approved?: boolean;
   source: SourceIdentity | null;
   file: string | null;
-  /** record_id → 1-based source file line, to map server row errors back (A3). */
-  lines: Record<string, number>;
+  /** record_id → 1-based source file line, in plan files written before issue 18 (now: planLines). */
+  lines?: Record<string, number>;
   /** 1-based file line of the header (preamble lines + 1): an upload's row errors count data lines after it (A3). */
   headerLine?: number;
   /** path import: the copy of the file to upload (kept beside the plan, so a resumed upload sends the same bytes) and its fields (A14). */
@@ -71,6 +77,32 @@ export interface PlanUpload {
 /** Where an import plan keeps its copy of the file. */
 export function uploadCopyPath(dir: string, planId: string): string {
   return join(dir, `${planId}.upload`);
+}
+
+/** Where a plan keeps its changeset (changeset-files.ts). */
+export function changesetDirOf(dir: string, planId: string): string {
+  return join(dir, `${planId}.changeset`);
+}
+
+/**
+ * Make the changeset of a fresh plan the plan's own: its folder (where the diff
+ * wrote it) fsynced and moved beside the plan file, read from there on.
+ */
+export function keepChangeset(dir: string, plan: ExecPlan): void {
+  const from = plan.changeset.folder;
+  if (from === undefined) throw new TypeError(`plan ${plan.planId}: its changeset is not one a diff wrote to disk`);
+  const to = changesetDirOf(dir, plan.planId);
+  persistChangeset(from, to);
+  plan.changeset = { ...summaryOf(plan.changeset), ...changesetData(to) };
+}
+
+/** The 1-based source file lines of record ids of a plan (A3: server row errors back to the export). */
+export function planLines(dir: string, plan: ExecPlan, ids: Iterable<string>): Map<string, number> {
+  if (plan.lines) {
+    const lines = plan.lines;
+    return new Map([...ids].flatMap((id) => (lines[id] !== undefined ? [[id, lines[id]] as const] : [])));
+  }
+  return changesetLines(changesetDirOf(dir, plan.planId), ids);
 }
 
 /** Where plan files live, beside the state database. */
@@ -131,7 +163,7 @@ export function savePlan(dir: string, plan: ExecPlan): void {
   const tmp = `${file}.tmp`;
   const fd = openPrivate(tmp);
   try {
-    writeSync(fd, JSON.stringify(plan));
+    writeSync(fd, JSON.stringify({ ...plan, changeset: summaryOf(plan.changeset) }));
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -145,24 +177,76 @@ export function savePlan(dir: string, plan: ExecPlan): void {
   }
 }
 
-/** Load a saved plan; null when it is gone. */
+/** Load a saved plan with its changeset; null when the plan file or its changeset folder is gone. */
 export function loadPlan(dir: string, planId: string): ExecPlan | null {
   const file = join(dir, `${planId}.json`);
   if (!existsSync(file)) return null;
+  let saved: ExecPlan & { changeset: ChangesetSummary | LegacyChangeset };
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as ExecPlan;
+    saved = JSON.parse(readFileSync(file, 'utf8')) as typeof saved;
   } catch (cause) {
     throw new ConnectorError('PLAN_FILE_CORRUPT', `Plan file ${file} is unreadable.`, { action: 'stop', cause, context: { file } });
   }
+  const cs = saved.changeset;
+  let changeset: Changeset;
+  if (isLegacy(cs)) changeset = fromLegacy(cs);
+  else {
+    const data = changesetDirOf(dir, planId);
+    if (!existsSync(data)) return null;
+    changeset = { ...cs, ...changesetData(data) };
+  }
+  const plan: ExecPlan = { ...saved, changeset };
+  if (plan.refused?.length) plan.changeset = withoutRefused(plan.changeset, new Set(plan.refused));
+  return plan;
+}
+
+/** The changeset without the writes the server refused (names as journaled: post:, patch:, delete: and the id). */
+export function withoutRefused(cs: Changeset, refused: ReadonlySet<string>): Changeset {
+  const keep = <T>(list: Iterable<T>, name: (x: T) => string): Iterable<T> => ({
+    *[Symbol.iterator]() {
+      for (const x of list) if (!refused.has(name(x))) yield x;
+    },
+  });
+  return {
+    ...cs,
+    adds: keep(cs.adds, (r) => `post:${r.record_id}`),
+    changes: keep(cs.changes, (c) => `patch:${c.record_id}`),
+    deletes: keep(cs.deletes, (d) => `delete:${d.record_id}`),
+  };
+}
+
+/** What a plan file holds of its changeset. */
+function summaryOf(cs: Changeset): ChangesetSummary {
+  return { ownership: cs.ownership, counts: cs.counts, digest: cs.digest, foreignEdits: cs.foreignEdits, head: cs.head };
+}
+
+/** A changeset as plan files held it before issue 18: every list inline. */
+type LegacyChangeset = Omit<ChangesetSummary, 'head'> & {
+  records: DatasetRecord[];
+  adds: Changeset['head']['adds'];
+  changes: Changeset['head']['changes'];
+  deletes: Changeset['head']['deletes'];
+  adopted: string[];
+};
+
+function isLegacy(cs: ChangesetSummary | LegacyChangeset): cs is LegacyChangeset {
+  return Array.isArray((cs as LegacyChangeset).adds);
+}
+
+/** A plan file from before the upgrade (resumed after it): its lists as arrays. */
+function fromLegacy(cs: LegacyChangeset): Changeset {
+  const head = { adds: cs.adds.slice(0, HEAD_OPERATIONS), changes: cs.changes.slice(0, HEAD_OPERATIONS), deletes: cs.deletes.slice(0, HEAD_OPERATIONS) };
+  return { ...cs, head, records: cs.records.map((r) => ({ record_id: r.record_id, json: recordJson(r) })) };
 }
 
 /** Remove a plan file once nothing can need it any more. */
 export function removePlan(dir: string, planId: string): void {
   rmSync(join(dir, `${planId}.json`), { force: true });
   rmSync(uploadCopyPath(dir, planId), { force: true });
+  rmSync(changesetDirOf(dir, planId), { recursive: true, force: true });
 }
 
-/** Ids of the plans that have a file (plan or upload copy) in `dir`; none when it does not exist. */
+/** Ids of the plans that have a file (plan, upload copy or changeset) in `dir`; none when it does not exist. */
 export function listPlanIds(dir: string): string[] {
   let names: string[];
   try {
@@ -172,7 +256,7 @@ export function listPlanIds(dir: string): string[] {
   }
   const ids = new Set<string>();
   for (const n of names) {
-    const m = /^(.+)\.(json|upload)$/.exec(n);
+    const m = /^(.+)\.(json|upload|changeset)$/.exec(n);
     if (m) ids.add(m[1]!);
   }
   return [...ids];

@@ -13,8 +13,10 @@ import { recs, scenario, type Scenario } from './harness.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-/** A minimal plan (only its id and dataset matter to the plan file functions). */
-const plan = (planId: string) => ({ planId, dataset: 'shop-1', changeset: { upserts: recs(2) } }) as unknown as ExecPlan;
+/** A minimal plan (only its id and dataset matter to the plan file functions), its changeset inline as plan files held it before issue 18. */
+const plan = (planId: string) =>
+  ({ planId, dataset: 'shop-1', changeset: { records: recs(2), adds: [], changes: [], deletes: [], adopted: [] } }) as unknown as ExecPlan;
+
 
 let t: ReturnType<typeof tempDir>;
 let umask: number;
@@ -35,6 +37,9 @@ describe('plan files are private whatever the umask', () => {
     const dir = join(t.dir, 'var', 'state.db.plans');
     savePlan(dir, plan('p1'));
     expect({ parent: mode(join(t.dir, 'var')), dir: mode(dir), file: mode(join(dir, 'p1.json')) }).toEqual({ parent: 0o700, dir: 0o700, file: 0o600 });
+    // The lists of a changeset live in its folder beside the plan file; without it the plan cannot be run.
+    expect(loadPlan(dir, 'p1')).toBeNull();
+    mkdirSync(join(dir, 'p1.changeset'));
     expect(loadPlan(dir, 'p1')?.planId).toBe('p1');
   });
 
@@ -61,8 +66,15 @@ describe('plan files are private whatever the umask', () => {
     expect(readFileSync(join(dir, 'p3.upload'), 'utf8')).toBe('SKU,Name\nA,Apple\n');
   });
 
-  it('an upload sync keeps its plan and its copy of the export (a 0644 file) 0600 in a 0700 folder', async () => {
+  it('an upload sync keeps its plan, its changeset, its sorted export and its copy of the export (a 0644 file) 0600 in 0700 folders', async () => {
     let seen: Record<string, number> | null = null;
+    // Every file and folder under the plan folder, by kind: plan.json, the changeset's files, the sync's scratch folder.
+    const kinds = (dir: string, prefix = ''): Array<[string, number]> =>
+      readdirSync(dir).flatMap((n): Array<[string, number]> => {
+        const path = join(dir, n);
+        const kind = prefix + (n.startsWith('work.') ? 'work.*' : /^changeset-\d+$/.test(n) ? 'changeset-*' : n.replace(/^plan-.*\./, '*.'));
+        return statSync(path).isDirectory() ? [[`${kind}/`, mode(path)], ...kinds(path, `${kind}/`)] : [[kind, mode(path)]];
+      });
     s = await scenario({
       records: recs(30),
       policy: { replace: { max_per_record_changes: 2, job_poll_ms: 100 } },
@@ -70,13 +82,23 @@ describe('plan files are private whatever the umask', () => {
       onRequest: (e) => {
         if (e.method !== 'POST' || !e.path.endsWith('/imports')) return;
         const dir = join(s!.dir, 'state.db.plans');
-        seen = Object.fromEntries([['(folder)', mode(dir)], ...readdirSync(dir).map((n) => [n.replace(/^.*\./, '*.'), mode(join(dir, n))])]);
+        seen = Object.fromEntries([['(folder)', mode(dir)], ...kinds(dir)]);
       },
     });
     expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(30)) })).result).toBe('unchanged'); // adopt
     const renamed = await s.writeExport(recs(30).map((r) => ({ ...r, display_name: `New ${r.record_id}` })));
     chmodSync(renamed, 0o644);
     expect(await s.engine.sync(s.ds, { file: renamed })).toMatchObject({ result: 'published', path: 'import' });
-    expect(seen).toEqual({ '(folder)': 0o700, '*.json': 0o600, '*.upload': 0o600 });
+    const changeset = Object.fromEntries(['source', 'adds', 'changes', 'deletes', 'adopted', 'desired'].map((f) => [f, 0o600]));
+    expect(seen).toEqual({
+      '(folder)': 0o700,
+      '*.json': 0o600,
+      '*.upload': 0o600,
+      '*.changeset/': 0o700,
+      ...Object.fromEntries(Object.entries(changeset).map(([f, m]) => [`*.changeset/${f}`, m])),
+      // The sync's scratch folder: the sorted export (the changeset's source is the same file, linked).
+      'work.*/': 0o700,
+      'work.*/source': 0o600,
+    });
   });
 });
