@@ -1,12 +1,10 @@
-import { recordJson, textHash } from './record-json.js';
+import { recordJson } from './record-json.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 
 /** One record of the snapshot as the diff sees it. */
 export interface SnapshotEntry {
   record_id: string;
-  /** sha256 of `json`. */
-  hash: string;
-  /** Canonical JSON of the published record. */
+  /** Canonical JSON of the published record (record-json.ts): equal text, equal record. */
   json: string;
   /** The connector owns it: its record_id came from this dataset's source (issue 7). */
   owned: boolean;
@@ -31,11 +29,9 @@ export function snapshotReaderFrom(seeds: Iterable<SnapshotSeed>): SnapshotReade
 
 /** Build a SnapshotEntry for a record. */
 export function toEntry(seed: { record: DatasetRecord; owned?: boolean; foreignFields?: RecordField[] }): SnapshotEntry {
-  const json = recordJson(seed.record);
   return {
     record_id: seed.record.record_id,
-    hash: textHash(json),
-    json,
+    json: recordJson(seed.record),
     owned: seed.owned ?? true,
     foreignFields: seed.foreignFields ?? [],
   };

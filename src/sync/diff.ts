@@ -30,8 +30,8 @@ export interface DiffOptions {
 /**
  * Diff an export sorted on disk against the snapshot, into a changeset on
  * disk in `dir` (issue 18): both sides are streamed in record_id byte order
- * and merge-joined, so memory does not grow with the dataset. A snapshot
- * record is parsed only when its hash differs from the source's.
+ * and merge-joined, so memory does not grow with the dataset. Records are
+ * compared as canonical JSON text, and parsed only when they differ.
  */
 export async function diffSource(source: SortedSource, snapshot: SnapshotReader, options: DiffOptions, dir: string): Promise<Changeset> {
   const files = new ChangesetFiles(dir, source);
@@ -154,7 +154,7 @@ function* mergeJoin(
       adopted++;
       digest.update(`o\0${e.record_id}\n`);
     }
-    if (textHash(src.json) === e.hash) {
+    if (src.json === e.json) {
       unchanged++;
       continue;
     }
