@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../model/record.js';
 import { recordJson } from '../snapshot/record-json.js';
@@ -21,7 +21,7 @@ import { SortedSource, entryLine, readEntries, type SourceEntry } from './sorted
  * beside its plan file, so that resume and approve send exactly what was
  * planned without the export and without holding it in memory:
  *
- *   source    the export's records, sorted (sorted-source.ts)
+ *   source-N  the export's records, sorted runs (sorted-source.ts)
  *   adds      records to add (source entry lines)
  *   changes   RecordChange as JSON, one a line
  *   deletes   record_id, tab, 1 when owned
@@ -52,7 +52,7 @@ export class ChangesetFiles implements ChangesetSink {
     source: SortedSource,
   ) {
     makePrivateDir(dir);
-    linkOrCopy(source.path, join(dir, 'source'));
+    source.linkInto(dir);
     this.#w = Object.fromEntries(FILES.map((f) => [f, new LineWriter(join(dir, f))])) as Writers;
   }
 
@@ -91,7 +91,7 @@ export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' |
   const file = (name: string) => join(dir, name);
   return {
     folder: dir,
-    records: iterable(() => desiredRecords(readEntries(file('source')), readEntries(file('desired')))),
+    records: iterable(() => desiredRecords(SortedSource.inFolder(dir).entries(), readEntries(file('desired')))),
     adds: iterable(function* () {
       for (const e of readEntries(file('adds'))) yield JSON.parse(e.json) as DatasetRecord;
     }),
@@ -112,8 +112,7 @@ export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' |
 
 /** The file lines of record ids, from a changeset folder's sorted source. */
 export function changesetLines(dir: string, ids: Iterable<string>): Map<string, number> {
-  const path = join(dir, 'source');
-  return existsSync(path) ? new SortedSource(path, 0).linesOf(ids) : new Map();
+  return existsSync(dir) ? SortedSource.inFolder(dir).linesOf(ids) : new Map();
 }
 
 /** The source entries with the desired ones in their place (both in record_id order). */
@@ -159,15 +158,4 @@ export function persistChangeset(from: string, to: string): void {
 export function makePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-}
-
-/** A second name for a file (no copy); a copy, 0600, where the filesystem has no hard links. */
-function linkOrCopy(from: string, to: string): void {
-  rmSync(to, { force: true });
-  try {
-    linkSync(from, to);
-  } catch {
-    copyFileSync(from, to);
-    chmodSync(to, 0o600);
-  }
 }

@@ -23,14 +23,7 @@ export class LineWriter {
   count = 0;
 
   constructor(readonly path: string) {
-    rmSync(path, { force: true });
-    this.#fd = openSync(path, 'wx', 0o600);
-    try {
-      fchmodSync(this.#fd, 0o600); // the umask may have masked the mode: the file holds the shop's records
-    } catch (err) {
-      closeSync(this.#fd);
-      throw err;
-    }
+    this.#fd = openPrivate(path);
   }
 
   write(line: string): void {
@@ -59,15 +52,46 @@ export class LineWriter {
   }
 }
 
+/** Writes bytes to a new private (0600) file. */
+export class ByteWriter {
+  readonly #fd: number;
+
+  constructor(readonly path: string) {
+    this.#fd = openPrivate(path);
+  }
+
+  write(bytes: Uint8Array): void {
+    let at = 0;
+    while (at < bytes.length) at += writeSync(this.#fd, bytes, at, bytes.length - at);
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
+}
+
+/** Open `path` as a new 0600 file, whatever the umask (it holds the shop's records); a leftover is replaced. */
+function openPrivate(path: string): number {
+  rmSync(path, { force: true });
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
+
 /** The lines of a file, in order, without their line breaks. */
-export function* readLines(path: string): Generator<string> {
+export function* readLines(path: string, chunkBytes = READ_CHUNK): Generator<string> {
   const fd = openSync(path, 'r');
   try {
-    const buf = Buffer.allocUnsafe(READ_CHUNK);
+    const buf = Buffer.allocUnsafe(chunkBytes);
     const decoder = new StringDecoder('utf8');
     let rest = '';
     for (;;) {
-      const n = readSync(fd, buf, 0, READ_CHUNK, null);
+      const n = readSync(fd, buf, 0, chunkBytes, null);
       if (n === 0) break;
       const text = rest + decoder.write(buf.subarray(0, n));
       const lines = text.split('\n');

@@ -38,12 +38,13 @@ export interface SourceRead {
  * were refused. Memory stays bounded whatever the export's size: repeated
  * record_ids are found by the sort instead of a set of every key (issue 18).
  */
-export async function readSource(file: string, source: unknown, mapping: unknown, workDir: string, opts: { runChars?: number } = {}): Promise<SourceRead> {
+export async function readSource(file: string, source: unknown, mapping: unknown, workDir: string, opts: { runBytes?: number } = {}): Promise<SourceRead> {
   const src = source as SourceConfig;
   const map = mapping as MappingConfig;
   const reader = readExport(file, src, map, { check_duplicates: false });
-  const sorter = new SourceSorter(workDir, opts.runChars);
-  // Facts for importability, gathered as the records stream past.
+  const sorter = new SourceSorter(workDir, opts.runBytes);
+  // Facts for importability, gathered as the records stream past (only when the configuration allows an upload).
+  const mayImport = !('reason' in importableConfig(src, map));
   let n = 0;
   let oneLineEach = true;
   let emptyAttributes = false;
@@ -54,6 +55,7 @@ export async function readSource(file: string, source: unknown, mapping: unknown
         const rec = records[i]!;
         const line = lines[i]!;
         sorter.add(rec.record_id, line, recordJson(rec));
+        if (!mayImport) continue;
         if (line !== ++n + 1) oneLineEach = false;
         if (!emptyAttributes && hasEmptyAttribute(rec)) emptyAttributes = true;
       }

@@ -35,17 +35,17 @@ const all = <T>(xs: Iterable<T>): T[] => [...xs];
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 let n = 0;
-/** Sort `records` (given in this order) on disk with runs of `runChars` characters. */
-function sorted(records: DatasetRecord[], runChars: number): { source: SortedSource; dups: Array<[string, number, number]> } {
-  const sorter = new SourceSorter(t.dir, runChars);
+/** Sort `records` (given in this order) on disk with runs of `runBytes` bytes. */
+function sorted(records: DatasetRecord[], runBytes: number): { source: SortedSource; dups: Array<[string, number, number]> } {
+  const sorter = new SourceSorter(t.dir, runBytes);
   records.forEach((r, i) => sorter.add(r.record_id, i + 2, recordJson(r)));
   const dups: Array<[string, number, number]> = [];
   const source = sorter.finish((id, line, first) => dups.push([id, line, first]));
   return { source, dups };
 }
 
-async function external(records: DatasetRecord[], seeds: SnapshotSeed[], options: DiffOptions, runChars: number): Promise<Changeset> {
-  const { source } = sorted(records, runChars);
+async function external(records: DatasetRecord[], seeds: SnapshotSeed[], options: DiffOptions, runBytes: number): Promise<Changeset> {
+  const { source } = sorted(records, runBytes);
   return diffSource(source, snapshotReaderFrom(seeds), options, join(t.dir, `cs-${++n}`));
 }
 
@@ -88,12 +88,12 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
         fc.constantFrom<DiffOptions['ownership']>('source', 'full'),
         fc.constantFrom<NonNullable<DiffOptions['onForeignEdit']>>('overwrite', 'keep'),
         fc.constantFrom(1, 40, 400, 1 << 20),
-        async (snap, src, ownership, onForeignEdit, runChars) => {
+        async (snap, src, ownership, onForeignEdit, runBytes) => {
           const seeds: SnapshotSeed[] = uniq(snap).map((x) => ({ record: toRec(x), owned: x.owned, foreignFields: x.owned ? x.foreign : [] }));
           const source = uniq(src).map(toRec); // in arbitrary (file) order
           const options = { ownership, onForeignEdit };
           const mem = diffSorted([...source].sort((a, b) => byBytes(a.record_id, b.record_id)), snapshotReaderFrom(seeds), options);
-          const ext = await external(source, seeds, options, runChars);
+          const ext = await external(source, seeds, options, runBytes);
           expect(contents(ext)).toEqual(contents(mem));
           expect(all(replaceRecords(ext, snapshotReaderFrom(seeds)))).toEqual(all(replaceRecords(mem, snapshotReaderFrom(seeds))));
           // Independently of compareIds: the adds are the new ids in UTF-8 byte order.
@@ -127,7 +127,9 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
       expect(records[line - 2]!.record_id).toBe(id);
       expect(first).toBe(records.findIndex((r) => r.record_id === id) + 2);
     }
-    expect(readdirSync(t.dir).filter((f) => f.startsWith('run-'))).toEqual([]); // runs removed
+    // What is left is the source's own runs (merged in rounds to at most 64, read merged), no id runs.
+    expect(readdirSync(t.dir).sort()).toEqual(source.runs.map((r) => r.slice(t.dir.length + 1)).sort());
+    expect(source.runs.length).toBeLessThanOrEqual(64);
   });
 
   it('diffs a sorted export against the SQLite snapshot reader and reads the changeset back from disk', async () => {
@@ -144,7 +146,7 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
       expect(all(cs.deletes)).toEqual([{ record_id: ids(7), owned: true }]);
       expect(all(cs.adds).map((r) => r.record_id)).toEqual(Array.from({ length: 100 }, (_, k) => ids(2500 + k)));
       expect(cs.head.adds).toHaveLength(100);
-      expect(existsSync(join(t.dir, 'cs', 'source'))).toBe(true);
+      expect(existsSync(join(t.dir, 'cs', 'source-0001'))).toBe(true);
     } finally {
       db.close();
     }
@@ -162,7 +164,7 @@ describe('repeated record_ids found by the sort (the reader keeps no set of keys
       writeFileSync(file, csv);
       const source = sourceConfigSchema.parse({ type: 'csv', on_row_errors, max_bad_row_ratio: 0.5, max_row_errors_kept: 15 });
       const ref = await readExportFile(file, source, mapping); // with the in-memory key index
-      const got = await readSource(file, source, mapping, t.dir, { runChars: 300 });
+      const got = await readSource(file, source, mapping, t.dir, { runBytes: 300 });
       expect(got.rejected?.code ?? null).toBe(ref.rejected?.code ?? null);
       expect(got.rowErrors).toEqual(ref.row_errors);
       expect(got.rows).toBe(ref.counts.rows);

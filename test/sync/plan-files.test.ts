@@ -72,7 +72,7 @@ describe('plan files are private whatever the umask', () => {
     const kinds = (dir: string, prefix = ''): Array<[string, number]> =>
       readdirSync(dir).flatMap((n): Array<[string, number]> => {
         const path = join(dir, n);
-        const kind = prefix + (n.startsWith('work.') ? 'work.*' : /^changeset-\d+$/.test(n) ? 'changeset-*' : n.replace(/^plan-.*\./, '*.'));
+        const kind = prefix + (n.startsWith('work.') ? 'work.*' : n.replace(/-\d+$/, '-*').replace(/^plan-.*\./, '*.'));
         return statSync(path).isDirectory() ? [[`${kind}/`, mode(path)], ...kinds(path, `${kind}/`)] : [[kind, mode(path)]];
       });
     s = await scenario({
@@ -89,16 +89,16 @@ describe('plan files are private whatever the umask', () => {
     const renamed = await s.writeExport(recs(30).map((r) => ({ ...r, display_name: `New ${r.record_id}` })));
     chmodSync(renamed, 0o644);
     expect(await s.engine.sync(s.ds, { file: renamed })).toMatchObject({ result: 'published', path: 'import' });
-    const changeset = Object.fromEntries(['source', 'adds', 'changes', 'deletes', 'adopted', 'desired'].map((f) => [f, 0o600]));
+    const changeset = Object.fromEntries(['source-*', 'adds', 'changes', 'deletes', 'adopted', 'desired'].map((f) => [f, 0o600]));
     expect(seen).toEqual({
       '(folder)': 0o700,
       '*.json': 0o600,
       '*.upload': 0o600,
       '*.changeset/': 0o700,
       ...Object.fromEntries(Object.entries(changeset).map(([f, m]) => [`*.changeset/${f}`, m])),
-      // The sync's scratch folder: the sorted export (the changeset's source is the same file, linked).
+      // The sync's scratch folder: the sorted export (the changeset's source-* are the same files, linked).
       'work.*/': 0o700,
-      'work.*/source': 0o600,
+      'work.*/run-*': 0o600,
     });
   });
 });
