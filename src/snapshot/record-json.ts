@@ -2,6 +2,12 @@ import { hash } from 'node:crypto';
 import { canonicalJson } from '../model/canonical.js';
 import type { DatasetRecord } from '../model/record.js';
 
+/** A record as canonical JSON text (recordJson), with its id. */
+export interface RecordText {
+  record_id: string;
+  json: string;
+}
+
 /**
  * canonicalJson of a record, written directly for the A6 shape (a sync of a
  * million records serialises each once: this is on its hot path); anything

@@ -98,26 +98,21 @@ export class SnapshotStore extends DatasetState {
     );
     const upsert = this.conn.prepare(
       `INSERT INTO records (dataset, record_id, json, hash, owned, foreign_fields, foreign_at)
-       VALUES (@dataset, @record_id, @json, @hash, 1, @foreign_fields, @foreign_at)
+       VALUES (?, ?, ?, ?, 1, ?, NULL)
        ON CONFLICT (dataset, record_id) DO UPDATE SET json = excluded.json, hash = excluded.hash, owned = 1,
          foreign_fields = excluded.foreign_fields,
          foreign_at = CASE WHEN excluded.foreign_fields IS NULL THEN NULL ELSE records.foreign_at END`,
     );
     const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ?');
     const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
+    const put = (id: string, json: string, rec: () => DatasetRecord): void => {
+      const old = foreign.get(id);
+      upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null);
+    };
     this.conn.transaction(() => {
-      for (const rec of change.upserts ?? []) {
-        const json = recordJson(rec);
-        const old = foreign.get(rec.record_id);
-        upsert.run({
-          dataset: this.dataset,
-          record_id: rec.record_id,
-          json,
-          hash: textHash(json),
-          foreign_fields: old ? keptForeignFields(old.json, old.foreign_fields, rec) : null,
-          foreign_at: null,
-        });
-      }
+      for (const rec of change.upserts ?? []) put(rec.record_id, recordJson(rec), () => rec);
+      // Already canonical JSON (a plan's changeset on disk): parsed only where a foreign edit needs the record.
+      for (const t of change.upsertTexts ?? []) put(t.record_id, t.json, () => JSON.parse(t.json) as DatasetRecord);
       for (const id of change.deletes ?? []) del.run(this.dataset, id);
       for (const id of change.own ?? []) own.run(this.dataset, id);
       this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);

@@ -4,7 +4,6 @@ import type { Job } from '../api/wire.js';
 import { ConnectorError, hasCode } from '../errors.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
 import { replaceBody } from '../api/bodies.js';
-import type { DatasetRecord } from '../model/record.js';
 import type { RecordText } from './changeset.js';
 import type { ExecContext } from './context.js';
 import { confirmedParts } from './diff.js';
@@ -165,6 +164,6 @@ export function jobStage(job: Job): StageResult {
 }
 
 /** The snapshot change a published plan confirms (each part streamed from the plan's changeset). */
-export function confirmParts(plan: ExecPlan): { upserts: Iterable<DatasetRecord>; deletes: Iterable<string>; own: Iterable<string> } {
+export function confirmParts(plan: ExecPlan): ReturnType<typeof confirmedParts> {
   return confirmedParts(plan.changeset);
 }

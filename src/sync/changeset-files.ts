@@ -87,13 +87,16 @@ export class ChangesetFiles implements ChangesetSink {
 }
 
 /** The lists of a changeset folder, each read from disk as it is iterated. */
-export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' | 'changes' | 'deletes' | 'adopted' | 'folder'> {
+export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' | 'addTexts' | 'changes' | 'deletes' | 'adopted' | 'folder'> {
   const file = (name: string) => join(dir, name);
   return {
     folder: dir,
     records: iterable(() => desiredRecords(SortedSource.inFolder(dir).entries(), readEntries(file('desired')))),
     adds: iterable(function* () {
       for (const e of readEntries(file('adds'))) yield JSON.parse(e.json) as DatasetRecord;
+    }),
+    addTexts: iterable(function* () {
+      for (const e of readEntries(file('adds'))) yield { record_id: e.record_id, json: e.json };
     }),
     changes: iterable(function* () {
       for (const line of readLines(file('changes'))) yield JSON.parse(line) as RecordChange;

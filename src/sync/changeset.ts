@@ -54,11 +54,8 @@ export interface ChangesetCounts {
   result: number;
 }
 
-/** A record as canonical JSON text (record-json.ts), as a replace body carries it. */
-export interface RecordText {
-  record_id: string;
-  json: string;
-}
+export type { RecordText } from '../snapshot/record-json.js';
+import type { RecordText } from '../snapshot/record-json.js';
 
 /** The first operations of a changeset, held in memory for display (`plan`); the rest stay where the changeset is. */
 export interface ChangesetHead {
@@ -89,6 +86,8 @@ export interface Changeset extends ChangesetSummary {
   /** The desired owned records (kept foreign fields applied), as canonical JSON. Not serialised into plans. */
   records: Iterable<RecordText>;
   adds: Iterable<DatasetRecord>;
+  /** The adds as canonical JSON, as they are on disk (confirm needs no record objects). */
+  addTexts: Iterable<RecordText>;
   changes: Iterable<RecordChange>;
   deletes: Iterable<RecordDelete>;
   /** record_ids adopted as owned (for StateDb confirm's `own`). */

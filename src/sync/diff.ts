@@ -236,17 +236,18 @@ class MemorySink implements ChangesetSink {
       changes: this.changes.slice(0, HEAD_OPERATIONS),
       deletes: this.deletes.slice(0, HEAD_OPERATIONS),
     };
-    return { ...summary, head, records, adds: this.adds, changes: this.changes, deletes: this.deletes, adopted: this.adopted };
+    const addTexts = this.adds.map((r) => ({ record_id: r.record_id, json: recordJson(r) }));
+    return { ...summary, head, records, adds: this.adds, addTexts, changes: this.changes, deletes: this.deletes, adopted: this.adopted };
   }
 }
 
-/** The upserts, deletes and adoptions to confirm once the server published this changeset (each iterable again). */
-export function confirmedParts(changeset: Changeset): { upserts: Iterable<DatasetRecord>; deletes: Iterable<string>; own: Iterable<string> } {
+/** The upserts (as canonical JSON), deletes and adoptions to confirm once the server published this changeset (each iterable again). */
+export function confirmedParts(changeset: Changeset): { upsertTexts: Iterable<RecordText>; deletes: Iterable<string>; own: Iterable<string> } {
   return {
-    upserts: {
+    upsertTexts: {
       *[Symbol.iterator]() {
-        yield* changeset.adds;
-        for (const c of changeset.changes) yield c.record;
+        yield* changeset.addTexts;
+        for (const c of changeset.changes) yield { record_id: c.record_id, json: recordJson(c.record) };
       },
     },
     deletes: {

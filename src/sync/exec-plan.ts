@@ -210,6 +210,7 @@ export function withoutRefused(cs: Changeset, refused: ReadonlySet<string>): Cha
   return {
     ...cs,
     adds: keep(cs.adds, (r) => `post:${r.record_id}`),
+    addTexts: keep(cs.addTexts, (r) => `post:${r.record_id}`),
     changes: keep(cs.changes, (c) => `patch:${c.record_id}`),
     deletes: keep(cs.deletes, (d) => `delete:${d.record_id}`),
   };
@@ -236,7 +237,8 @@ function isLegacy(cs: ChangesetSummary | LegacyChangeset): cs is LegacyChangeset
 /** A plan file from before the upgrade (resumed after it): its lists as arrays. */
 function fromLegacy(cs: LegacyChangeset): Changeset {
   const head = { adds: cs.adds.slice(0, HEAD_OPERATIONS), changes: cs.changes.slice(0, HEAD_OPERATIONS), deletes: cs.deletes.slice(0, HEAD_OPERATIONS) };
-  return { ...cs, head, records: cs.records.map((r) => ({ record_id: r.record_id, json: recordJson(r) })) };
+  const text = (r: DatasetRecord) => ({ record_id: r.record_id, json: recordJson(r) });
+  return { ...cs, head, records: cs.records.map(text), addTexts: cs.adds.map(text) };
 }
 
 /** Remove a plan file once nothing can need it any more. */

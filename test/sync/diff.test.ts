@@ -129,7 +129,7 @@ describe('diffRecords (table)', () => {
       onForeignEdit: 'keep',
     });
     expect(parsed(cs.records)[0]).toMatchObject({ display_name: 'Portal', api_value: 'A2' });
-    expect(all(confirmedParts(cs).upserts)[0]).toMatchObject({ display_name: 'Portal', api_value: 'A2' });
+    expect(parsed(confirmedParts(cs).upsertTexts)[0]).toMatchObject({ display_name: 'Portal', api_value: 'A2' });
   });
 
   it('reads an async, unsorted source', async () => {
