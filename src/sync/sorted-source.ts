@@ -110,8 +110,9 @@ export class SourceSorter {
   #used = 0;
   /** Entries held: their ids, file lines and starts in #buf (arrays kept and reused from run to run). */
   #n = 0;
-  /** ASCII entries not yet encoded into #buf (they follow its #used bytes). */
+  /** Entries not yet encoded into #buf (they follow its #used bytes), from entry #pendingFirst on. */
   #pending = '';
+  #pendingFirst = 0;
   #ids: string[] = [];
   #lines: Int32Array = new Int32Array(1024);
   #starts: Int32Array = new Int32Array(1024);
@@ -132,9 +133,8 @@ export class SourceSorter {
 
   add(recordId: string, line: number, json: string): void {
     const text = `${entryLine(recordId, line, json)}\n`;
-    const ascii = !NOT_ASCII.test(text);
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    if (this.#used + this.#pending.length + 3 * text.length > this.#buf.length) {
+    if (this.#used + 3 * (this.#pending.length + text.length) > this.#buf.length) {
       this.#spill();
       if (3 * text.length > this.#buf.length) this.#buf = Buffer.allocUnsafe(3 * text.length);
     }
@@ -145,16 +145,12 @@ export class SourceSorter {
     }
     this.#ids[n] = recordId;
     this.#lines[n] = line;
-    if (ascii) {
-      // A byte a character: gathered and encoded a chunk at a time (a write per record costs more than its bytes).
-      this.#starts[n] = this.#used + this.#pending.length;
-      this.#pending += text;
-      if (this.#pending.length >= PENDING_CHARS) this.#flushPending();
-    } else {
-      this.#flushPending();
-      this.#starts[n] = this.#used;
-      this.#used += this.#buf.write(text, this.#used, 'utf8');
-    }
+    // Gathered and encoded a chunk at a time (a write per record costs more than its bytes); the start is
+    // right when the chunk is ASCII, and put right by #flushPending when it is not.
+    if (this.#pending === '') this.#pendingFirst = n;
+    this.#starts[n] = this.#used + this.#pending.length;
+    this.#pending += text;
+    if (this.#pending.length >= PENDING_CHARS) this.#flushPending();
     this.#added++;
     if (this.#plain && !isPlainId(recordId)) this.#plain = false;
     if (this.#used + this.#pending.length >= this.runBytes) this.#spill();
@@ -162,7 +158,16 @@ export class SourceSorter {
 
   #flushPending(): void {
     if (this.#pending === '') return;
-    this.#used += this.#buf.write(this.#pending, this.#used, 'latin1');
+    const bytes = this.#buf.write(this.#pending, this.#used, 'utf8');
+    if (bytes !== this.#pending.length) {
+      // Not all ASCII: each entry starts after the line break of the one before (JSON holds none raw).
+      let at = this.#used;
+      for (let k = this.#pendingFirst; k < this.#n; k++) {
+        this.#starts[k] = at;
+        at = this.#buf.indexOf(0x0a, at) + 1;
+      }
+    }
+    this.#used += bytes;
     this.#pending = '';
   }
 
@@ -284,7 +289,6 @@ export class SourceSorter {
   }
 }
 
-const NOT_ASCII = /[^\x00-\x7f]/;
 /** Bytes of a sorted run written at a time. */
 const OUT_CHUNK = 1 << 20;
 
