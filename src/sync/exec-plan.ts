@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
@@ -8,6 +8,7 @@ import { recordJson } from '../snapshot/record-json.js';
 import type { DatasetRecord } from '../model/record.js';
 import { HEAD_OPERATIONS, type Changeset, type ChangesetSummary } from './changeset.js';
 import { changesetData, changesetLines, persistChangeset } from './changeset-files.js';
+import { openPrivate } from './line-file.js';
 
 /** The request path a plan takes. */
 export type ApplyPath = 'per_record' | 'replace' | 'import';
@@ -92,6 +93,8 @@ export function keepChangeset(dir: string, plan: ExecPlan): void {
   const from = plan.changeset.folder;
   if (from === undefined) throw new TypeError(`plan ${plan.planId}: its changeset is not one a diff wrote to disk`);
   const to = changesetDirOf(dir, plan.planId);
+  // Whose it is, for the sweep of a folder a crash left before the plan file or its journal row was written.
+  writeFileSync(join(from, 'dataset'), plan.dataset, { mode: 0o600 });
   persistChangeset(from, to);
   plan.changeset = { ...summaryOf(plan.changeset), ...changesetData(to) };
 }
@@ -103,6 +106,19 @@ export function planLines(dir: string, plan: ExecPlan, ids: Iterable<string>): M
     return new Map([...ids].flatMap((id) => (lines[id] !== undefined ? [[id, lines[id]] as const] : [])));
   }
   return changesetLines(changesetDirOf(dir, plan.planId), ids);
+}
+
+/** The dataset a plan's files belong to (from its plan file, else its changeset folder); null when neither says. */
+export function planOwner(dir: string, planId: string): string | null {
+  try {
+    return (JSON.parse(readFileSync(join(dir, `${planId}.json`), 'utf8')) as { dataset?: string }).dataset ?? null;
+  } catch {
+    try {
+      return readFileSync(join(changesetDirOf(dir, planId), 'dataset'), 'utf8');
+    } catch {
+      return null;
+    }
+  }
 }
 
 /** Where plan files live, beside the state database. */
@@ -127,18 +143,6 @@ export function ensurePlanDir(dir: string): void {
   }
 }
 
-/** Open `path` as a new 0600 file, whatever the umask; a leftover of that name (a crash mid-write) is replaced, its mode not kept. */
-function openPrivate(path: string): number {
-  rmSync(path, { force: true });
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-  } catch (err) {
-    closeSync(fd);
-    throw err;
-  }
-  return fd;
-}
 
 /**
  * Copy `from` into the plan folder as `to`, 0600 whatever the umask and the

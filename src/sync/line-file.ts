@@ -70,8 +70,8 @@ export class ByteWriter {
   }
 }
 
-/** Open `path` as a new 0600 file, whatever the umask (it holds the shop's records); a leftover is replaced. */
-function openPrivate(path: string): number {
+/** Open `path` as a new 0600 file, whatever the umask (it holds the shop's records); a leftover of that name (a crash mid-write) is replaced, its mode not kept. */
+export function openPrivate(path: string): number {
   rmSync(path, { force: true });
   const fd = openSync(path, 'wx', 0o600);
   try {
