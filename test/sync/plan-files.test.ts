@@ -89,7 +89,7 @@ describe('plan files are private whatever the umask', () => {
     const renamed = await s.writeExport(recs(30).map((r) => ({ ...r, display_name: `New ${r.record_id}` })));
     chmodSync(renamed, 0o644);
     expect(await s.engine.sync(s.ds, { file: renamed })).toMatchObject({ result: 'published', path: 'import' });
-    const changeset = Object.fromEntries(['source-*', 'adds', 'changes', 'deletes', 'adopted', 'desired'].map((f) => [f, 0o600]));
+    const changeset = Object.fromEntries(['source-*', 'adds', 'changes', 'deletes', 'adopted', 'desired', 'dataset'].map((f) => [f, 0o600]));
     expect(seen).toEqual({
       '(folder)': 0o700,
       '*.json': 0o600,
@@ -101,4 +101,22 @@ describe('plan files are private whatever the umask', () => {
       'work.*/run-*': 0o600,
     });
   });
+
+  it('files of a plan a crash left before it was journaled are removed by the next sync of its dataset, not of another', async () => {
+    s = await scenario({ records: recs(3) });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
+    const dir = join(s.dir, 'state.db.plans');
+    // A changeset moved beside its plan file-to-be, and a plan file whose journal row was never written.
+    mkdirSync(join(dir, 'plan-orphan-a.changeset'), { mode: 0o700 });
+    writeFileSync(join(dir, 'plan-orphan-a.changeset', 'dataset'), 'shop-1');
+    writeFileSync(join(dir, 'plan-orphan-b.json'), JSON.stringify({ planId: 'plan-orphan-b', dataset: 'shop-1' }));
+    mkdirSync(join(dir, 'plan-other.changeset'), { mode: 0o700 });
+    writeFileSync(join(dir, 'plan-other.changeset', 'dataset'), 'shop-2');
+    // Leftover scratch of a sync that crashed while reading.
+    mkdirSync(join(dir, 'work.shop-1.0123456789ab'), { mode: 0o700 });
+    mkdirSync(join(dir, 'work.shop-2.0123456789ab'), { mode: 0o700 });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
+    expect(readdirSync(dir).sort()).toEqual(['plan-other.changeset', 'work.shop-2.0123456789ab']);
+  });
 });
+
