@@ -19,7 +19,8 @@ const { policySchema } = await import(new URL('sync/policy.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
 
 const [mode, file, statePath] = process.argv.slice(2);
-const source = sourceConfigSchema.parse({ type: 'csv' });
+// 3,000,000 rows is past the default max_rows (2,000,000) and near max_file_bytes: both raised for the bench.
+const source = sourceConfigSchema.parse({ type: 'csv', limits: { max_rows: 10_000_000, max_file_bytes: 2 ** 31 } });
 const mapping = mappingConfigSchema.parse(MAPPING);
 
 if (mode === '--seed') {
