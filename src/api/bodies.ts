@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { FormData } from 'undici';
 import { canonicalJson } from '../model/canonical.js';
@@ -23,6 +24,73 @@ export async function importForm(file: UploadFile, fields: UploadFields): Promis
   if (fields.encoding !== undefined) form.append('encoding', fields.encoding);
   if (fields.options) form.append('options', canonicalJson(pickOptions(fields.options)));
   return form;
+}
+
+/** A request body sent in chunks, never whole in memory; each `open` gives the same bytes again (a retry sends it anew). */
+export interface StreamedBody {
+  contentType: string;
+  /** Its length in bytes (sent as Content-Length: some servers refuse a chunked request). */
+  length: number;
+  open(): AsyncIterable<Uint8Array>;
+}
+
+/** Characters of a streamed body put in one chunk. */
+const BODY_CHUNK = 64 * 1024;
+
+/**
+ * A13: the body of `PUT /records`, `{"options":…,"records":[…]}`, streamed
+ * from records that are canonical JSON already (record-json.ts), so the body
+ * is canonical JSON too and its hash is the one A16 compares a repeat by.
+ * One pass measures it (length, sha256: what the journal records before it is
+ * sent); every send is checked against that pass as it goes, and one that
+ * comes out different is cut off before its last byte, so a server never
+ * receives a whole body other than the one journaled.
+ */
+export function replaceBody(records: () => Iterable<{ json: string }>, options: ReplaceOptions): { body: StreamedBody; hash: string; records: number } {
+  const head = `{"options":${canonicalJson(pickOptions(options))},"records":[`;
+  let count = 0;
+  function* chunks(): Generator<Buffer> {
+    let buf = head;
+    count = 0;
+    for (const r of records()) {
+      if (count++ > 0) buf += ',';
+      buf += r.json;
+      if (buf.length >= BODY_CHUNK) {
+        yield Buffer.from(buf, 'utf8');
+        buf = '';
+      }
+    }
+    yield Buffer.from(`${buf}]}`, 'utf8');
+  }
+  const hash = createHash('sha256');
+  let length = 0;
+  for (const c of chunks()) {
+    hash.update(c);
+    length += c.length;
+  }
+  const digest = hash.digest('hex');
+  const measured = count;
+  return {
+    hash: digest,
+    records: measured,
+    body: {
+      contentType: 'application/json',
+      length,
+      async *open() {
+        const again = createHash('sha256');
+        let last: Buffer | null = null;
+        for (const c of chunks()) {
+          if (last) yield last;
+          again.update(c);
+          last = c;
+        }
+        if (again.digest('hex') !== digest) {
+          throw new ApiError({ status: null, code: 'BODY_CHANGED', message: 'the PUT /records body differs from the one measured before sending; not sent whole' });
+        }
+        if (last) yield last;
+      },
+    },
+  };
 }
 
 /** A6: the six record fields, nothing else. */

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import type { DatasetRecord, RecordPatch } from '../model/record.js';
-import { importForm, pickOptions, pickPatch, pickRecord } from './bodies.js';
+import { canonicalJson } from '../model/canonical.js';
+import { importForm, pickOptions, pickPatch, pickRecord, replaceBody, type StreamedBody } from './bodies.js';
 import type {
   JobWriteOpts,
   ListRecordsOpts,
@@ -199,10 +200,20 @@ export class DatasetClient {
 
   /** A13/A15: replace every record (202 with a job; wait for it with waitForJob). */
   async replaceRecords(records: DatasetRecord[], options: ReplaceOptions, opts: JobWriteOpts): Promise<WithEtag<Job>> {
+    const texts = () => records.map((r) => ({ json: canonicalJson(pickRecord(r)) }));
+    return this.replaceRecordsStreamed(replaceBody(texts, options).body, opts);
+  }
+
+  /**
+   * A13/A15: replace every record with a body streamed from disk (`replaceBody`
+   * of bodies.ts: canonical JSON of the six fields, measured beforehand), so a
+   * million records never sit in memory at once.
+   */
+  async replaceRecordsStreamed(body: StreamedBody, opts: JobWriteOpts): Promise<WithEtag<Job>> {
     const req: HttpRequest = {
       method: 'PUT',
       path: '/records',
-      json: { records: records.map(pickRecord), options: pickOptions(options) },
+      stream: body,
       // A16: the Idempotency-Key makes a repeat answer with the same job. Assumed: Idempotency-Keys are
       // scoped to the dataset, not to the API key, so a repeat sent with a key read again after a 401
       // (http.ts) still meets the first attempt's job.

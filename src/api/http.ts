@@ -1,4 +1,6 @@
+import { Readable } from 'node:stream';
 import { Pool, type FormData } from 'undici';
+import type { StreamedBody } from './bodies.js';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -26,6 +28,8 @@ export interface HttpRequest {
   query?: Record<string, string | number | boolean | undefined>;
   json?: unknown;
   form?: FormData;
+  /** A body streamed from its source on each attempt (bodies.ts), never built whole. */
+  stream?: StreamedBody;
   ifMatch?: string;
   idempotencyKey?: string;
   /** May be repeated after it possibly reached the server (see client.ts for which are). */
@@ -257,9 +261,13 @@ export class Transport {
       'user-agent': 'dataset-connector',
     };
     if (req.json !== undefined) headers['content-type'] = 'application/json';
+    if (req.stream) {
+      headers['content-type'] = req.stream.contentType;
+      headers['content-length'] = String(req.stream.length);
+    }
     if (req.ifMatch) headers['if-match'] = req.ifMatch;
     if (req.idempotencyKey) headers['idempotency-key'] = req.idempotencyKey;
-    const body = req.json !== undefined ? JSON.stringify(req.json) : (req.form ?? null);
+    const body = req.json !== undefined ? JSON.stringify(req.json) : req.stream ? Readable.from(req.stream.open(), { objectMode: false }) : (req.form ?? null);
 
     let status: number;
     let text: string;

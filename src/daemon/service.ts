@@ -17,7 +17,7 @@ import { alertStatus, callAlertsFromConfig, type CallAlerts, type DatasetAlertSt
 import { ClientPool } from './clients.js';
 import { DatasetSet } from './daemon.js';
 import type { RetryDelays } from './file-order.js';
-import { startDemo, type Demo } from './demo.js';
+import type { Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
 import { HealthState } from './health-state.js';
 import { syncHeldHealth } from './held-health.js';
@@ -123,6 +123,8 @@ export class Service {
     let config = this.opts.initialConfig ?? (await loadConfig(this.opts.configPath));
     this.#applyLogLevel(config);
     if (config.demo) {
+      // Loaded only for the demo: the embedded emulator (and the XLSX reader its uploads use) stays out of a shop's daemon.
+      const { startDemo } = await import('./demo.js');
       this.#demo = await startDemo(config, config.demo, this.#log, this.opts.env);
       config = this.#demo.config;
     }

@@ -12,6 +12,8 @@ export interface RequestLogEntry {
   appliedStatus?: number;
   idempotencyKey: string | null;
   replayed: boolean;
+  /** Bytes of the request body as received (absent when it was not read). */
+  bodyBytes?: number;
   /** The injected fault that acted on it, if any. */
   fault?: 'status' | 'reset' | 'delay' | 'drop';
   errorCode?: string;

@@ -20,6 +20,8 @@ export interface StartEmulatorOptions {
   host?: string;
   seed?: EmulatorSeed | EmulatorSeedInput;
   clock?: EmulatorClock;
+  /** Largest request body read (default MAX_BODY_BYTES); a larger one is answered 413. */
+  maxBodyBytes?: number;
 }
 
 /** A running emulator. */
@@ -35,8 +37,9 @@ export async function startEmulator(opts: StartEmulatorOptions = {}): Promise<Ru
   const emulator = new Emulator(opts.clock ? { clock: opts.clock } : {});
   if (opts.seed) applySeed(emulator, opts.seed);
   const sockets = new Set<Socket>();
+  const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
   const server = createServer((req, res) => {
-    void serve(emulator, req, res);
+    void serve(emulator, req, res, maxBody);
   });
   server.on('connection', (s) => {
     sockets.add(s);
@@ -63,19 +66,19 @@ export async function startEmulator(opts: StartEmulatorOptions = {}): Promise<Ru
   };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+async function readBody(req: IncomingMessage, max = MAX_BODY_BYTES): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return null;
+    if (size > max) return null;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
 }
 
 /** One HTTP exchange: read, log, faults, handle, then answer (or drop the connection). */
-async function serve(emulator: Emulator, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(emulator: Emulator, req: IncomingMessage, res: ServerResponse, maxBody: number): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://emulator.local');
   const method = (req.method ?? 'GET').toUpperCase();
   try {
@@ -111,12 +114,13 @@ async function serve(emulator: Emulator, req: IncomingMessage, res: ServerRespon
         return;
       }
     }
-    const body = await readBody(req);
+    const body = await readBody(req, maxBody);
     if (body === null) {
       log.status = 413;
-      write(res, json(413, { error: { code: 'PAYLOAD_TOO_LARGE', message: `bodies over ${MAX_BODY_BYTES} bytes are refused`, details: {} } }), true);
+      write(res, json(413, { error: { code: 'PAYLOAD_TOO_LARGE', message: `bodies over ${maxBody} bytes are refused`, details: {} } }), true);
       return;
     }
+    log.bodyBytes = body.length;
     const apiReq: ApiRequest = { method, path: url.pathname, query: url.searchParams, headers: req.headers, body };
     const answer = await handleApi(emulator, apiReq, log);
     if (fault?.kind === 'drop') {

@@ -1,12 +1,10 @@
-import { recordJson, textHash } from './record-json.js';
+import { recordJson } from './record-json.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 
 /** One record of the snapshot as the diff sees it. */
 export interface SnapshotEntry {
   record_id: string;
-  /** sha256 of `json`. */
-  hash: string;
-  /** Canonical JSON of the published record. */
+  /** Canonical JSON of the published record (record-json.ts): equal text, equal record. */
   json: string;
   /** The connector owns it: its record_id came from this dataset's source (issue 7). */
   owned: boolean;
@@ -31,18 +29,40 @@ export function snapshotReaderFrom(seeds: Iterable<SnapshotSeed>): SnapshotReade
 
 /** Build a SnapshotEntry for a record. */
 export function toEntry(seed: { record: DatasetRecord; owned?: boolean; foreignFields?: RecordField[] }): SnapshotEntry {
-  const json = recordJson(seed.record);
   return {
     record_id: seed.record.record_id,
-    hash: textHash(json),
-    json,
+    json: recordJson(seed.record),
     owned: seed.owned ?? true,
     foreignFields: seed.foreignFields ?? [],
   };
 }
 
-/** Byte order of record ids, the order of SQLite's BINARY collation and of GET /records (A7). */
+/**
+ * Byte order of record ids: the order of SQLite's BINARY collation over UTF-8
+ * and of GET /records (A7), which is Unicode code point order. JS `<` compares
+ * UTF-16 code units, which agrees except where a surrogate (a character above
+ * U+FFFF) meets U+E000–U+FFFF: A6 ids are ASCII, but a snapshot rebuilt from a
+ * server holds whatever it holds, and a merge-join in the wrong order pairs
+ * nothing and deletes everything.
+ */
 export function compareIds(a: string, b: string): number {
-  // A6 ids are ASCII, where UTF-16 code-unit order equals UTF-8 byte order.
-  return a < b ? -1 : a > b ? 1 : 0;
+  if (a === b) return 0;
+  const lt = a < b;
+  // Only a difference where both code units are >= U+D800 can disagree; find the first difference.
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i < n) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x >= 0xd800 && y >= 0xd800 && x <= 0xdfff !== y <= 0xdfff) return x <= 0xdfff ? 1 : -1;
+  }
+  return lt ? -1 : 1;
 }
+
+/** True when `id` holds no code unit at or above U+D800, where UTF-16 order and byte order agree (compareIds' fast case). */
+export function isPlainId(id: string): boolean {
+  return !HIGH_UNIT.test(id);
+}
+
+const HIGH_UNIT = /[\ud800-\uffff]/;

@@ -1,13 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { DatasetRecord } from '../model/record.js';
 import { changedFields, keptForeignFields, parseFields } from './fields.js';
-import { recordJson, textHash } from './record-json.js';
+import { recordJson, textHash, type RecordText } from './record-json.js';
 import type { RebuildReport } from './types.js';
 
 /** What the connector itself published, for a rebuild to recognise (SnapshotRebuild.commit). */
 export interface OurRecords {
-  /** Records as the connector wrote them. */
-  records: Iterable<DatasetRecord>;
+  /** Records as the connector wrote them, as canonical JSON (record-json.ts). */
+  records: Iterable<RecordText>;
   /** record_ids adopted as owned without a write. */
   own?: Iterable<string>;
 }
@@ -54,8 +54,6 @@ export class SnapshotRebuild {
   commit(activeVersion: number, etag: string | null = `"v${activeVersion}"`, ours?: OurRecords): RebuildReport {
     this.assertOpen();
     const ds = this.dataset;
-    const ourRecords = new Map<string, { rec: DatasetRecord; hash: string }>();
-    for (const r of ours?.records ?? []) ourRecords.set(r.record_id, { rec: r, hash: textHash(recordJson(r)) });
     const report = this.conn.transaction((): RebuildReport => {
       const count = (sql: string): number => this.conn.prepare(sql).pluck().get(ds, ds) as number;
       const records = this.conn.prepare('SELECT count(*) FROM rebuild_records WHERE dataset = ?').pluck().get(ds) as number;
@@ -79,11 +77,12 @@ export class SnapshotRebuild {
       // Ours, where the server holds exactly them: owned; a field kept as a server edit stays marked (as in confirm).
       const oldRow = this.conn.prepare('SELECT json, foreign_fields FROM records WHERE dataset = ? AND record_id = ?');
       const newHash = this.conn.prepare('SELECT hash FROM rebuild_records WHERE dataset = ? AND record_id = ?').pluck();
+      // Streamed from the plan's changeset: only the ids and their marks are held.
       const ourMarks = new Map<string, string | null>();
-      for (const [id, o] of ourRecords) {
-        if (newHash.get(ds, id) !== o.hash) continue;
-        const old = oldRow.get(ds, id) as { json: string; foreign_fields: string | null } | undefined;
-        ourMarks.set(id, old ? keptForeignFields(old.json, old.foreign_fields, o.rec) : null);
+      for (const o of ours?.records ?? []) {
+        if (newHash.get(ds, o.record_id) !== textHash(o.json)) continue;
+        const old = oldRow.get(ds, o.record_id) as { json: string; foreign_fields: string | null } | undefined;
+        ourMarks.set(o.record_id, old?.foreign_fields ? keptForeignFields(old.json, old.foreign_fields, JSON.parse(o.json) as DatasetRecord) : null);
       }
       this.conn
         .prepare(

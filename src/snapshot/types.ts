@@ -1,3 +1,4 @@
+import type { RecordText } from './record-json.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 
 /** Identity of a processed source export: files are known by content hash, not path. */
@@ -55,6 +56,8 @@ export interface ConfirmedChange {
   etag?: string | null;
   /** Records now published as written by the connector; they become owned. */
   upserts?: Iterable<DatasetRecord>;
+  /** The same as canonical JSON (record-json.ts): no record to parse and serialise again. */
+  upsertTexts?: Iterable<RecordText>;
   /** record_ids now deleted on the server. */
   deletes?: Iterable<string>;
   /** record_ids adopted as owned without a write (first-run adoption, issue 7). */

@@ -22,7 +22,8 @@ export class RowPipeline {
   private readonly clean: (cell: string) => string;
   private searched = 0;
   private nonBlankSeen = false;
-  private readonly seen = new KeyIndex();
+  /** Null when the caller finds repeated record_ids itself (ReadOptions.check_duplicates). */
+  private readonly seen: KeyIndex | null;
   private readonly scratch: RowError[] = [];
   /** CSV rows must be as wide as the header (ragged_rows: reject); XLSX rows leave out their trailing empty cells. */
   private readonly strictWidth: boolean;
@@ -34,9 +35,11 @@ export class RowPipeline {
     private readonly file: string,
     private readonly source: SourceConfig,
     private readonly mapping: MappingConfig,
+    checkDuplicates = true,
   ) {
     this.clean = headerCleaner(source);
     this.strictWidth = source.type === 'csv' && source.ragged_rows === 'reject';
+    this.seen = checkDuplicates ? new KeyIndex() : null;
   }
 
   private out: RecordBatch = { records: [], lines: [] };
@@ -102,7 +105,7 @@ export class RowPipeline {
       this.bad();
       return;
     }
-    const first = this.seen.add(result.record_id, line);
+    const first = this.seen ? this.seen.add(result.record_id, line) : 0;
     if (first !== 0) {
       this.scratch.push({
         file: this.file,
@@ -116,7 +119,8 @@ export class RowPipeline {
       return;
     }
     this.counts.records++;
-    if (this.source.on_row_errors === 'skip_rows' || this.counts.bad_rows === 0) {
+    // Without the duplicate check every record goes out: the caller decides once it has found the repeats.
+    if (this.seen === null || this.source.on_row_errors === 'skip_rows' || this.counts.bad_rows === 0) {
       this.out.records.push(result);
       this.out.lines.push(line);
     }

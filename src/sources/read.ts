@@ -38,7 +38,7 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
   async *batches(): AsyncGenerator<RecordBatch> {
     if (this.started) throw new SourceError('FILE_UNREADABLE', `${this.file}: an ExportReader can be iterated once`, { file: this.file });
     this.started = true;
-    const pipeline = new RowPipeline(this.file, this.source, this.mapping);
+    const pipeline = new RowPipeline(this.file, this.source, this.mapping, this.options.check_duplicates ?? true);
     const meter = new ByteMeter(this.file, this.source.limits.max_file_bytes);
     let rejected: SourceError | null = null;
     let opened: OpenedFile | null = null;
@@ -132,6 +132,13 @@ export interface ReadOptions {
   chunk_bytes?: number;
   /** Whether the path may be a symbolic link (default: never; see LinkPolicy). */
   links?: LinkPolicy;
+  /**
+   * false: repeated record_ids are not looked for (default true). For a caller
+   * that finds them itself without holding every key in memory (the sync's
+   * external sort) and then applies `rowErrorVerdict` to the counts with them;
+   * every valid record is then yielded, also after a bad row.
+   */
+  check_duplicates?: boolean;
 }
 
 /** Start reading an export through a source and mapping (parsed configs); nothing is read until iterated. */

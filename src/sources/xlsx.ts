@@ -16,7 +16,7 @@ import { checkArchiveSizes } from './xlsx/zip-guard.js';
  * Streams one sheet of an XLSX workbook into `sink`, row by row (line = the
  * sheet's row number), yielding after each inflated piece of the sheet.
  *
- * The zip is read by random access (yauzl) and its XML parts with saxes, as
+ * The zip is read by random access (yauzl) and its XML parts with our scanner (xlsx/xml-scan.ts), as
  * streams decoded whole. We used exceljs's streaming reader before; it
  * decodes each inflated chunk on its own, so a CJK character split across
  * two chunks came out as U+FFFD (exceljs issues #2063, #2084, #2316), it

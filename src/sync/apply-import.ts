@@ -7,10 +7,10 @@ import { canonicalHash } from '../model/canonical.js';
 import { NEVER_FOLLOW, hashFile, type LinkPolicy } from '../sources/open-file.js';
 import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob, refusedForSure, stageOptions } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { copyPrivately, uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
+import { copyPrivately, planLines, uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
-import { serverRowErrors, uploadRowLine } from './source-read.js';
+import { serverRowErrors, uploadRowLines } from './source-read.js';
 import { checkpoint } from './interrupt.js';
 import { sendBinding } from './key-staging.js';
 
@@ -66,7 +66,7 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
   const u = plan.upload;
   if (!u) throw new ConnectorError('REPLAY_MISMATCH', 'The import plan has no file to upload.', { action: 'retry', context: { planId: plan.planId } });
   const known = journaledJob(rj);
-  if (known) return importStage(plan, known);
+  if (known) return importStage(ctx, plan, known);
   let step = rj.get('import');
   if (!step?.jobId) {
     const options = stageOptions(plan);
@@ -94,16 +94,16 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
         throw err;
       }
       rj.failed('import', { code: err.code, status: err.status });
-      throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code, rows: uploadRows(plan, err.rowErrors) }, err);
+      throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code, rows: uploadRows(ctx, plan, err.rowErrors) }, err);
     }
     step = jobAccepted(ctx, rj, 'import', res);
     // The job id is journaled: a resume polls it and never sends the file again.
     await rm(u.path, { force: true });
   }
-  return importStage(plan, await awaitJob(ctx, plan, rj, step.jobId!));
+  return importStage(ctx, plan, await awaitJob(ctx, plan, rj, step.jobId!));
 }
 
-function importStage(plan: ExecPlan, job: Parameters<typeof jobStage>[0]): StageResult {
+function importStage(ctx: ExecContext, plan: ExecPlan, job: Parameters<typeof jobStage>[0]): StageResult {
   try {
     return jobStage(job);
   } catch (err) {
@@ -111,7 +111,7 @@ function importStage(plan: ExecPlan, job: Parameters<typeof jobStage>[0]): Stage
     if (err instanceof JobEndedError && job.status === 'FAILED') {
       throw new ImportNotEquivalentError(
         `The upload's job failed (${job.errors.length} row errors): sending the records instead.`,
-        { job_id: job.job_id, rows: uploadRows(plan, job.errors) },
+        { job_id: job.job_id, rows: uploadRows(ctx, plan, job.errors) },
         err,
       );
     }
@@ -120,8 +120,9 @@ function importStage(plan: ExecPlan, job: Parameters<typeof jobStage>[0]): Stage
 }
 
 /** A3: the first row errors of an upload at their file lines (data lines counted after the header), for the log. */
-function uploadRows(plan: ExecPlan, errors: ReadonlyArray<{ row?: number | null; record_id?: string | null; field?: string | null; message: string }>) {
-  return serverRowErrors(plan.file ?? '', plan.lines, errors.slice(0, 10), uploadRowLine(plan.headerLine ?? 1)).map((r) => ({
+function uploadRows(ctx: ExecContext, plan: ExecPlan, errors: ReadonlyArray<{ row?: number | null; record_id?: string | null; field?: string | null; message: string }>) {
+  const lines = (ids: Iterable<string>) => planLines(ctx.planDir, plan, ids);
+  return serverRowErrors(plan.file ?? '', lines, errors.slice(0, 10), uploadRowLines(plan.headerLine ?? 1)).map((r) => ({
     line: r.line,
     column: r.column,
     reason: r.reason,

@@ -21,14 +21,12 @@ export type RecordOp =
   | { kind: 'patch'; id: string; patch: RecordPatch; record: DatasetRecord }
   | { kind: 'delete'; id: string };
 
-/** The plan's requests in a fixed order (adds, changes, deletes), so a resumed run walks the same list. */
-export function recordOps(plan: ExecPlan): RecordOp[] {
+/** The plan's requests in a fixed order (adds, changes, deletes), so a resumed run walks the same list; read from the changeset as they go. */
+export function* recordOps(plan: ExecPlan): Generator<RecordOp> {
   const c = plan.changeset;
-  return [
-    ...c.adds.map((r): RecordOp => ({ kind: 'post', id: r.record_id, record: r })),
-    ...c.changes.map((ch): RecordOp => ({ kind: 'patch', id: ch.record_id, patch: ch.patch, record: ch.record })),
-    ...c.deletes.map((d): RecordOp => ({ kind: 'delete', id: d.record_id })),
-  ];
+  for (const r of c.adds) yield { kind: 'post', id: r.record_id, record: r };
+  for (const ch of c.changes) yield { kind: 'patch', id: ch.record_id, patch: ch.patch, record: ch.record };
+  for (const d of c.deletes) yield { kind: 'delete', id: d.record_id };
 }
 
 /** A server row error of a per-record write, with the record it concerns. */

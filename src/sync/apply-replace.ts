@@ -3,15 +3,16 @@ import { ApiError } from '../api/errors.js';
 import type { Job } from '../api/wire.js';
 import { ConnectorError, hasCode } from '../errors.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
-import { canonicalHash } from '../model/canonical.js';
-import type { DatasetRecord } from '../model/record.js';
+import { replaceBody } from '../api/bodies.js';
+import type { RecordText } from './changeset.js';
 import type { ExecContext } from './context.js';
-import type { ExecPlan } from './exec-plan.js';
+import { confirmedParts } from './diff.js';
+import { planLines, type ExecPlan } from './exec-plan.js';
 import { replaceRecords } from './ownership.js';
 import type { RunJournal } from './run-journal.js';
 import type { JournalEntry } from '../snapshot/journal.js';
 import type { StageResult } from './stage-result.js';
-import { bodyRowLine, withRowLine } from './source-read.js';
+import { bodyRowLines, withRowLines } from './source-read.js';
 import { learnFromJob, sendBinding } from './key-staging.js';
 
 /** A job ended FAILED (A15) or STAGED with a reason when a draft was not asked for (A5). */
@@ -31,10 +32,13 @@ export function stageOptions(plan: ExecPlan): { publish: false; allow_mass_delet
   return { publish: false, ...(f?.allow_mass_delete ? { allow_mass_delete: true } : {}), ...(f?.allow_empty ? { allow_empty: true } : {}) } as const;
 }
 
-/** The whole record set of the replace: source records plus not-owned records carried over (issue 7). */
-export function replaceBody(ctx: ExecContext, plan: ExecPlan): { records: DatasetRecord[]; hash: string } {
-  const records = [...replaceRecords(plan.changeset, ctx.store.reader())];
-  return { records, hash: canonicalHash({ records, options: stageOptions(plan) }) };
+/**
+ * The whole record set of the replace (source records plus not-owned records
+ * carried over, issue 7) as a body streamed from the plan's changeset and the
+ * snapshot, measured: its hash is the journal's (A16).
+ */
+export function replaceBodyOf(ctx: ExecContext, plan: ExecPlan): ReturnType<typeof replaceBody> {
+  return replaceBody(() => replaceRecords(plan.changeset, ctx.store.reader()), stageOptions(plan));
 }
 
 /**
@@ -44,14 +48,29 @@ export function replaceBody(ctx: ExecContext, plan: ExecPlan): { records: Datase
  * server answers with the same job instead of starting a second one.
  */
 export async function applyReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
-  // A3: a row error without a record_id is found by its index into the body sent (rebuilt: the snapshot is unchanged until publish).
-  const rowLine = bodyRowLine(() => replaceBody(ctx, plan).records.map((r) => r.record_id), plan.lines);
+  // A3: a row error without a record_id is found by its index into the body sent (the same again: the snapshot is unchanged until publish).
+  const rowLines = bodyRowLines(
+    (rows) => idsAt(replaceRecords(plan.changeset, ctx.store.reader()), rows),
+    (ids) => planLines(ctx.planDir, plan, ids),
+  );
   try {
     return await sendReplace(ctx, plan, rj);
   } catch (err) {
-    if (err instanceof JobEndedError || (err instanceof ApiError && err.rowErrors.length)) withRowLine(err, rowLine);
+    if (err instanceof JobEndedError || (err instanceof ApiError && err.rowErrors.length)) withRowLines(err, rowLines);
     throw err;
   }
+}
+
+/** The record ids at these 1-based positions of a body. */
+function idsAt(records: Iterable<RecordText>, rows: ReadonlySet<number>): Map<number, string> {
+  const out = new Map<number, string>();
+  if (rows.size === 0) return out;
+  let i = 0;
+  for (const r of records) {
+    if (rows.has(++i)) out.set(i, r.record_id);
+    if (out.size === rows.size) break;
+  }
+  return out;
 }
 
 async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
@@ -60,7 +79,7 @@ async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Pr
   let step = rj.get('replace');
   if (!step?.jobId) {
     // The snapshot is unchanged until publish, so the rebuilt body is the journaled one.
-    const body = replaceBody(ctx, plan);
+    const body = replaceBodyOf(ctx, plan);
     if (step && step.bodyHash !== body.hash) {
       throw new ConnectorError('REPLAY_MISMATCH', 'The replace body cannot be rebuilt as journaled.', {
         action: 'retry',
@@ -73,15 +92,11 @@ async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Pr
       kind: 'replace',
       idempotencyKey: randomUUID(),
       bodyHash: body.hash,
-      intent: { records: body.records.length, baseEtag: plan.baseEtag },
+      intent: { records: body.records, baseEtag: plan.baseEtag },
     });
     let res;
     try {
-      res = await ctx.client.replaceRecords(
-        body.records,
-        stageOptions(plan),
-        { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) },
-      );
+      res = await ctx.client.replaceRecordsStreamed(body.body, { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) });
     } catch (err) {
       // A 4xx answer applied nothing: no draft can be this replace's (abandonPlan must not claim one).
       if (refusedForSure(err)) rj.failed('replace', { code: err.code, status: err.status });
@@ -152,8 +167,7 @@ export function jobStage(job: Job): StageResult {
   return { kind: 'staged', version: job.version, publishDenied: false };
 }
 
-/** The snapshot change a published plan confirms. */
-export function confirmParts(plan: ExecPlan): { upserts: DatasetRecord[]; deletes: string[]; own: string[] } {
-  const c = plan.changeset;
-  return { upserts: [...c.adds, ...c.changes.map((x) => x.record)], deletes: c.deletes.map((d) => d.record_id), own: c.adopted };
+/** The snapshot change a published plan confirms (each part streamed from the plan's changeset). */
+export function confirmParts(plan: ExecPlan): ReturnType<typeof confirmedParts> {
+  return confirmedParts(plan.changeset);
 }

@@ -54,18 +54,44 @@ export interface ChangesetCounts {
   result: number;
 }
 
-/** The difference between the source and the snapshot. `records` holds the source, the rest refers to it. */
-export interface Changeset {
-  ownership: OwnershipMode;
-  /** The desired owned records, in record_id byte order (kept foreign fields applied). Not serialised into plans. */
-  records: DatasetRecord[];
+export type { RecordText } from '../snapshot/record-json.js';
+import type { RecordText } from '../snapshot/record-json.js';
+
+/** The first operations of a changeset, held in memory for display (`plan`); the rest stay where the changeset is. */
+export interface ChangesetHead {
   adds: DatasetRecord[];
   changes: RecordChange[];
   deletes: RecordDelete[];
-  /** record_ids adopted as owned (for StateDb confirm's `own`). */
-  adopted: string[];
-  foreignEdits: ForeignEditNote[];
+}
+
+/** Operations kept in a ChangesetHead, of each kind. */
+export const HEAD_OPERATIONS = 100;
+
+/** What a changeset is without its records: small, serialised into the plan file. */
+export interface ChangesetSummary {
+  ownership: OwnershipMode;
   counts: ChangesetCounts;
   /** sha256 over every operation: equal changesets have equal digests. */
   digest: string;
+  foreignEdits: ForeignEditNote[];
+  head: ChangesetHead;
+}
+
+/**
+ * The difference between the source and the snapshot. Each list is in
+ * record_id byte order and can be iterated again; a large one is read from
+ * disk as it is iterated (changeset-files.ts), a small one may be an array.
+ */
+export interface Changeset extends ChangesetSummary {
+  /** The desired owned records (kept foreign fields applied), as canonical JSON. Not serialised into plans. */
+  records: Iterable<RecordText>;
+  adds: Iterable<DatasetRecord>;
+  /** The adds as canonical JSON, as they are on disk (confirm needs no record objects). */
+  addTexts: Iterable<RecordText>;
+  changes: Iterable<RecordChange>;
+  deletes: Iterable<RecordDelete>;
+  /** record_ids adopted as owned (for StateDb confirm's `own`). */
+  adopted: Iterable<string>;
+  /** The folder its lists are read from, when on disk (changeset-files.ts). */
+  folder?: string;
 }

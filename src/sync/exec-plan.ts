@@ -1,11 +1,15 @@
 import { NEVER_FOLLOW, closeFile, fdReadStream, openRegularFile, type LinkPolicy } from '../sources/open-file.js';
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import type { PublishOptions } from '../api/wire.js';
 import type { SourceIdentity } from '../snapshot/types.js';
-import type { Changeset } from './changeset.js';
+import { recordJson } from '../snapshot/record-json.js';
+import type { DatasetRecord } from '../model/record.js';
+import { HEAD_OPERATIONS, type Changeset, type ChangesetSummary } from './changeset.js';
+import { changesetData, changesetLines, persistChangeset } from './changeset-files.js';
+import { openPrivate } from './line-file.js';
 
 /** The request path a plan takes. */
 export type ApplyPath = 'per_record' | 'replace' | 'import';
@@ -36,7 +40,10 @@ export interface ExecPlan {
   /** Records in the dataset before (snapshot) and after the change. */
   baseCount: number;
   resultCount: number;
+  /** The plan file holds its summary; its lists are in the plan's changeset folder (changesetDirOf). */
   changeset: Changeset;
+  /** Per-record writes the server refused for sure (422), as journal step names (`post:<id>`): out of the changeset. */
+  refused?: string[];
   expected: DraftCounts;
   /** Flags the dataset config sets explicitly; never added on the connector's own (issue 4). */
   configFlags: PublishOptions;
@@ -48,8 +55,8 @@ export interface ExecPlan {
   approved?: boolean;
   source: SourceIdentity | null;
   file: string | null;
-  /** record_id → 1-based source file line, to map server row errors back (A3). */
-  lines: Record<string, number>;
+  /** record_id → 1-based source file line, in plan files written before issue 18 (now: planLines). */
+  lines?: Record<string, number>;
   /** 1-based file line of the header (preamble lines + 1): an upload's row errors count data lines after it (A3). */
   headerLine?: number;
   /** path import: the copy of the file to upload (kept beside the plan, so a resumed upload sends the same bytes) and its fields (A14). */
@@ -74,6 +81,47 @@ export function uploadCopyPath(dir: string, planId: string): string {
   return join(dir, `${planId}.upload`);
 }
 
+/** Where a plan keeps its changeset (changeset-files.ts). */
+export function changesetDirOf(dir: string, planId: string): string {
+  return join(dir, `${planId}.changeset`);
+}
+
+/**
+ * Make the changeset of a fresh plan the plan's own: its folder (where the diff
+ * wrote it) fsynced and moved beside the plan file, read from there on.
+ */
+export function keepChangeset(dir: string, plan: ExecPlan): void {
+  const from = plan.changeset.folder;
+  if (from === undefined) throw new TypeError(`plan ${plan.planId}: its changeset is not one a diff wrote to disk`);
+  const to = changesetDirOf(dir, plan.planId);
+  // Whose it is, for the sweep of a folder a crash left before the plan file or its journal row was written.
+  writeFileSync(join(from, 'dataset'), plan.dataset, { mode: 0o600 });
+  persistChangeset(from, to);
+  plan.changeset = { ...summaryOf(plan.changeset), ...changesetData(to) };
+}
+
+/** The 1-based source file lines of record ids of a plan (A3: server row errors back to the export). */
+export function planLines(dir: string, plan: ExecPlan, ids: Iterable<string>): Map<string, number> {
+  if (plan.lines) {
+    const lines = plan.lines;
+    return new Map([...ids].flatMap((id) => (lines[id] !== undefined ? [[id, lines[id]] as const] : [])));
+  }
+  return changesetLines(changesetDirOf(dir, plan.planId), ids);
+}
+
+/** The dataset a plan's files belong to (from its plan file, else its changeset folder); null when neither says. */
+export function planOwner(dir: string, planId: string): string | null {
+  try {
+    return (JSON.parse(readFileSync(join(dir, `${planId}.json`), 'utf8')) as { dataset?: string }).dataset ?? null;
+  } catch {
+    try {
+      return readFileSync(join(changesetDirOf(dir, planId), 'dataset'), 'utf8');
+    } catch {
+      return null;
+    }
+  }
+}
+
 /** Where plan files live, beside the state database. */
 export function planDir(stateDbPath: string): string {
   return join(stateDbPath + '.plans');
@@ -96,18 +144,6 @@ export function ensurePlanDir(dir: string): void {
   }
 }
 
-/** Open `path` as a new 0600 file, whatever the umask; a leftover of that name (a crash mid-write) is replaced, its mode not kept. */
-function openPrivate(path: string): number {
-  rmSync(path, { force: true });
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-  } catch (err) {
-    closeSync(fd);
-    throw err;
-  }
-  return fd;
-}
 
 /**
  * Copy `from` into the plan folder as `to`, 0600 whatever the umask and the
@@ -135,7 +171,7 @@ export function savePlan(dir: string, plan: ExecPlan): void {
   const tmp = `${file}.tmp`;
   const fd = openPrivate(tmp);
   try {
-    writeSync(fd, JSON.stringify(plan));
+    writeSync(fd, JSON.stringify({ ...plan, changeset: summaryOf(plan.changeset) }));
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -149,24 +185,78 @@ export function savePlan(dir: string, plan: ExecPlan): void {
   }
 }
 
-/** Load a saved plan; null when it is gone. */
+/** Load a saved plan with its changeset; null when the plan file or its changeset folder is gone. */
 export function loadPlan(dir: string, planId: string): ExecPlan | null {
   const file = join(dir, `${planId}.json`);
   if (!existsSync(file)) return null;
+  let saved: ExecPlan & { changeset: ChangesetSummary | LegacyChangeset };
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as ExecPlan;
+    saved = JSON.parse(readFileSync(file, 'utf8')) as typeof saved;
   } catch (cause) {
     throw new ConnectorError('PLAN_FILE_CORRUPT', `Plan file ${file} is unreadable.`, { action: 'stop', cause, context: { file } });
   }
+  const cs = saved.changeset;
+  let changeset: Changeset;
+  if (isLegacy(cs)) changeset = fromLegacy(cs);
+  else {
+    const data = changesetDirOf(dir, planId);
+    if (!existsSync(data)) return null;
+    changeset = { ...cs, ...changesetData(data) };
+  }
+  const plan: ExecPlan = { ...saved, changeset };
+  if (plan.refused?.length) plan.changeset = withoutRefused(plan.changeset, new Set(plan.refused));
+  return plan;
+}
+
+/** The changeset without the writes the server refused (names as journaled: post:, patch:, delete: and the id). */
+export function withoutRefused(cs: Changeset, refused: ReadonlySet<string>): Changeset {
+  const keep = <T>(list: Iterable<T>, name: (x: T) => string): Iterable<T> => ({
+    *[Symbol.iterator]() {
+      for (const x of list) if (!refused.has(name(x))) yield x;
+    },
+  });
+  return {
+    ...cs,
+    adds: keep(cs.adds, (r) => `post:${r.record_id}`),
+    addTexts: keep(cs.addTexts, (r) => `post:${r.record_id}`),
+    changes: keep(cs.changes, (c) => `patch:${c.record_id}`),
+    deletes: keep(cs.deletes, (d) => `delete:${d.record_id}`),
+  };
+}
+
+/** What a plan file holds of its changeset. */
+function summaryOf(cs: Changeset): ChangesetSummary {
+  return { ownership: cs.ownership, counts: cs.counts, digest: cs.digest, foreignEdits: cs.foreignEdits, head: cs.head };
+}
+
+/** A changeset as plan files held it before issue 18: every list inline. */
+type LegacyChangeset = Omit<ChangesetSummary, 'head'> & {
+  records: DatasetRecord[];
+  adds: Changeset['head']['adds'];
+  changes: Changeset['head']['changes'];
+  deletes: Changeset['head']['deletes'];
+  adopted: string[];
+};
+
+function isLegacy(cs: ChangesetSummary | LegacyChangeset): cs is LegacyChangeset {
+  return Array.isArray((cs as LegacyChangeset).adds);
+}
+
+/** A plan file from before the upgrade (resumed after it): its lists as arrays. */
+function fromLegacy(cs: LegacyChangeset): Changeset {
+  const head = { adds: cs.adds.slice(0, HEAD_OPERATIONS), changes: cs.changes.slice(0, HEAD_OPERATIONS), deletes: cs.deletes.slice(0, HEAD_OPERATIONS) };
+  const text = (r: DatasetRecord) => ({ record_id: r.record_id, json: recordJson(r) });
+  return { ...cs, head, records: cs.records.map(text), addTexts: cs.adds.map(text) };
 }
 
 /** Remove a plan file once nothing can need it any more. */
 export function removePlan(dir: string, planId: string): void {
   rmSync(join(dir, `${planId}.json`), { force: true });
   rmSync(uploadCopyPath(dir, planId), { force: true });
+  rmSync(changesetDirOf(dir, planId), { recursive: true, force: true });
 }
 
-/** Ids of the plans that have a file (plan or upload copy) in `dir`; none when it does not exist. */
+/** Ids of the plans that have a file (plan, upload copy or changeset) in `dir`; none when it does not exist. */
 export function listPlanIds(dir: string): string[] {
   let names: string[];
   try {
@@ -176,7 +266,7 @@ export function listPlanIds(dir: string): string[] {
   }
   const ids = new Set<string>();
   for (const n of names) {
-    const m = /^(.+)\.(json|upload)$/.exec(n);
+    const m = /^(.+)\.(json|upload|changeset)$/.exec(n);
     if (m) ids.add(m[1]!);
   }
   return [...ids];

@@ -2,7 +2,7 @@ import { applyPerRecord, type RefusedOp } from './apply-per-record.js';
 import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { removePlan, savePlan, type ExecPlan } from './exec-plan.js';
+import { planLines, removePlan, savePlan, withoutRefused, type ExecPlan } from './exec-plan.js';
 import { finishPublished, hold, verifyAndPublish, type PublishEnd } from './publish.js';
 import { warnLegacyKey } from './legacy-key.js';
 import { checkpoint } from './interrupt.js';
@@ -74,24 +74,31 @@ export function holdUnsent(ctx: ExecContext, plan: ExecPlan, published: number |
 
 /** Take writes the server refused for sure (422) out of the plan, so counts and confirm match what was sent; true when it changed. */
 function dropRefused(plan: ExecPlan, rj: RunJournal): boolean {
-  const failed = new Set(rj.all().filter((e) => e.status === 'failed').map((e) => (e.intent as { name?: string } | null)?.name ?? ''));
+  const failed = new Set(
+    rj
+      .all()
+      .filter((e) => e.status === 'failed')
+      .map((e) => (e.intent as { name?: string } | null)?.name ?? '')
+      .filter((name) => /^(post|patch|delete):/.test(name)),
+  );
   if (failed.size === 0) return false;
   const before = plan.expected;
-  const c = plan.changeset;
-  c.adds = c.adds.filter((r) => !failed.has(`post:${r.record_id}`));
-  c.changes = c.changes.filter((r) => !failed.has(`patch:${r.record_id}`));
-  c.deletes = c.deletes.filter((r) => !failed.has(`delete:${r.record_id}`));
-  plan.expected = { added: c.adds.length, changed: c.changes.length, deleted: c.deletes.length };
+  const c = plan.changeset.counts;
+  const of = (kind: string) => [...failed].filter((name) => name.startsWith(`${kind}:`)).length;
+  plan.expected = { added: c.adds - of('post'), changed: c.changes - of('patch'), deleted: c.deletes - of('delete') };
+  plan.refused = [...failed];
+  plan.changeset = withoutRefused(plan.changeset, failed);
   return before.added !== plan.expected.added || before.changed !== plan.expected.changed || before.deleted !== plan.expected.deleted;
 }
 
 /** A3: server row errors mapped back to source file lines, in the log and (ctx.refused) the reject file. */
 function reportRefused(ctx: ExecContext, plan: ExecPlan, refused: RefusedOp[]): void {
+  const lines = planLines(ctx.planDir, plan, refused.map((r) => r.op.id));
   for (const r of refused) {
     const first = r.error.rowErrors[0];
     ctx.refused.push({
       file: plan.file ?? '',
-      line: plan.lines[r.op.id] ?? 0,
+      line: lines.get(r.op.id) ?? 0,
       column: first?.field ?? 'record',
       value: r.op.id,
       reason: `server: ${r.error.code}: ${first?.message ?? r.error.message}`,
@@ -103,7 +110,7 @@ function reportRefused(ctx: ExecContext, plan: ExecPlan, refused: RefusedOp[]): 
       {
         event: 'file.rejected', kind: 'server_row_error',
         file: plan.file,
-        line: plan.lines[r.op.id] ?? null,
+        line: lines.get(r.op.id) ?? null,
         record_id: r.op.id,
         code: r.error.code,
         errors: r.error.rowErrors.map((e) => ({ field: e.field, message: e.message })),

@@ -40,9 +40,10 @@ export function heldPreview(db: StateDb, dataset: string): HeldPreview | null {
     counts: plan?.expected ?? null,
     requiredFlags: Object.fromEntries(Object.entries(flags).filter(([, v]) => v === true)),
     sample: {
-      adds: (plan?.changeset.adds ?? []).slice(0, SAMPLE).map((r) => r.record_id),
-      changes: (plan?.changeset.changes ?? []).slice(0, SAMPLE).map((c) => ({ record_id: c.record_id, fields: [...c.fields] })),
-      deletes: (plan?.changeset.deletes ?? []).slice(0, SAMPLE).map((d) => d.record_id),
+      // The changeset's head (the first operations of each kind, kept in the plan file): no read of its lists on disk.
+      adds: (plan?.changeset.head.adds ?? []).slice(0, SAMPLE).map((r) => r.record_id),
+      changes: (plan?.changeset.head.changes ?? []).slice(0, SAMPLE).map((c) => ({ record_id: c.record_id, fields: [...c.fields] })),
+      deletes: (plan?.changeset.head.deletes ?? []).slice(0, SAMPLE).map((d) => d.record_id),
     },
   };
 }

@@ -21,8 +21,8 @@ export interface ImportFacts {
   rows: number;
   records: number;
   rowErrors: number;
-  /** 1-based file line of each record, in file order. */
-  lines: readonly number[];
+  /** Each record is on its own physical line, from line 2 on (the nth record on line n + 1): no blank lines, no line breaks in cells. */
+  oneLineEach: boolean;
   /** The cells of the file's first line, trimmed (as the server reads a header, A14); null when unknown. */
   rawHeader: readonly string[] | null;
   /** The header after our cleaning (ExportResult.header). */
@@ -86,9 +86,7 @@ export function importability(f: ImportFacts): Importability {
   if (f.rowErrors > 0) return { importable: false, reason: `${f.rowErrors} row errors: the server would import rows the connector left out` };
   if (f.records !== f.rows) return { importable: false, reason: 'some rows did not become records' };
   // One physical line per row from line 2 on: no blank lines, no line breaks inside cells, header on line 1.
-  for (let i = 0; i < f.lines.length; i++) {
-    if (f.lines[i] !== i + 2) return { importable: false, reason: 'the file has blank lines or line breaks inside cells' };
-  }
+  if (!f.oneLineEach) return { importable: false, reason: 'the file has blank lines or line breaks inside cells' };
   if (f.rawHeader === null) return { importable: false, reason: 'the header line could not be read' };
   for (const [field, column] of Object.entries(cfg.columns)) {
     const ours = f.header.indexOf(column);

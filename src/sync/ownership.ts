@@ -1,6 +1,6 @@
 import type { DatasetRecord, RecordField } from '../model/record.js';
 import { compareIds, type SnapshotReader } from '../snapshot/reader.js';
-import type { Changeset } from './changeset.js';
+import type { Changeset, RecordText } from './changeset.js';
 
 /**
  * Whose records are they (issue 7). `ownership: source`: the connector owns a
@@ -17,26 +17,34 @@ export function applyKeptFields(source: DatasetRecord, server: DatasetRecord, fi
 }
 
 /**
- * The whole record set a replace must send, in record_id order: the desired
- * source records plus, in ownership: source, every not-owned snapshot record
- * the source does not contain, unchanged. Streams the snapshot.
+ * The whole record set a replace must send, in record_id order, as canonical
+ * JSON: the desired source records plus, in ownership: source, every
+ * not-owned snapshot record the source does not contain, unchanged. Streams
+ * both (issue 18): nothing of it is held in memory.
  */
-export function* replaceRecords(changeset: Changeset, snapshot: SnapshotReader): Generator<DatasetRecord> {
-  const records = changeset.records;
+export function* replaceRecords(changeset: Changeset, snapshot: SnapshotReader): Generator<RecordText> {
   if (changeset.ownership === 'full') {
-    yield* records;
+    yield* changeset.records;
     return;
   }
-  let i = 0;
+  const it = changeset.records[Symbol.iterator]();
+  let r = it.next();
   for (const e of snapshot.entries()) {
-    while (i < records.length && compareIds(records[i]!.record_id, e.record_id) < 0) yield records[i++]!;
-    if (i < records.length && records[i]!.record_id === e.record_id) {
-      yield records[i++]!;
+    while (!r.done && compareIds(r.value.record_id, e.record_id) < 0) {
+      yield r.value;
+      r = it.next();
+    }
+    if (!r.done && r.value.record_id === e.record_id) {
+      yield r.value;
+      r = it.next();
       continue;
     }
-    if (!e.owned) yield JSON.parse(e.json) as DatasetRecord; // not ours: carried over
+    if (!e.owned) yield { record_id: e.record_id, json: e.json }; // not ours: carried over
   }
-  while (i < records.length) yield records[i++]!;
+  while (!r.done) {
+    yield r.value;
+    r = it.next();
+  }
 }
 
 /** Expected draft counts of a replace built by replaceRecords, to check against the version detail (A19). */

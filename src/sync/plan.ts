@@ -60,7 +60,7 @@ export interface SyncPlan {
   baseEtag: string | null;
   digest: string;
   counts: ChangesetCounts;
-  /** per_record: the requests, adds then changes then deletes. Empty otherwise. */
+  /** per_record: the first requests (up to HEAD_OPERATIONS of each kind, to show), adds then changes then deletes. Empty otherwise. */
   operations: PlanOperation[];
   /** replace/import: what the body holds (records built by ownership.replaceRecords). */
   replace: {
@@ -189,11 +189,12 @@ export function importBlocker(changeset: Changeset, policy: Policy, source: Plan
   return null;
 }
 
+/** The first operations, from the changeset's head (held in memory: the planner reads no disk). */
 function operationsOf(cs: Changeset): PlanOperation[] {
   const out: PlanOperation[] = [];
-  for (const r of cs.adds) out.push({ op: 'add', record_id: r.record_id, record: r });
-  for (const ch of cs.changes) out.push({ op: 'change', record_id: ch.record_id, fields: ch.fields, patch: ch.patch });
-  for (const d of cs.deletes) out.push({ op: 'delete', record_id: d.record_id });
+  for (const r of cs.head.adds) out.push({ op: 'add', record_id: r.record_id, record: r });
+  for (const ch of cs.head.changes) out.push({ op: 'change', record_id: ch.record_id, fields: ch.fields, patch: ch.patch });
+  for (const d of cs.head.deletes) out.push({ op: 'delete', record_id: d.record_id });
   return out;
 }
 

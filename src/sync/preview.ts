@@ -1,11 +1,12 @@
 import type { DatasetConfig } from '../config/schema.js';
 import type { LinkPolicy } from '../sources/open-file.js';
 import type { ExecContext } from './context.js';
-import { diffRecords } from './diff.js';
+import { diffSource } from './diff.js';
 import { planSync, type SyncPlan } from './plan.js';
 import { reconcile } from './reconcile.js';
 import { decideStaging, keyShownFor, stagingNote, syncPlanFacts } from './key-staging.js';
 import { planSource, readSource } from './source-read.js';
+import { WorkDir } from './work-dir.js';
 
 /** What `plan` prints: the plan, plus the source facts. */
 export interface PlanPreview {
@@ -20,12 +21,18 @@ export interface PlanPreview {
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, links?: LinkPolicy): Promise<PlanPreview> {
-  const src = await readSource(file, ds.source, ds.mapping, links);
-  if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, rejectedCode: src.rejected.code, plan: null };
-  await reconcile(ctx);
-  const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
-  const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src) });
-  // The same rule a sync applies before sending (issue 11): what the key has shown about staging.
-  if (plan.path !== 'none') plan.reason += stagingNote(decideStaging(syncPlanFacts(plan, false), keyShownFor(ctx, plan.path)));
-  return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: null, rejectedCode: null, plan };
+  const work = WorkDir.open(ctx.planDir, ctx.dataset);
+  try {
+    const src = await readSource(file, ds.source, ds.mapping, work.dir, { links });
+    if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, rejectedCode: src.rejected.code, plan: null };
+    await reconcile(ctx);
+    const options = { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit };
+    const changeset = await diffSource(src.sorted!, ctx.store.reader(), options, work.changesetDir());
+    const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src) });
+    // The same rule a sync applies before sending (issue 11): what the key has shown about staging.
+    if (plan.path !== 'none') plan.reason += stagingNote(decideStaging(syncPlanFacts(plan, false), keyShownFor(ctx, plan.path)));
+    return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: null, rejectedCode: null, plan };
+  } finally {
+    work.remove();
+  }
 }

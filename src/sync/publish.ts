@@ -185,11 +185,22 @@ function pickTrue(flags: PublishOptions): PublishOptions {
  * connector made. Otherwise the server read the file differently.
  */
 function checkImportedDraft(plan: ExecPlan, version: number, detail: VersionDetail): void {
-  const c = plan.changeset;
+  // Only the sampled records are looked up (one pass over the changeset), never the whole changeset held.
   const want = new Map<string, string>();
-  for (const r of c.adds) want.set(`add:${r.record_id}`, canonicalJson(r));
-  for (const ch of c.changes) want.set(`change:${ch.record_id}`, canonicalJson(ch.record));
-  for (const d of c.deletes) want.set(`delete:${d.record_id}`, '');
+  const c = plan.changeset;
+  const find = <T>(op: string, list: Iterable<T>, id: (x: T) => string, text: (x: T) => string): void => {
+    const ids = new Set(detail.sample.filter((e) => e.op === op).map((e) => e.record.record_id));
+    if (ids.size === 0) return;
+    let found = 0;
+    for (const x of list) {
+      if (!ids.has(id(x))) continue;
+      want.set(`${op}:${id(x)}`, text(x));
+      if (++found === ids.size) return; // the sample is the first changes in record_id order: found early
+    }
+  };
+  find('add', c.adds, (r) => r.record_id, (r) => canonicalJson(r));
+  find('change', c.changes, (ch) => ch.record_id, (ch) => canonicalJson(ch.record));
+  find('delete', c.deletes, (d) => d.record_id, () => '');
   const differs =
     !sameCounts(detail.counts, plan.expected) ||
     detail.sample.some((e) => {

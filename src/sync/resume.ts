@@ -1,7 +1,7 @@
 import { hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
 import { execute, type ExecEnd } from './execute.js';
-import { listPlanIds, loadPlan, removePlan, type DraftCounts } from './exec-plan.js';
+import { listPlanIds, loadPlan, planOwner, removePlan, type DraftCounts } from './exec-plan.js';
 import { sameCounts } from './apply-per-record.js';
 import { RunJournal } from './run-journal.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, onlyOurs, sentCounts } from './drafts.js';
@@ -135,13 +135,17 @@ export function closeBlocked(ctx: ExecContext, planId: string): void {
 
 /**
  * Remove the plan files of this dataset's finished plans that no held draft
- * needs: a crash between the commit that finished a plan and the removal of
- * its file would otherwise leave it behind for good.
+ * needs, and of plans a crash left unjournaled: a crash between the commit
+ * that finished a plan and the removal of its file, or between writing a plan
+ * and journaling it, would otherwise leave it behind for good.
  */
 export function sweepFinishedPlans(ctx: ExecContext): void {
   const heldPlan = ctx.store.held()?.planId ?? null;
   for (const planId of listPlanIds(ctx.planDir)) {
     const p = ctx.db.journal.plan(planId);
     if (p && p.dataset === ctx.dataset && p.status === 'finished' && planId !== heldPlan) removePlan(ctx.planDir, planId);
+    // A crash between writing a plan's changeset (or plan file) and journaling it: nothing was sent, nothing needs it.
+    // Under the dataset's lock no sync of it is between those steps now.
+    else if (!p && planId !== heldPlan && planOwner(ctx.planDir, planId) === ctx.dataset) removePlan(ctx.planDir, planId);
   }
 }

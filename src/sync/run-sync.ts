@@ -4,11 +4,11 @@ import { ConnectorError, type ErrorAction } from '../errors.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { crashPoint } from './crash-hook.js';
-import { diffRecords } from './diff.js';
+import { diffSource } from './diff.js';
 import { execute, holdUnsent, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import { decideStaging, keyShownFor, stagingNote, syncPlanFacts } from './key-staging.js';
-import { savePlan, type ExecPlan } from './exec-plan.js';
+import { keepChangeset, savePlan, type ExecPlan } from './exec-plan.js';
 import { heldGate } from './held-gate.js';
 import { planSync, type KeyRole, type SyncPlan } from './plan.js';
 import { ImportNotEquivalentError, stageUpload } from './apply-import.js';
@@ -19,7 +19,8 @@ import { asConnectorError } from './unexpected.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
 import { RunJournal } from './run-journal.js';
 import type { LinkPolicy } from '../sources/open-file.js';
-import { planSource, readSource, rowLineOf, serverRowErrors, writeServerRejects, type SourceRead } from './source-read.js';
+import { planSource, readSource, rowLinesOf, serverRowErrors, sourceLines, writeServerRejects, type SourceRead } from './source-read.js';
+import { WorkDir } from './work-dir.js';
 import { stopMessage } from './stop-messages.js';
 import { actionForResult, type SyncResult } from './outcome.js';
 
@@ -42,8 +43,10 @@ const MAX_PLANS = 3;
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy): Promise<void> {
   const s = ctx.summary;
   let src: SourceRead | null = null;
+  // The export sorted on disk and each diff's changeset (issue 18); a plan's changeset moves beside its plan file.
+  const work = WorkDir.open(ctx.planDir, ctx.dataset);
   try {
-    src = await readSource(file, ds.source, ds.mapping, links);
+    src = await readSource(file, ds.source, ds.mapping, work.dir, { links });
     s.fileHash = src.fileHash;
     s.rows = src.rows;
     s.rowErrors = src.rowErrors.length;
@@ -67,7 +70,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
-      const changeset = await diffRecords(src.records, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit });
+      const changeset = await diffSource(src.sorted!, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit }, work.changesetDir());
       const info = ctx.store.info();
       const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src, importable) });
       fill(ctx, splan);
@@ -82,7 +85,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       if (splan.path === 'none' || !staging) {
         if (splan.blocked) return end(ctx, 'stopped', splan.blocked.code, splan.blocked.message);
         ctx.db.transaction(() => {
-          if (changeset.adopted.length) ctx.store.adopt(changeset.adopted);
+          if (changeset.counts.adopted) ctx.store.adopt(changeset.adopted);
           ctx.store.recordSource({ fileHash: src!.fileHash, rowCount: src!.rows, at: ctx.clock.now() });
           ctx.store.recordOutcome('unchanged', { version: view.dataset.active_version });
         });
@@ -102,6 +105,8 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       plan.direct = staging.direct;
       if (shown === 'publishes') warnLegacyKey(ctx, { planId: plan.planId });
       checkpoint(ctx);
+      // The changeset goes beside the plan first: a plan file never names one a crash lost.
+      keepChangeset(ctx.planDir, plan);
       savePlan(ctx.planDir, plan);
       const begin = () => ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: plan.source?.fileHash ?? null, counts: plan.expected } });
       if (staging.unsent) return ended(ctx, ctx.db.transaction(() => (begin(), holdUnsent(ctx, plan, null, staging.why!))));
@@ -138,6 +143,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
   } finally {
     // A3: rows the server refused go to the reject file beside the export, after the reader's own.
     await writeServerRejects(ctx.refused, src);
+    work.remove();
   }
 }
 
@@ -160,7 +166,6 @@ function execPlan(ctx: ExecContext, ds: DatasetConfig, splan: SyncPlan, changese
     requiredFlags: splan.guards.requiredFlags,
     source: { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() },
     file: src.file,
-    lines: src.lines,
     headerLine: headerLineOf(ds),
     createdAt: ctx.clock.now(),
   };
@@ -226,7 +231,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     return end(ctx, 'waiting', err.code, err.message, err.action);
   }
   if (err instanceof JobEndedError) {
-    const rows = src ? serverRowErrors(src.file, src.lines, err.job.errors, rowLineOf(err)) : [];
+    const rows = src ? serverRowErrors(src.file, sourceLines(src), err.job.errors, rowLinesOf(err)) : [];
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
@@ -237,7 +242,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     return end(ctx, result, err.code, err.message, err.action);
   }
   if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
-    const rows = serverRowErrors(src.file, src.lines, err.rowErrors, rowLineOf(err));
+    const rows = serverRowErrors(src.file, sourceLines(src), err.rowErrors, rowLinesOf(err));
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, 'rejected');

@@ -3,14 +3,17 @@ import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import type { MappingConfig } from '../mapping/config.js';
 import type { DatasetRecord } from '../model/record.js';
+import { recordJson } from '../snapshot/record-json.js';
 import type { SourceConfig } from '../sources/config.js';
 import { bomEncoding } from '../sources/decode.js';
 import { boundText } from '../sources/excerpt.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../sources/open-file.js';
-import { readExportFile, writeRejectFile, type RowError } from '../sources/index.js';
-import type { SourceError } from '../sources/errors.js';
+import { readExport, writeRejectFile, type ExportCounts, type RowError } from '../sources/index.js';
+import { SourceError } from '../sources/errors.js';
+import { rowErrorVerdict } from '../sources/pipeline.js';
 import { importability, importableConfig, type Importability } from './importable.js';
 import type { PlanSource } from './plan.js';
+import { SourceSorter, type SortedSource } from './sorted-source.js';
 
 /** The records of one export with where each came from. */
 export interface SourceRead {
@@ -19,9 +22,10 @@ export interface SourceRead {
   /** Size of the file in bytes. */
   bytes: number;
   rows: number;
-  records: DatasetRecord[];
-  /** record_id → 1-based file line. */
-  lines: Record<string, number>;
+  /** Records made of it (repeated record_ids left out). */
+  records: number;
+  /** The records sorted by record_id on disk (issue 18); null when the file was refused. */
+  sorted: SortedSource | null;
   rowErrors: RowError[];
   rejected: SourceError | null;
   /** Where the reject file was written, when there were row errors. */
@@ -32,16 +36,67 @@ export interface SourceRead {
   links: LinkPolicy;
 }
 
-/** Read and map an export (src/sources), and write its reject file beside it when rows were refused. `links`: whether the path may be a link (default never). */
-export async function readSource(file: string, source: unknown, mapping: unknown, links: LinkPolicy = NEVER_FOLLOW): Promise<SourceRead> {
+/**
+ * Read and map an export (src/sources) into `workDir`, sorted by record_id
+ * there (sorted-source.ts), and write its reject file beside it when rows
+ * were refused. `opts.links`: whether the path may be a link (default
+ * never). Memory stays bounded whatever the export's size: repeated
+ * record_ids are found by the sort instead of a set of every key (issue 18).
+ */
+export async function readSource(
+  file: string,
+  source: unknown,
+  mapping: unknown,
+  workDir: string,
+  opts: { runBytes?: number; links?: LinkPolicy } = {},
+): Promise<SourceRead> {
   const src = source as SourceConfig;
   const map = mapping as MappingConfig;
-  const r = await readExportFile(file, src, map, { links });
-  const lines: Record<string, number> = {};
-  r.records.forEach((rec, i) => (lines[rec.record_id] = r.lines[i]!));
-  const rejectFile = r.row_errors.length > 0 ? await writeRejectFile(file, r.row_errors).catch(() => null) : null;
+  const links = opts.links ?? NEVER_FOLLOW;
+  const reader = readExport(file, src, map, { check_duplicates: false, links });
+  const sorter = new SourceSorter(workDir, opts.runBytes);
+  // Facts for importability, gathered as the records stream past (only when the configuration allows an upload).
+  const mayImport = !('reason' in importableConfig(src, map));
+  let n = 0;
+  let oneLineEach = true;
+  let emptyAttributes = false;
+  try {
+    for await (const batch of reader.batches()) {
+      const { records, lines } = batch;
+      for (let i = 0; i < records.length; i++) {
+        const rec = records[i]!;
+        const line = lines[i]!;
+        sorter.add(rec.record_id, line, recordJson(rec));
+        if (!mayImport) continue;
+        if (line !== ++n + 1) oneLineEach = false;
+        if (!emptyAttributes && hasEmptyAttribute(rec)) emptyAttributes = true;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof SourceError)) {
+      sorter.discardRuns();
+      throw err;
+    }
+  }
+  const r = reader.result!;
+  const counts: ExportCounts = { ...r.counts };
+  let rejected = r.rejected;
+  let rowErrors = r.row_errors;
+  // Sorted also when refused, so that the reject file lists the repeated ids as the reader's own check would.
+  const dups = new DuplicateErrors(file, src.max_row_errors_kept);
+  let sorted: SortedSource | null = sorter.finish((id, line, first) => dups.add(id, line, first));
+  if (dups.count > 0) {
+    counts.records -= dups.count;
+    counts.bad_rows += dups.count;
+    counts.row_errors += dups.count;
+    rowErrors = mergeByLine(rowErrors, dups.kept(), src.max_row_errors_kept);
+    // A refusal of the file itself (limits, header) stands; one for bad rows is judged again with these.
+    if (!rejected || rejected.code === 'ROW_ERRORS') rejected = rowErrorVerdict(file, counts, src);
+  }
+  if (rejected) sorted = null;
+  const rejectFile = rowErrors.length > 0 ? await writeRejectFile(file, rowErrors).catch(() => null) : null;
   let imp: Importability = { importable: false, reason: 'the file was refused' };
-  if (!r.rejected) {
+  if (!rejected) {
     const cfg = importableConfig(src, map);
     if ('reason' in cfg) imp = { importable: false, reason: cfg.reason };
     else {
@@ -50,15 +105,15 @@ export async function readSource(file: string, source: unknown, mapping: unknown
         source: src,
         mapping: map,
         encoding: head.encoding,
-        rows: r.counts.rows,
-        records: r.records.length,
-        rowErrors: r.counts.row_errors,
-        lines: r.lines,
+        rows: counts.rows,
+        records: counts.records,
+        rowErrors: counts.row_errors,
+        oneLineEach,
         rawHeader: head.cells,
         header: r.header,
         aliasesMerged: r.aliases_merged_rows > 0,
         compression: r.compression,
-        emptyAttributes: r.records.some((rec) => Object.values(rec.attributes).some((v) => v === '')),
+        emptyAttributes,
       });
     }
   }
@@ -66,15 +121,61 @@ export async function readSource(file: string, source: unknown, mapping: unknown
     file,
     fileHash: r.sha256,
     bytes: r.bytes,
-    rows: r.counts.rows,
-    records: r.records,
-    lines,
-    rowErrors: r.row_errors,
-    rejected: r.rejected,
+    rows: counts.rows,
+    records: rejected ? 0 : counts.records,
+    sorted,
+    rowErrors,
+    rejected,
     rejectFile,
     importability: imp,
     links,
   };
+}
+
+function hasEmptyAttribute(rec: DatasetRecord): boolean {
+  const a = rec.attributes;
+  for (const k in a) if (a[k] === '') return true;
+  return false;
+}
+
+/** The row errors of repeated record_ids the sort found: the first `max` by line are kept (in memory never more than twice that). */
+class DuplicateErrors {
+  count = 0;
+  #kept: RowError[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly max: number,
+  ) {}
+
+  add(id: string, line: number, first: number): void {
+    this.count++;
+    this.#kept.push({ file: this.file, line, column: 'record_id', value: id, reason: `duplicate record_id "${id}": also at line ${first}`, code: 'DUPLICATE_KEY' });
+    if (this.#kept.length >= 2 * this.max) this.#prune();
+  }
+
+  /** The kept errors, by line. */
+  kept(): RowError[] {
+    this.#prune();
+    return this.#kept;
+  }
+
+  #prune(): void {
+    this.#kept.sort((a, b) => a.line - b.line);
+    this.#kept.length = Math.min(this.#kept.length, this.max);
+  }
+}
+
+/** Two lists of row errors in line order as one, cut to `max` (the first by line, as the reader keeps them). */
+function mergeByLine(a: readonly RowError[], b: readonly RowError[], max: number): RowError[] {
+  const out: RowError[] = [];
+  let i = 0;
+  let j = 0;
+  while (out.length < max && (i < a.length || j < b.length)) {
+    if (j >= b.length || (i < a.length && a[i]!.line <= b[j]!.line)) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  return out;
 }
 
 /** What the planner needs to know of the file (`imp`: the read's importability, or a later verdict of this sync). */
@@ -107,21 +208,32 @@ async function readHead(file: string, source: SourceConfig, links: LinkPolicy): 
   }
 }
 
+/** The 1-based file lines of record ids of an export, found in one pass (A3). */
+export type LineLookup = (ids: Iterable<string>) => ReadonlyMap<string, number>;
+
+/** The lines of an export read by readSource. */
+export function sourceLines(src: SourceRead): LineLookup {
+  return (ids) => src.sorted?.linesOf(ids) ?? new Map();
+}
+
 /**
  * A3: server row errors as source row errors, for the log and the reject file.
  * An error naming a record_id goes to that record's line; one without goes by
- * its `row` through `rowLine` (the path's numbering: records of a JSON body,
+ * its `row` through `rowLines` (the path's numbering: records of a JSON body,
  * or data lines of an uploaded file), else line 0 (unknown).
  */
 export function serverRowErrors(
   file: string,
-  lines: Record<string, number>,
+  lines: LineLookup,
   errors: ReadonlyArray<{ row?: number | null | undefined; record_id?: string | null | undefined; field?: string | null | undefined; message: string }>,
-  rowLine?: RowLine,
+  rowLines?: RowLines,
 ): RowError[] {
+  const byId = lines(errors.flatMap((e) => (e.record_id ? [e.record_id] : [])));
+  const unplaced = errors.flatMap((e) => ((!e.record_id || !byId.has(e.record_id)) && typeof e.row === 'number' ? [e.row] : []));
+  const byRow = rowLines && unplaced.length > 0 ? rowLines(unplaced) : new Map<number, number>();
   return errors.map((e) => ({
     file,
-    line: (e.record_id ? lines[e.record_id] : undefined) ?? (typeof e.row === 'number' && rowLine ? rowLine(e.row) : undefined) ?? 0,
+    line: (e.record_id ? byId.get(e.record_id) : undefined) ?? (typeof e.row === 'number' ? byRow.get(e.row) : undefined) ?? 0,
     // The server's words may quote the cell it refused: bounded and escaped, as logs quote files (issue 11).
     column: boundText(e.field ?? 'record', 100),
     value: boundText(e.record_id ?? '', 130),
@@ -130,34 +242,41 @@ export function serverRowErrors(
   }));
 }
 
-/** A server row number (A3, 1-based) to a 1-based source file line, when known. */
-export type RowLine = (row: number) => number | undefined;
+/** Server row numbers (A3, 1-based) to 1-based source file lines, where known; asked for several at once. */
+export type RowLines = (rows: readonly number[]) => ReadonlyMap<number, number>;
 
-const ROW_LINES = new WeakMap<object, RowLine>();
+const ROW_LINES = new WeakMap<object, RowLines>();
 
-/** Remember how the rows of an error a path raised map to file lines (read back by rowLineOf). */
-export function withRowLine<E extends object>(err: E, rowLine: RowLine): E {
-  ROW_LINES.set(err, rowLine);
+/** Remember how the rows of an error a path raised map to file lines (read back by rowLinesOf). */
+export function withRowLines<E extends object>(err: E, rowLines: RowLines): E {
+  ROW_LINES.set(err, rowLines);
   return err;
 }
 
-/** The row numbering of an error, when the path that raised it said (withRowLine). */
-export function rowLineOf(err: unknown): RowLine | undefined {
+/** The row numbering of an error, when the path that raised it said (withRowLines). */
+export function rowLinesOf(err: unknown): RowLines | undefined {
   return err !== null && typeof err === 'object' ? ROW_LINES.get(err) : undefined;
 }
 
 /** A3 for an uploaded file: `row` counts data lines after the header, so the file line is the header's line plus `row`. */
-export function uploadRowLine(headerLine: number): RowLine {
-  return (row) => (row >= 1 ? headerLine + row : undefined);
+export function uploadRowLines(headerLine: number): RowLines {
+  return (rows) => new Map(rows.filter((row) => row >= 1).map((row) => [row, headerLine + row] as const));
 }
 
-/** A3 for a JSON body: `row` is the 1-based index into the records sent; their ids give the source lines. */
-export function bodyRowLine(bodyIds: () => readonly string[], lines: Record<string, number>): RowLine {
-  let ids: readonly string[] | null = null;
-  return (row) => {
-    ids ??= bodyIds();
-    const id = ids[row - 1];
-    return id === undefined ? undefined : lines[id];
+/**
+ * A3 for a JSON body: `row` is the 1-based index into the records sent.
+ * `bodyIds` gives the ids at those indices (one pass over the body), `lines` their source lines.
+ */
+export function bodyRowLines(bodyIds: (rows: ReadonlySet<number>) => ReadonlyMap<number, string>, lines: LineLookup): RowLines {
+  return (rows) => {
+    const ids = bodyIds(new Set(rows));
+    const byId = lines(ids.values());
+    const out = new Map<number, number>();
+    for (const [row, id] of ids) {
+      const line = byId.get(id);
+      if (line !== undefined) out.set(row, line);
+    }
+    return out;
   };
 }
 

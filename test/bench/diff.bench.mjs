@@ -1,79 +1,81 @@
-// Diff of 1,000,000 records against a 1,000,000-record SQLite snapshot: time and peak RSS.
-// Run after a build:  npx tsc -p tsconfig.json && node test/bench/diff.bench.mjs [records]
-// The snapshot is seeded in a child process so that the reported peak RSS is the diff's own.
-import { execFileSync } from 'node:child_process';
+// Read + diff + plan of an export against a snapshot with 1% of the records changed (issue 18), as a sync
+// does it: readSource (decode, parse, map, sort on disk), diffSource (merge-join with the SQLite snapshot into
+// a changeset on disk), planSync. Run by run.mjs, each step in its own process so that peak RSS is its own:
+//   node diff.bench.mjs --seed <export.csv> <state.db>      snapshot = the export mapped, 1% of stocks different
+//   node diff.bench.mjs --measure <export.csv> <state.db>   prints one JSON line: times, CPU, peak RSS, counts
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 const dist = new URL('../../dist/', import.meta.url);
 const { openStateDb } = await import(new URL('snapshot/db.js', dist).href);
-const { diffRecords } = await import(new URL('sync/diff.js', dist).href);
+const { sourceConfigSchema } = await import(new URL('sources/config.js', dist).href);
+const { mappingConfigSchema } = await import(new URL('mapping/config.js', dist).href);
+const { readExport } = await import(new URL('sources/read.js', dist).href);
+const { readSource, planSource } = await import(new URL('sync/source-read.js', dist).href);
+const { diffSource } = await import(new URL('sync/diff.js', dist).href);
 const { planSync } = await import(new URL('sync/plan.js', dist).href);
 const { policySchema } = await import(new URL('sync/policy.js', dist).href);
+const { MAPPING } = await import('./exports.mjs');
 
-const n = Number(process.argv[process.argv[2] === '--seed' ? 4 : 2] ?? 1_000_000);
-const id = (i) => `SKU-${String(i).padStart(7, '0')}`;
-const record = (i, v = 0) => ({
-  record_id: id(i),
-  display_name: `Product number ${i}${v ? ' (new)' : ''}`,
-  api_value: `P${i}`,
-  aliases: [`prod ${i}`],
-  attributes: { stock: (i * 7) % 100, price: 100 + (i % 50), color: i % 2 ? 'red' : 'blue' },
-  active: true,
-});
+const [mode, file, statePath] = process.argv.slice(2);
+// 3,000,000 rows is past the default max_rows (2,000,000) and near max_file_bytes: both raised for the bench.
+const source = sourceConfigSchema.parse({ type: 'csv', limits: { max_rows: 10_000_000, max_file_bytes: 2 ** 31 } });
+const mapping = mappingConfigSchema.parse(MAPPING);
 
-if (process.argv[2] === '--seed') {
-  const db = openStateDb(process.argv[3]);
-  const t = performance.now();
-  function* seed() {
-    for (let i = 0; i < n; i++) yield record(i);
-  }
-  db.snapshot('bench').confirm({ activeVersion: 1, upserts: seed() });
-  db.close();
-  process.stdout.write(JSON.stringify({ seedMs: Math.round(performance.now() - t) }));
-  process.exit(0);
-}
-
-const dir = mkdtempSync(join(tmpdir(), 'dc-bench-'));
-const path = join(dir, 'state.db');
-try {
-  const seed = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--seed', path, String(n)], { encoding: 'utf8' }));
-  const db = openStateDb(path);
-  const rssBefore = process.memoryUsage().rss;
-  // The source: 1% changed, 0.5% gone, 0.5% new; yielded in reverse order (unsorted input).
-  async function* source() {
-    for (let i = n - 1 + n / 200; i >= 0; i--) {
-      if (i % 200 === 3) continue;
-      yield record(i, i % 100 === 1 ? 1 : 0);
+if (mode === '--seed') {
+  // The published records: the export's, with every 100th record's stock one higher (so 1% differ).
+  const db = openStateDb(statePath);
+  const store = db.snapshot('bench');
+  let n = 0;
+  let batch = [];
+  const flush = () => {
+    store.confirm({ activeVersion: 1, upserts: batch });
+    batch = [];
+  };
+  for await (const b of readExport(file, source, mapping).batches()) {
+    for (const r of b.records) {
+      if (n++ % 100 === 1) r.attributes = { ...r.attributes, stock: (r.attributes.stock ?? 0) + 1 };
+      batch.push(r);
     }
+    if (batch.length >= 50_000) flush();
   }
-  const t = performance.now();
-  const cs = await diffRecords(source(), db.snapshot('bench').reader(), { ownership: 'source' });
-  const diffMs = performance.now() - t;
-  const t2 = performance.now();
-  const plan = planSync(cs, db.snapshot('bench').info(), ['read', 'write', 'replace', 'publish'], policySchema.parse({}), { ratePerMinute: 100 });
-  const planMs = performance.now() - t2;
-  const mb = (b) => Math.round(b / 1024 / 1024);
-  console.log(
-    JSON.stringify(
-      {
-        records: n,
-        seedMs: seed.seedMs,
-        diffMs: Math.round(diffMs),
-        planMs: Math.round(planMs),
+  flush();
+  db.close();
+  process.stdout.write(`${JSON.stringify({ seeded: n })}\n`);
+} else if (mode === '--measure') {
+  const db = openStateDb(statePath);
+  const work = mkdtempSync(join(tmpdir(), 'dc-bench-work-'));
+  try {
+    global.gc?.();
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const src = await readSource(file, source, mapping, work);
+    if (src.rejected) throw src.rejected;
+    const t1 = performance.now();
+    const store = db.snapshot('bench');
+    const cs = await diffSource(src.sorted, store.reader(), { ownership: 'source' }, join(work, 'changeset'));
+    const t2 = performance.now();
+    const plan = planSync(cs, store.info(), ['read', 'write', 'replace', 'publish'], policySchema.parse({}), { ratePerMinute: 100 }, { source: planSource(src) });
+    const t3 = performance.now();
+    const c = process.cpuUsage(c0);
+    process.stdout.write(
+      `${JSON.stringify({
+        records: src.records,
+        ms: t3 - t0,
+        cpuMs: (c.user + c.system) / 1000,
+        readMs: t1 - t0,
+        diffMs: t2 - t1,
+        planMs: t3 - t2,
+        maxRssMb: process.resourceUsage().maxRSS / 1024,
         counts: cs.counts,
         path: plan.path,
-        rssBeforeDiffMB: mb(rssBefore),
-        peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
-        heapUsedAfterMB: mb(process.memoryUsage().heapUsed),
-      },
-      null,
-      1,
-    ),
-  );
-  db.close();
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+      })}\n`,
+    );
+  } finally {
+    db.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+} else {
+  throw new Error('usage: diff.bench.mjs --seed|--measure <export.csv> <state.db>');
 }

@@ -1,93 +1,44 @@
-// Benchmark of the read path (issue 3) and of the diff (issue 4): `npm run bench`.
-// full-csv: decode → parse → map (7 fields, 12 transforms: template, split, number, integer,
-// null_words, boolean words, …) → validate (A6) → duplicate keys, consumed a batch at a time;
-// full-csv-records: the same, one record at a time; full-csv-light: an A14-style mapping.
-// full-xlsx: the same mapping over a 100,000-row XLSX through our reader (src/sources/xlsx/);
-// exceljs-xlsx: exceljs's streaming reader alone on that file (rows read, nothing done with them),
-// the reader we used before, for comparison; full-xlsx-ja: the same with distinct Japanese names.
-// Each measurement runs in its own child process so that peak RSS (maxRSS) is its own. The machine
-// may be shared, so the main ones run BENCH_RUNS times (default 3), interleaved with their
-// yardstick, and the verdict uses the median CPU time and the highest peak RSS.
-// The children run with the node flags the connector ships with (systemd ExecStart = npm start).
-// BENCH_ONLY=xlsx or csv runs one part. XLSX verdict: ≥40k rows/s by wall clock and by CPU, <250 MB.
-// Then test/bench/diff.bench.mjs diffs BENCH_DIFF_RECORDS records (default 1,000,000; 0 skips it).
-import { spawnSync } from 'node:child_process';
-import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
+// The benchmarks: `npm run bench` (add `-- --json` for one JSON line per figure on stdout, to compare
+// commits). Every figure is printed with its target and a verdict. Each measurement runs in a process of its
+// own so that its peak RSS (maxRSS) is its own; the connector and the emulator never share one. The machine
+// may be shared: wall-clock figures are then noisy, so CPU time (user + system) is given beside them, the
+// yardstick (a bare csv-parse of the same file) is measured in the same run, interleaved, and each figure
+// records the load average it was taken under. Peak RSS and request sizes do not depend on load.
+//
+// Parts (BENCH_ONLY=read,xlsx,diff,square,first,idle picks some; all by default):
+//   read    decode → parse → map of a 1,000,000-row CSV beside a bare csv-parse (issue 3)
+//   xlsx    100,000 rows of XLSX through our reader, beside exceljs's streaming reader (≥100k rows/s, ≤200 MB)
+//   diff    read + diff + plan of a 100k / 1M / 3M-row export against a snapshot of as many records with 1%
+//           changed (≤2× the bare parse, ≤256 MB, flat from 1M to 3M)
+//   square  a sync of a 200,000-row Square item export (47 columns) against the emulator, first and with 1%
+//           of stocks changed (≤3× the bare parse, ≤200 MB), and where the time went
+//   first   the first sync of 1,000,000 records, PUT /records and upload (≤300 MB; the server's view of the size)
+//   idle    an idle daemon with three datasets (≤80 MB, ≤0.5 s CPU a minute)
+// BENCH_RUNS (default 3) runs of each main figure with its yardstick: median CPU, highest peak RSS.
+// BENCH_CSV_ROWS, BENCH_XLSX_ROWS, BENCH_DIFF_SIZES (100000,1000000,3000000), BENCH_SQUARE_ROWS (200000),
+// BENCH_FIRST_ROWS (1000000), BENCH_IDLE_MS (60000) scale them down for a quick look.
+import { createReadStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { once } from 'node:events';
+import { child, figure, median, say, startChild, stopChild, summary } from './figures.mjs';
+import { LIGHT_MAPPING, MAPPING, writeCsv, writeSquare, writeXlsx } from './exports.mjs';
 
+const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
 const XLSX_ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);
-const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
-const DIFF_RECORDS = Number(process.env.BENCH_DIFF_RECORDS ?? 1_000_000);
-// BENCH_ONLY=xlsx skips the CSV part (BENCH_ONLY=csv the XLSX part).
-const ONLY = process.env.BENCH_ONLY ?? '';
+const DIFF_SIZES = (process.env.BENCH_DIFF_SIZES ?? '100000,1000000,3000000').split(',').map(Number).filter((n) => n > 0);
+const SQUARE_ROWS = Number(process.env.BENCH_SQUARE_ROWS ?? 200_000);
+const FIRST_ROWS = Number(process.env.BENCH_FIRST_ROWS ?? 1_000_000);
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'read,xlsx,diff,square,first,idle').split(',').map((s) => (s === 'csv' ? 'read' : s)));
 const XLSX_OPTIONS = { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' };
 const self = fileURLToPath(import.meta.url);
+const here = (f) => fileURLToPath(new URL(f, import.meta.url));
 const dist = new URL('../../dist/', import.meta.url);
 
-const mappingInput = {
-  fields: {
-    record_id: { column: 'SKU', transforms: ['trim', 'strip_prefix'] },
-    display_name: { template: '{Name} {Size}', transforms: ['collapse_spaces'] },
-    api_value: { column: 'Code', transforms: ['lowercase'] },
-    aliases: { column: 'Aliases', transforms: ['split'] },
-    'attributes.price': { column: 'Price', transforms: ['number'] },
-    'attributes.stock': { column: 'In stock [Main Street]', transforms: [{ null_words: ['not stocked'] }, 'integer'] },
-    active: { column: 'Published', transforms: [{ boolean: { true_words: ['表示'], false_words: ['非表示'] } }] },
-  },
-};
-// The A14-style mapping: columns straight to fields, aliases split, two typed attributes.
-const lightMappingInput = {
-  fields: {
-    record_id: 'SKU',
-    display_name: 'Name',
-    api_value: 'Code',
-    aliases: 'Aliases',
-    'attributes.price': { column: 'Price', transforms: ['number'] },
-    'attributes.size': 'Size',
-  },
-};
-const HEADER = ['SKU', 'Name', 'Size', 'Code', 'Aliases', 'Price', 'In stock [Main Street]', 'Published'];
-function row(i) {
-  return [`SKU-${i}`, `Product ${i % 977}`, ['S', 'M', 'L'][i % 3], `CODE${i}`, `p${i}|item ${i}`, `${(i % 5000) + 1},${String(i % 100).padStart(2, '0')}`.replace(',', '.'), i % 50 === 0 ? 'not stocked' : String((i % 300) - 20), i % 7 === 0 ? '非表示' : '表示'];
-}
-
-async function writeCsv(file, rows) {
-  const out = createWriteStream(file);
-  out.write(HEADER.join(',') + '\n');
-  let buf = '';
-  for (let i = 1; i <= rows; i++) {
-    buf += row(i).join(',') + '\n';
-    if (buf.length > 1 << 16) {
-      if (!out.write(buf)) await once(out, 'drain');
-      buf = '';
-    }
-  }
-  out.end(buf);
-  await once(out, 'finish');
-}
-
-/** `japanese`: every product named differently in Japanese, as a Japanese shop's strings table holds them. */
-async function writeXlsx(file, rows, japanese = false) {
-  const { default: ExcelJS } = await import('exceljs');
-  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useSharedStrings: true });
-  const ws = wb.addWorksheet('Stock');
-  ws.addRow(HEADER).commit();
-  for (let i = 1; i <= rows; i++) {
-    const r = row(i);
-    if (japanese) r[1] = `髙島屋の商品 ${i} 番 ①㈱`;
-    ws.addRow([r[0], r[1], r[2], r[3], r[4], Number(r[5]), r[6] === 'not stocked' ? r[6] : Number(r[6]), r[7]]).commit();
-  }
-  ws.commit();
-  await wb.commit();
-}
-
-// ---- child measurements ----
-async function child(kind, file) {
+// ---- child measurements of the read path ----
+async function readChild(kind, file) {
   // Modules are loaded before the clock starts: the figures are of reading, not of start-up.
   const { parse } = await import('csv-parse');
   const { sourceConfigSchema } = await import(new URL('sources/config.js', dist));
@@ -108,7 +59,7 @@ async function child(kind, file) {
     n -= 1; // header
   } else {
     const source = sourceConfigSchema.parse({ type: kind.endsWith('xlsx') ? 'xlsx' : 'csv' });
-    const mapping = mappingConfigSchema.parse(kind === 'full-csv-light' ? lightMappingInput : mappingInput);
+    const mapping = mappingConfigSchema.parse(kind === 'full-csv-light' ? LIGHT_MAPPING : MAPPING);
     const reader = readExport(file, source, mapping);
     if (kind === 'full-csv-records') {
       for await (const _r of reader) n++;
@@ -119,106 +70,207 @@ async function child(kind, file) {
   }
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const c = process.cpuUsage(c0);
-  process.stdout.write(JSON.stringify({ kind, rows: n, ms, cpuMs: (c.user + c.system) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+  process.stdout.write(`${JSON.stringify({ kind, rows: n, ms, cpuMs: (c.user + c.system) / 1000, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`);
 }
 
 // The V8 flags the connector ships with (systemd ExecStart; package.json "start" must agree), so
 // that the figures are of the process a shop runs. BENCH_NODE_FLAGS overrides them ("" for none).
 function shippedNodeFlags() {
-  const unit = readFileSync(fileURLToPath(new URL('../../systemd/dataset-connector.service', import.meta.url)), 'utf8');
+  const unit = readFileSync(here('../../systemd/dataset-connector.service'), 'utf8');
   const exec = unit.split('\n').find((l) => l.startsWith('ExecStart='));
   const unitFlags = (exec?.match(/node((?:\s+--[\w-]+(?:=\S+)?)*)\s+\S*main\.js/)?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
-  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'));
+  const pkg = JSON.parse(readFileSync(here('../../package.json'), 'utf8'));
   const startFlags = (pkg.scripts.start.match(/^node((?:\s+--[\w-]+(?:=\S+)?)*)\s/)?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
   if (unitFlags.join(' ') !== startFlags.join(' ')) throw new Error(`node flags differ: systemd ExecStart ${unitFlags.join(' ')} vs npm start ${startFlags.join(' ')}`);
   return unitFlags;
 }
 const NODE_FLAGS = process.env.BENCH_NODE_FLAGS !== undefined ? process.env.BENCH_NODE_FLAGS.split(/\s+/).filter(Boolean) : shippedNodeFlags();
+const node = (script, ...args) => [...NODE_FLAGS, '--expose-gc', script, ...args];
 
-function measure(kind, file) {
-  const r = spawnSync(process.execPath, [...NODE_FLAGS, '--expose-gc', self, '--child', kind, file], { encoding: 'utf8', maxBuffer: 1 << 20 });
-  if (r.status !== 0) throw new Error(`${kind} failed: ${r.stderr}`);
-  return JSON.parse(r.stdout);
+const readMeasure = (kind, file) => child(node(self, '--child', kind, file));
+
+/** `RUNS` runs of each measurement, interleaved so that each shares the machine's load with its yardstick. */
+function interleaved(measures, n = RUNS) {
+  const runs = measures.map(() => []);
+  for (let i = 0; i < n; i++) measures.forEach((m, k) => runs[k].push(m()));
+  return runs.map(summarise);
 }
 
-/** `RUNS` runs of each kind, interleaved so that each shares the machine's load with its yardstick. */
-function measureRuns(kinds, file) {
-  const runs = Object.fromEntries(kinds.map((k) => [k, []]));
-  for (let i = 0; i < RUNS; i++) for (const k of kinds) runs[k].push(measure(k, file));
-  return kinds.map((k) => summary(runs[k]));
-}
-
-/** Median wall and CPU time, highest peak RSS, and the CPU range. */
-function summary(ms) {
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+/** Median wall and CPU time, highest peak RSS, the CPU range, and the last run's details. */
+function summarise(ms) {
   const cpus = ms.map((m) => m.cpuMs);
-  return { kind: ms[0].kind, rows: ms[0].rows, ms: median(ms.map((m) => m.ms)), cpuMs: median(cpus), cpuMin: Math.min(...cpus), cpuMax: Math.max(...cpus), maxRssMb: Math.max(...ms.map((m) => m.maxRssMb)), runs: ms.length };
+  return { ...ms.at(-1), ms: median(ms.map((m) => m.ms)), cpuMs: median(cpus), cpuMin: Math.min(...cpus), cpuMax: Math.max(...cpus), maxRssMb: Math.max(...ms.map((m) => m.maxRssMb)), runs: ms.length };
 }
 
-function show(m, base) {
-  const rate = Math.round(m.rows / (m.ms / 1000)).toLocaleString('en');
-  const cpuRate = Math.round(m.rows / (m.cpuMs / 1000)).toLocaleString('en');
-  const rel = base ? `  ${(m.ms / base.ms).toFixed(2)}× ${base.kind} wall, ${(m.cpuMs / base.cpuMs).toFixed(2)}× CPU` : '';
+function show(name, m, base) {
+  const rate = m.rows ? `  ${Math.round(m.rows / (m.ms / 1000)).toLocaleString('en')} rows/s` : '';
+  const rel = base ? `  ${(m.ms / base.ms).toFixed(2)}× wall, ${(m.cpuMs / base.cpuMs).toFixed(2)}× CPU of the yardstick` : '';
   const spread = m.runs > 1 ? ` [${(m.cpuMin / 1000).toFixed(2)}–${(m.cpuMax / 1000).toFixed(2)}]` : '';
-  console.log(
-    `${m.kind.padEnd(18)} ${String(m.rows).padStart(9)} rows  wall ${(m.ms / 1000).toFixed(2).padStart(6)} s (${rate.padStart(9)} rows/s)  CPU ${(m.cpuMs / 1000).toFixed(2).padStart(6)} s${spread} (${cpuRate.padStart(9)} rows/s)  peak RSS ${m.maxRssMb.toFixed(0).padStart(4)} MB${rel}`,
-  );
+  say(`  ${name.padEnd(26)} wall ${(m.ms / 1000).toFixed(2).padStart(7)} s  CPU ${(m.cpuMs / 1000).toFixed(2).padStart(7)} s${spread}  peak RSS ${m.maxRssMb.toFixed(0).padStart(4)} MB${rate}${rel}`);
 }
 
-/** test/bench/diff.bench.mjs at `records`: its own time and peak RSS (it seeds its snapshot in a child of its own). */
-function diffBench(records) {
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, [fileURLToPath(new URL('diff.bench.mjs', import.meta.url)), String(records)], { encoding: 'utf8', maxBuffer: 1 << 20 });
-  if (r.status !== 0) throw new Error(`diff bench failed: ${r.stderr}`);
-  const d = JSON.parse(r.stdout);
-  const wall = ((performance.now() - t0) / 1000).toFixed(1);
-  console.log(
-    `diff: ${d.records.toLocaleString('en')} records against a ${d.counts.snapshot.toLocaleString('en')}-record snapshot: diff ${(d.diffMs / 1000).toFixed(2)} s, plan ${(d.planMs / 1000).toFixed(2)} s, peak RSS ${d.peakRssMB} MB (seeding ${(d.seedMs / 1000).toFixed(1)} s; ${wall} s in all)`,
-  );
+const times = (m) => ({ wallMs: Math.round(m.ms), cpuMs: Math.round(m.cpuMs), runs: m.runs });
+const mb = (bytes) => Math.round((bytes / 1e6) * 10) / 10;
+const label = (n) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
+
+async function readPart(dir) {
+  const csv = join(dir, 'export.csv');
+  await writeCsv(csv, CSV_ROWS);
+  say(`read: ${CSV_ROWS.toLocaleString('en')}-row CSV, ${mb((await stat(csv)).size)} MB`);
+  const [bare, full] = interleaved([() => readMeasure('bare-csv', csv), () => readMeasure('full-csv', csv)]);
+  show('bare csv-parse', bare);
+  show('read (decode, parse, map)', full, bare);
+  show('… one record at a time', readMeasure('full-csv-records', csv), bare);
+  show('… A14-style mapping', readMeasure('full-csv-light', csv), bare);
+  figure('read 1M CSV, CPU / bare csv-parse', full.cpuMs / bare.cpuMs, '×', { max: 1.5 }, times(full));
+  figure('read 1M CSV, peak RSS', full.maxRssMb, 'MB', { max: 200 });
+}
+
+async function xlsxPart(dir) {
+  const xlsx = join(dir, 'export.xlsx');
+  await writeXlsx(xlsx, XLSX_ROWS);
+  say(`xlsx: ${XLSX_ROWS.toLocaleString('en')} rows, ${mb((await stat(xlsx)).size)} MB`);
+  const [exceljs, ours] = interleaved([() => readMeasure('exceljs-xlsx', xlsx), () => readMeasure('full-xlsx', xlsx)]);
+  show('exceljs streaming reader', exceljs);
+  show('read XLSX (ours)', ours, exceljs);
+  figure(`read ${label(XLSX_ROWS)} XLSX, rows/s by wall clock`, ours.rows / (ours.ms / 1000), 'rows/s', { min: 100_000 }, times(ours));
+  figure(`read ${label(XLSX_ROWS)} XLSX, rows/s by CPU time`, ours.rows / (ours.cpuMs / 1000), 'rows/s', { min: 100_000 }, times(ours));
+  figure(`read ${label(XLSX_ROWS)} XLSX, peak RSS`, ours.maxRssMb, 'MB', { max: 200 });
+  const ja = join(dir, 'export-ja.xlsx');
+  await writeXlsx(ja, XLSX_ROWS, true);
+  const [jam] = interleaved([() => readMeasure('full-xlsx', ja)]);
+  show('… distinct Japanese names', jam, ours);
+  figure(`read ${label(XLSX_ROWS)} XLSX (Japanese names), rows/s by CPU time`, jam.rows / (jam.cpuMs / 1000), 'rows/s', null, { ...times(jam), maxRssMb: Math.round(jam.maxRssMb) });
+}
+
+async function diffPart(dir) {
+  const rss = {};
+  for (const n of DIFF_SIZES) {
+    const csv = join(dir, `diff-${n}.csv`);
+    const db = join(dir, `diff-${n}.db`);
+    await writeCsv(csv, n);
+    const t = Date.now();
+    child(node(here('diff.bench.mjs'), '--seed', csv, db));
+    say(`diff: ${label(n)}-row export (${mb((await stat(csv)).size)} MB) against a ${label(n)}-record snapshot, 1% changed (seeded in ${((Date.now() - t) / 1000).toFixed(0)} s)`);
+    // The 3M export once (each run takes minutes).
+    const [bare, diff] = interleaved([() => readMeasure('bare-csv', csv), () => child(node(here('diff.bench.mjs'), '--measure', csv, db))], n >= 3e6 ? 1 : RUNS);
+    show('bare csv-parse', bare);
+    show('read + diff + plan', diff, bare);
+    say(`    read ${(diff.readMs / 1000).toFixed(2)} s, diff ${(diff.diffMs / 1000).toFixed(2)} s, plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
+    const detail = { ...times(diff), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(diff.readMs), diffMs: Math.round(diff.diffMs), planMs: Math.round(diff.planMs) };
+    figure(`read+diff+plan ${label(n)}, CPU / bare csv-parse`, diff.cpuMs / bare.cpuMs, '×', { max: 2 }, detail);
+    figure(`read+diff+plan ${label(n)}, wall / bare csv-parse`, diff.ms / bare.ms, '×', { max: 2 }, detail);
+    figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 });
+    rss[n] = diff.maxRssMb;
+    await rm(db, { force: true });
+    await rm(`${db}-wal`, { force: true });
+    await rm(`${db}-shm`, { force: true });
+    await rm(csv, { force: true });
+  }
+  if (rss[1e6] && rss[3e6]) figure('read+diff+plan peak RSS, 3M / 1M', rss[3e6] / rss[1e6], '×', { max: 1.1 });
+}
+
+/** An admin request to the emulator; once more when a kept-alive connection the emulator closed meanwhile fails it. */
+async function admin(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch {
+    return fetch(url, init);
+  }
+}
+
+/** A sync in a child process against an emulator in another; returns its measurement and the server's view of its requests. */
+async function syncAgainst(emu, dir, file, mappingName) {
+  const url = emu.info.url;
+  await admin(`${url}/__emulator/requests`, { method: 'DELETE' });
+  const m = child(node(here('sync.bench.mjs'), '--sync', url, dir, file, mappingName), { env: { ...process.env, BENCH_KEY: emu.info.key } });
+  const { requests } = await (await admin(`${url}/__emulator/requests`)).json();
+  const big = requests.filter((r) => (r.method === 'PUT' && r.path.endsWith('/records')) || (r.method === 'POST' && r.path.endsWith('/imports')));
+  return { ...m, requestBytes: big.map((r) => r.bodyBytes ?? null), requestCount: requests.length };
+}
+
+function showSync(name, m, bare) {
+  show(name, m, bare);
+  const p = m.phases;
+  say(`    ${m.summary.result} by ${m.summary.path}: +${m.summary.adds} ~${m.summary.changes} -${m.summary.deletes}, ${m.requestCount} requests; body as the server read it: ${m.requestBytes.map((b) => `${mb(b)} MB`).join(', ') || 'none'}`);
+  say(`    where the time went (s): ${Object.entries(p).filter(([k]) => !['sendRequestMs', 'polls'].includes(k)).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ')}`);
+  say(`    peak at ${(m.peak.atMs / 1000).toFixed(1)} s (after ${m.peak.after ?? 'start'}): heap ${m.peak.heapMb} of ${m.peak.heapTotalMb} MB, buffers ${m.peak.buffersMb} MB; RSS at start ${m.startRssMb} MB`);
+}
+
+async function squarePart(dir) {
+  const first = join(dir, 'square-items.csv');
+  const next = join(dir, 'square-items-2.csv');
+  await writeSquare(first, SQUARE_ROWS);
+  await writeSquare(next, SQUARE_ROWS, 3);
+  say(`square: ${SQUARE_ROWS.toLocaleString('en')}-row Square item export, 47 columns, ${mb((await stat(first)).size)} MB; the emulator in its own process`);
+  const emu = await startChild(node(here('sync.bench.mjs'), '--emulator'));
+  try {
+    const state = join(dir, 'square-state');
+    const [bare] = interleaved([() => readMeasure('bare-csv', first)]);
+    show('bare csv-parse', bare);
+    const a = await syncAgainst(emu, state, first, 'SQUARE_MAPPING');
+    showSync('first sync', a, bare);
+    const b = await syncAgainst(emu, state, next, 'SQUARE_MAPPING');
+    showSync('sync, 1% of stocks changed', b, bare);
+    for (const [what, m] of [['first sync', a], ['1% changed', b]]) {
+      const detail = { ...times(m), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), phasesMs: m.phases, requestBytes: m.requestBytes };
+      figure(`Square ${label(SQUARE_ROWS)} ${what}, wall / bare csv-parse`, m.ms / bare.ms, '×', { max: 3 }, detail);
+      figure(`Square ${label(SQUARE_ROWS)} ${what}, CPU / bare csv-parse`, m.cpuMs / bare.cpuMs, '×', { max: 3 }, detail);
+      figure(`Square ${label(SQUARE_ROWS)} ${what}, peak RSS`, m.maxRssMb, 'MB', { max: 200 });
+    }
+  } finally {
+    await stopChild(emu.proc);
+  }
+}
+
+async function firstPart(dir) {
+  const csv = join(dir, 'first.csv');
+  await writeCsv(csv, FIRST_ROWS);
+  say(`first: the first sync of a ${label(FIRST_ROWS)}-row export (${mb((await stat(csv)).size)} MB) into an empty dataset; the emulator in its own process`);
+  for (const [path, mapping] of [['PUT /records', 'MAPPING'], ['upload', 'IMPORT_MAPPING']]) {
+    const emu = await startChild(node(here('sync.bench.mjs'), '--emulator'));
+    try {
+      const m = await syncAgainst(emu, join(dir, `first-${mapping}`), csv, mapping);
+      showSync(`first sync, ${path}`, m);
+      const detail = { ...times(m), phasesMs: m.phases, requestBytes: m.requestBytes, path: m.summary.path, result: m.summary.result };
+      figure(`first sync ${label(FIRST_ROWS)} by ${path}, peak RSS`, m.maxRssMb, 'MB', { max: 300 }, detail);
+      figure(`first sync ${label(FIRST_ROWS)} by ${path}, wall time`, m.ms / 1000, 's', null, detail);
+      figure(`first sync ${label(FIRST_ROWS)} by ${path}, request body (server's view)`, mb(m.requestBytes[0] ?? 0), 'MB', null, { path: m.summary.path });
+    } finally {
+      await stopChild(emu.proc);
+    }
+  }
+}
+
+async function idlePart(dir) {
+  const m = child([here('idle.bench.mjs'), dir], { env: { ...process.env, BENCH_NODE_FLAGS: NODE_FLAGS.join(' ') } });
+  say(`idle: a daemon with three datasets (watched folders, schedules, health listener), idle for ${(m.idleMs / 1000).toFixed(0)} s after start`);
+  figure('idle daemon, RSS', m.rssMb, 'MB', { max: 80 }, { heapMb: m.heapMb, startMs: m.startMs });
+  figure('idle daemon, CPU per idle minute', m.cpuPerMinuteMs / 1000, 's', { max: 0.5 }, { idleMs: m.idleMs });
+  figure('idle daemon, exceljs loaded', m.exceljsLoaded ? 1 : 0, 'yes/no', { max: 0 });
 }
 
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'dc-bench-'));
   try {
-    if (NODE_FLAGS.length > 0) console.log(`node flags (${process.env.BENCH_NODE_FLAGS !== undefined ? 'BENCH_NODE_FLAGS' : 'as shipped'}): ${NODE_FLAGS.join(' ')}`);
-    const verdicts = [];
-    if (ONLY !== 'xlsx') {
-      const csv = join(dir, 'export.csv');
-      await writeCsv(csv, CSV_ROWS);
-      console.log(`CSV: ${CSV_ROWS.toLocaleString('en')} rows, ${((await stat(csv)).size / 1e6).toFixed(1)} MB; ${RUNS} run(s) each: median CPU [range], highest peak RSS`);
-      const [bare, full] = measureRuns(['bare-csv', 'full-csv'], csv);
-      show(bare);
-      show(full, bare);
-      show(measure('full-csv-records', csv), bare);
-      show(measure('full-csv-light', csv), bare);
-      // CPU time is the fairer yardstick on a shared machine; wall time is printed too.
-      const csvOk = full.cpuMs <= 1.5 * bare.cpuMs && full.maxRssMb < 200;
-      verdicts.push(`CSV ≤1.5× bare CPU and <200 MB: ${csvOk ? 'met' : 'NOT met'}`);
+    if (NODE_FLAGS.length > 0) say(`node flags (${process.env.BENCH_NODE_FLAGS !== undefined ? 'BENCH_NODE_FLAGS' : 'as shipped'}): ${NODE_FLAGS.join(' ')}`);
+    say(`${RUNS} run(s) of each main figure with its yardstick, interleaved: median CPU [range], highest peak RSS`);
+    const parts = { read: readPart, xlsx: xlsxPart, diff: diffPart, square: squarePart, first: firstPart, idle: idlePart };
+    for (const [name, part] of Object.entries(parts)) {
+      if (!ONLY.has(name)) continue;
+      try {
+        await part(dir);
+      } catch (err) {
+        // One part failing does not lose the others' figures; it is a figure of its own.
+        say(`${name}: failed: ${err instanceof Error ? err.message : String(err)}`);
+        figure(`${name} part ran`, 0, 'yes/no', { min: 1 });
+      }
     }
-    if (ONLY !== 'csv') {
-      const xlsx = join(dir, 'export.xlsx');
-      await writeXlsx(xlsx, XLSX_ROWS);
-      console.log(`XLSX: ${XLSX_ROWS.toLocaleString('en')} rows, ${((await stat(xlsx)).size / 1e6).toFixed(1)} MB; ${RUNS} run(s) each`);
-      const [exceljs, fx] = measureRuns(['exceljs-xlsx', 'full-xlsx'], xlsx);
-      show(exceljs);
-      show(fx, exceljs);
-      // Rows per second as a shop sees them (wall clock) and per CPU second: both must reach 40k.
-      const wallRate = fx.rows / (fx.ms / 1000);
-      const cpuRate = fx.rows / (fx.cpuMs / 1000);
-      const xlsxOk = wallRate >= 40_000 && cpuRate >= 40_000 && fx.maxRssMb < 250;
-      verdicts.push(`XLSX ≥40k rows/s (wall ${Math.round(wallRate).toLocaleString('en')}, CPU ${Math.round(cpuRate).toLocaleString('en')}) and <250 MB (${fx.maxRssMb.toFixed(0)}): ${xlsxOk ? 'met' : 'NOT met'}`);
-      // For information: the same rows with 100,000 distinct Japanese names (two bytes a character in memory).
-      const ja = join(dir, 'export-ja.xlsx');
-      await writeXlsx(ja, XLSX_ROWS, true);
-      console.log(`XLSX, Japanese names: ${((await stat(ja)).size / 1e6).toFixed(1)} MB`);
-      show({ ...measureRuns(['full-xlsx'], ja)[0], kind: 'full-xlsx-ja' }, fx);
-    }
-    console.log(`targets: ${verdicts.join('; ')}`);
+    summary();
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  if (DIFF_RECORDS > 0) diffBench(DIFF_RECORDS);
 }
 
-if (process.argv[2] === '--child') await child(process.argv[3], process.argv[4]);
+if (process.argv[2] === '--child') await readChild(process.argv[3], process.argv[4]);
 else await main();

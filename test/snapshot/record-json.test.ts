@@ -24,12 +24,29 @@ describe('recordJson', () => {
       { numRuns: 500 },
     );
   });
+  it('is canonicalJson for runs of records sharing attribute keys, in any insertion order (its sorted-key cache)', () => {
+    const keys = fc.uniqueArray(fc.oneof(fc.constantFrom('a', 'b', 'Z', '_', '10', '2', 'stock'), fc.string()), { maxLength: 5 });
+    fc.assert(
+      fc.property(keys, fc.array(fc.tuple(fc.func(fc.integer()), value, fc.string()), { minLength: 1, maxLength: 6 }), (ks, rows) => {
+        for (const [order, v, s] of rows) {
+          const shuffled = [...ks].sort((x, y) => order(x) - order(y) || (x < y ? -1 : 1));
+          const attributes = Object.fromEntries(shuffled.map((k, i) => [k, i % 2 ? v : s]));
+          const r = { record_id: 'r', display_name: s, api_value: 'v', aliases: [s, '"\\'], attributes, active: true };
+          expect(recordJson(r as DatasetRecord)).toBe(canonicalJson(r));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('falls back to canonicalJson for other shapes', () => {
     const odd = [
       { record_id: 'a', display_name: 'x', api_value: 'y', aliases: [], attributes: { n: { deep: 1 } }, active: true },
       { record_id: 'a', display_name: 'x', api_value: 'y', aliases: [], attributes: { u: undefined }, active: true },
       { record_id: 'a', display_name: 'x', api_value: 'y', aliases: [], attributes: {}, active: true, extra: 1 },
       { record_id: 'a', display_name: undefined, api_value: 'y', aliases: [], attributes: {}, active: true },
+      { record_id: 'a', display_name: 'x', api_value: 'y', aliases: [1, null], attributes: {}, active: true },
+      { record_id: 'a', display_name: 7, api_value: 'y', aliases: [], attributes: { n: Number.NaN, i: -0, e: 1e21, s: 'a\u2028\ud800' }, active: 'yes' },
     ];
     for (const r of odd) expect(recordJson(r as unknown as DatasetRecord)).toBe(canonicalJson(r));
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readdir, readlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import iconv from 'iconv-lite';
@@ -124,8 +124,10 @@ describe('compressed CSV exports', () => {
     const dir = await tempDir();
     const file = join(dir, 'export.csv.gz');
     await writeFile(file, gzipSync(Buffer.from(csv)));
-    const r = await readSource(file, sourceConfigSchema.parse({ type: 'csv' }), mappingConfigSchema.parse(simpleMapping));
-    expect(r.records).toHaveLength(2);
+    const work = join(dir, 'work');
+    await mkdir(work);
+    const r = await readSource(file, sourceConfigSchema.parse({ type: 'csv' }), mappingConfigSchema.parse(simpleMapping), work);
+    expect(r.records).toBe(2);
     expect(r.importability).toEqual({ importable: false, reason: expect.stringContaining('compressed (gzip)') });
   });
 

@@ -13,8 +13,10 @@ import { recs, scenario, type Scenario } from './harness.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-/** A minimal plan (only its id and dataset matter to the plan file functions). */
-const plan = (planId: string) => ({ planId, dataset: 'shop-1', changeset: { upserts: recs(2) } }) as unknown as ExecPlan;
+/** A minimal plan (only its id and dataset matter to the plan file functions), its changeset inline as plan files held it before issue 18. */
+const plan = (planId: string) =>
+  ({ planId, dataset: 'shop-1', changeset: { records: recs(2), adds: [], changes: [], deletes: [], adopted: [] } }) as unknown as ExecPlan;
+
 
 let t: ReturnType<typeof tempDir>;
 let umask: number;
@@ -35,6 +37,9 @@ describe('plan files are private whatever the umask', () => {
     const dir = join(t.dir, 'var', 'state.db.plans');
     savePlan(dir, plan('p1'));
     expect({ parent: mode(join(t.dir, 'var')), dir: mode(dir), file: mode(join(dir, 'p1.json')) }).toEqual({ parent: 0o700, dir: 0o700, file: 0o600 });
+    // The lists of a changeset live in its folder beside the plan file; without it the plan cannot be run.
+    expect(loadPlan(dir, 'p1')).toBeNull();
+    mkdirSync(join(dir, 'p1.changeset'));
     expect(loadPlan(dir, 'p1')?.planId).toBe('p1');
   });
 
@@ -61,8 +66,15 @@ describe('plan files are private whatever the umask', () => {
     expect(readFileSync(join(dir, 'p3.upload'), 'utf8')).toBe('SKU,Name\nA,Apple\n');
   });
 
-  it('an upload sync keeps its plan and its copy of the export (a 0644 file) 0600 in a 0700 folder', async () => {
+  it('an upload sync keeps its plan, its changeset, its sorted export and its copy of the export (a 0644 file) 0600 in 0700 folders', async () => {
     let seen: Record<string, number> | null = null;
+    // Every file and folder under the plan folder, by kind: plan.json, the changeset's files, the sync's scratch folder.
+    const kinds = (dir: string, prefix = ''): Array<[string, number]> =>
+      readdirSync(dir).flatMap((n): Array<[string, number]> => {
+        const path = join(dir, n);
+        const kind = prefix + (n.startsWith('work.') ? 'work.*' : n.replace(/-\d+$/, '-*').replace(/^plan-.*\./, '*.'));
+        return statSync(path).isDirectory() ? [[`${kind}/`, mode(path)], ...kinds(path, `${kind}/`)] : [[kind, mode(path)]];
+      });
     s = await scenario({
       records: recs(30),
       policy: { replace: { max_per_record_changes: 2, job_poll_ms: 100 } },
@@ -70,13 +82,41 @@ describe('plan files are private whatever the umask', () => {
       onRequest: (e) => {
         if (e.method !== 'POST' || !e.path.endsWith('/imports')) return;
         const dir = join(s!.dir, 'state.db.plans');
-        seen = Object.fromEntries([['(folder)', mode(dir)], ...readdirSync(dir).map((n) => [n.replace(/^.*\./, '*.'), mode(join(dir, n))])]);
+        seen = Object.fromEntries([['(folder)', mode(dir)], ...kinds(dir)]);
       },
     });
     expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(30)) })).result).toBe('unchanged'); // adopt
     const renamed = await s.writeExport(recs(30).map((r) => ({ ...r, display_name: `New ${r.record_id}` })));
     chmodSync(renamed, 0o644);
     expect(await s.engine.sync(s.ds, { file: renamed })).toMatchObject({ result: 'published', path: 'import' });
-    expect(seen).toEqual({ '(folder)': 0o700, '*.json': 0o600, '*.upload': 0o600 });
+    const changeset = Object.fromEntries(['source-*', 'adds', 'changes', 'deletes', 'adopted', 'desired', 'dataset'].map((f) => [f, 0o600]));
+    expect(seen).toEqual({
+      '(folder)': 0o700,
+      '*.json': 0o600,
+      '*.upload': 0o600,
+      '*.changeset/': 0o700,
+      ...Object.fromEntries(Object.entries(changeset).map(([f, m]) => [`*.changeset/${f}`, m])),
+      // The sync's scratch folder: the sorted export (the changeset's source-* are the same files, linked).
+      'work.*/': 0o700,
+      'work.*/run-*': 0o600,
+    });
+  });
+
+  it('files of a plan a crash left before it was journaled are removed by the next sync of its dataset, not of another', async () => {
+    s = await scenario({ records: recs(3) });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
+    const dir = join(s.dir, 'state.db.plans');
+    // A changeset moved beside its plan file-to-be, and a plan file whose journal row was never written.
+    mkdirSync(join(dir, 'plan-orphan-a.changeset'), { mode: 0o700 });
+    writeFileSync(join(dir, 'plan-orphan-a.changeset', 'dataset'), 'shop-1');
+    writeFileSync(join(dir, 'plan-orphan-b.json'), JSON.stringify({ planId: 'plan-orphan-b', dataset: 'shop-1' }));
+    mkdirSync(join(dir, 'plan-other.changeset'), { mode: 0o700 });
+    writeFileSync(join(dir, 'plan-other.changeset', 'dataset'), 'shop-2');
+    // Leftover scratch of a sync that crashed while reading.
+    mkdirSync(join(dir, 'work.shop-1.0123456789ab'), { mode: 0o700 });
+    mkdirSync(join(dir, 'work.shop-2.0123456789ab'), { mode: 0o700 });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
+    expect(readdirSync(dir).sort()).toEqual(['plan-other.changeset', 'work.shop-2.0123456789ab']);
   });
 });
+

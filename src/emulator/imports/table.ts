@@ -1,6 +1,6 @@
+import type ExcelJS from 'exceljs';
 import iconv from 'iconv-lite';
 import { parse } from 'csv-parse/sync';
-import ExcelJS from 'exceljs';
 import { validationFailed } from '../http-error.js';
 
 /** A cell value as read from a file. */
@@ -41,6 +41,8 @@ export function readCsv(bytes: Buffer, encoding = 'utf-8'): Table {
 
 /** A14: read one sheet (by name, default the first) of an XLSX file. */
 export async function readXlsx(bytes: Buffer, sheet?: string): Promise<Table> {
+  // Loaded on the first XLSX upload only: exceljs and its dependencies are ~25 MB of a process's memory.
+  const { default: ExcelJS } = await import('exceljs');
   const workbook = new ExcelJS.Workbook();
   try {
     await workbook.xlsx.load(bytes as unknown as ArrayBuffer);

@@ -1,7 +1,7 @@
-import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { SourceError } from '../errors.js';
 import { boundText } from '../excerpt.js';
 import { partName } from './archive.js';
+import { XmlScanner, XmlSyntaxError } from './xml-scan.js';
 
 /** Handlers for one XML part. Tag names arrive without the root element's prefix (`x:c` → `c`). */
 export interface XmlHandlers {
@@ -27,47 +27,44 @@ export async function* parseXml(
   handlers: XmlHandlers,
   where: () => string = () => '',
 ): AsyncGenerator<void> {
-  // No position tracking: it is a third of saxes's time, and our errors name rows, not XML columns.
-  const parser = new SaxesParser({ xmlns: false, position: false });
-  let malformed: Error | null = null;
+  let rootPrefix: string | null = null;
   // Only the root element's own prefix is stripped (x:c → c, as the Open XML SDK may write every element):
   // an element of another namespace keeps its prefix, so x15:workbookPr is never taken for workbookPr.
-  let rootPrefix: string | null = null;
   const name = (qualified: string) => (rootPrefix && qualified.startsWith(rootPrefix) ? qualified.slice(rootPrefix.length) : qualified);
-  let depth = 0;
-  parser.on('opentag', (tag: SaxesTagPlain) => {
-    if (rootPrefix === null) {
-      const colon = tag.name.indexOf(':');
-      rootPrefix = colon < 0 ? '' : tag.name.slice(0, colon + 1);
-    }
-    // saxes keeps every open element; a crafted part nested a million deep would take half a gigabyte.
-    if (++depth > MAX_DEPTH) {
-      throw new SourceError('WRONG_FORMAT', `${file}: part ${partName(part)} nests elements deeper than any workbook writer does (${MAX_DEPTH}); refused as damaged or crafted`, { file, setting: 'type' });
-    }
-    handlers.open(name(tag.name), tag.attributes);
-  });
-  parser.on('closetag', (tag: SaxesTagPlain) => {
-    depth--;
-    handlers.close(name(tag.name));
-  });
-  parser.on('text', handlers.text);
-  parser.on('cdata', handlers.text);
-  parser.on('error', (err) => {
-    malformed ??= err;
-  });
+  // Past MAX_DEPTH the part is refused: a crafted part nested a million deep would hold a million names open.
+  const tooDeep = () =>
+    new SourceError('WRONG_FORMAT', `${file}: part ${partName(part)} nests elements deeper than any workbook writer does (${MAX_DEPTH}); refused as damaged or crafted`, { file, setting: 'type' });
+  const scanner = new XmlScanner(
+    {
+      open(qualified, attributes) {
+        if (rootPrefix === null) {
+          const colon = qualified.indexOf(':');
+          rootPrefix = colon < 0 ? '' : qualified.slice(0, colon + 1);
+        }
+        handlers.open(name(qualified), attributes);
+      },
+      close: (qualified) => handlers.close(name(qualified)),
+      text: handlers.text,
+    },
+    MAX_DEPTH,
+    tooDeep,
+  );
   const refuse = (err: Error) => {
     const at = where();
     // saxes quotes what it met (an entity name, a character): bounded and escaped, and not kept as the cause.
     return new SourceError('WRONG_FORMAT', `${file}: part ${partName(part)} is not well-formed XML${at ? ` ${at}` : ''} (${boundText(err.message, 120)}); the workbook is damaged — export it again`, { file, setting: 'type' });
   };
-  // A handler's throw leaves write() and ends the read; it is that error the caller sees.
-  for await (const piece of text) {
-    parser.write(piece);
-    if (malformed) throw refuse(malformed);
-    yield;
+  // A handler's throw ends the read; it is that error the caller sees. A syntax error becomes WRONG_FORMAT.
+  try {
+    for await (const piece of text) {
+      scanner.write(piece);
+      yield;
+    }
+    scanner.close();
+  } catch (err) {
+    if (err instanceof XmlSyntaxError) throw refuse(err);
+    throw err;
   }
-  parser.close();
-  if (malformed) throw refuse(malformed);
 }
 
 /** Parse a whole (small) part, for the parts read before any row. */

@@ -1,0 +1,183 @@
+import fc from 'fast-check';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mappingConfigSchema } from '../../src/mapping/config.js';
+import type { DatasetRecord, RecordField } from '../../src/model/record.js';
+import { openStateDb } from '../../src/snapshot/db.js';
+import { recordJson } from '../../src/snapshot/record-json.js';
+import { compareIds, snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
+import { sourceConfigSchema } from '../../src/sources/config.js';
+import { readExportFile } from '../../src/sources/index.js';
+import type { Changeset } from '../../src/sync/changeset.js';
+import { diffSorted, diffSource, type DiffOptions } from '../../src/sync/diff.js';
+import { replaceRecords } from '../../src/sync/ownership.js';
+import { readSource } from '../../src/sync/source-read.js';
+import { SourceSorter, type SortedSource } from '../../src/sync/sorted-source.js';
+import { rec, tempDir } from './diff-fixtures.js';
+
+/**
+ * Issue 18: the sync diffs an export sorted on disk against the snapshot, into
+ * a changeset on disk. It must give exactly the changeset of the in-memory
+ * merge-join (diffSorted), whatever the order of the export, however many runs
+ * the sort spills, and in byte order of record_id (A7) even where JavaScript's
+ * UTF-16 order disagrees (characters above U+FFFF against U+E000–U+FFFF).
+ */
+
+let t: ReturnType<typeof tempDir>;
+beforeEach(() => {
+  t = tempDir();
+});
+afterEach(() => t.cleanup());
+
+const all = <T>(xs: Iterable<T>): T[] => [...xs];
+/** Byte order of UTF-8, independently of compareIds. */
+const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+let n = 0;
+/** Sort `records` (given in this order) on disk with runs of `runBytes` bytes. */
+function sorted(records: DatasetRecord[], runBytes: number): { source: SortedSource; dups: Array<[string, number, number]> } {
+  const sorter = new SourceSorter(t.dir, runBytes);
+  records.forEach((r, i) => sorter.add(r.record_id, i + 2, recordJson(r)));
+  const dups: Array<[string, number, number]> = [];
+  const source = sorter.finish((id, line, first) => dups.push([id, line, first]));
+  return { source, dups };
+}
+
+async function external(records: DatasetRecord[], seeds: SnapshotSeed[], options: DiffOptions, runBytes: number): Promise<Changeset> {
+  const { source } = sorted(records, runBytes);
+  return diffSource(source, snapshotReaderFrom(seeds), options, join(t.dir, `cs-${++n}`));
+}
+
+/** Everything a changeset holds, as plain values. */
+function contents(cs: Changeset) {
+  return {
+    ownership: cs.ownership,
+    counts: cs.counts,
+    digest: cs.digest,
+    foreignEdits: cs.foreignEdits,
+    head: cs.head,
+    records: all(cs.records),
+    adds: all(cs.adds),
+    changes: all(cs.changes),
+    deletes: all(cs.deletes),
+    adopted: all(cs.adopted),
+  };
+}
+
+// Ids that sort differently by UTF-16 code unit and by byte: U+1F600 (a surrogate pair) sorts after U+FF01 in bytes, before it in UTF-16.
+const ID_PARTS = ['a', 'B', '0', '.', '-', ':', '_', 'z', '\uff01', '\ue000', '\u{1f600}', '\u00e9', 'A-1'];
+const idArb = fc.array(fc.constantFrom(...ID_PARTS), { minLength: 1, maxLength: 3 }).map((p) => p.join(''));
+const recArb = fc.record({
+  id: idArb,
+  name: fc.constantFrom('n1', 'n2'),
+  stock: fc.constantFrom(0, 1, 2),
+  active: fc.boolean(),
+  owned: fc.boolean(),
+  foreign: fc.constantFrom<RecordField[]>([], ['display_name'], ['attributes']),
+});
+const uniq = <T extends { id: string }>(xs: T[]): T[] => [...new Map(xs.map((x) => [x.id, x] as const)).values()];
+const toRec = (x: { id: string; name: string; stock: number; active: boolean }) => rec(x.id, { display_name: x.name, attributes: { stock: x.stock }, active: x.active });
+
+describe('external diff (sorted runs on disk) against the in-memory merge-join', () => {
+  it('gives the same changeset, digest and body for random exports and snapshots, in any order and run size', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(recArb, { maxLength: 40 }),
+        fc.array(recArb, { maxLength: 40 }),
+        fc.constantFrom<DiffOptions['ownership']>('source', 'full'),
+        fc.constantFrom<NonNullable<DiffOptions['onForeignEdit']>>('overwrite', 'keep'),
+        fc.constantFrom(1, 40, 400, 1 << 20),
+        async (snap, src, ownership, onForeignEdit, runBytes) => {
+          const seeds: SnapshotSeed[] = uniq(snap).map((x) => ({ record: toRec(x), owned: x.owned, foreignFields: x.owned ? x.foreign : [] }));
+          const source = uniq(src).map(toRec); // in arbitrary (file) order
+          const options = { ownership, onForeignEdit };
+          const mem = diffSorted([...source].sort((a, b) => byBytes(a.record_id, b.record_id)), snapshotReaderFrom(seeds), options);
+          const ext = await external(source, seeds, options, runBytes);
+          expect(contents(ext)).toEqual(contents(mem));
+          expect(all(replaceRecords(ext, snapshotReaderFrom(seeds)))).toEqual(all(replaceRecords(mem, snapshotReaderFrom(seeds))));
+          // Independently of compareIds: the adds are the new ids in UTF-8 byte order.
+          const known = new Set(seeds.map((s) => (s as { record: DatasetRecord }).record.record_id));
+          expect(all(ext.adds).map((r) => r.record_id)).toEqual(source.map((r) => r.record_id).filter((id) => !known.has(id)).sort(byBytes));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('compareIds is UTF-8 byte order, also where UTF-16 order differs', () => {
+    fc.assert(
+      fc.property(idArb, idArb, (a, b) => {
+        expect(Math.sign(compareIds(a, b))).toBe(Math.sign(byBytes(a, b)));
+      }),
+    );
+    expect('\u{1f600}' < '\uff01').toBe(true); // UTF-16: the surrogate first
+    expect(compareIds('\u{1f600}', '\uff01')).toBe(1); // bytes: F0 9F… after EF BC…
+  });
+
+  it('merges more runs than it opens at once (rounds), earliest line first among equal ids', () => {
+    const records = Array.from({ length: 300 }, (_, i) => rec(`id-${String((i * 7919) % 250).padStart(3, '0')}`, { display_name: `line ${i + 2}` }));
+    const { source, dups } = sorted(records, 1); // a run per record: 300 runs, merged 64 at a time
+    const entries = all(source.entries());
+    expect(entries.map((e) => e.record_id)).toEqual([...new Set(records.map((r) => r.record_id))].sort());
+    // The first occurrence of each id is kept; each later one is reported with the first's line.
+    for (const e of entries) expect(e.line).toBe(records.findIndex((r) => r.record_id === e.record_id) + 2);
+    expect(dups).toHaveLength(50);
+    for (const [id, line, first] of dups) {
+      expect(records[line - 2]!.record_id).toBe(id);
+      expect(first).toBe(records.findIndex((r) => r.record_id === id) + 2);
+    }
+    // What is left is the source's own runs (merged in rounds to at most 64, read merged), no id runs.
+    expect(readdirSync(t.dir).sort()).toEqual(source.runs.map((r) => r.slice(t.dir.length + 1)).sort());
+    expect(source.runs.length).toBeLessThanOrEqual(64);
+  });
+
+  it('diffs a sorted export against the SQLite snapshot reader and reads the changeset back from disk', async () => {
+    const db = openStateDb(join(t.dir, 'state.db'));
+    try {
+      const s = db.snapshot('shop');
+      const ids = (k: number) => `r${String(k).padStart(5, '0')}`;
+      s.confirm({ activeVersion: 1, upserts: Array.from({ length: 2500 }, (_, k) => rec(ids(k))) });
+      const src = Array.from({ length: 2600 }, (_, k) => rec(ids(2599 - k), k === 2589 ? { active: false } : {})).filter((r) => r.record_id !== ids(7));
+      const { source } = sorted(src, 4096);
+      const cs = await diffSource(source, s.reader(), { ownership: 'source' }, join(t.dir, 'cs'));
+      expect(cs.counts).toMatchObject({ adds: 100, changes: 1, deletes: 1, unchanged: 2498, snapshot: 2500 });
+      expect(all(cs.changes).map((c) => [c.record_id, c.patch])).toEqual([[ids(10), { active: false }]]);
+      expect(all(cs.deletes)).toEqual([{ record_id: ids(7), owned: true }]);
+      expect(all(cs.adds).map((r) => r.record_id)).toEqual(Array.from({ length: 100 }, (_, k) => ids(2500 + k)));
+      expect(cs.head.adds).toHaveLength(100);
+      expect(existsSync(join(t.dir, 'cs', 'source-0001'))).toBe(true);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('repeated record_ids found by the sort (the reader keeps no set of keys)', () => {
+  const mapping = mappingConfigSchema.parse({ fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' } });
+  // Every 10th row repeats an earlier SKU; one row is bad (empty name).
+  const csv = ['SKU,Name,Code', ...Array.from({ length: 200 }, (_, i) => `S${i % 10 === 9 ? i - 5 : i},${i === 50 ? '' : `Item ${i}`},c${i}`)].join('\n');
+
+  for (const on_row_errors of ['skip_rows', 'reject_file'] as const) {
+    it(`gives the reader's own verdict, row errors and records (${on_row_errors}), over many runs`, async () => {
+      const file = join(t.dir, `export-${on_row_errors}.csv`);
+      writeFileSync(file, csv);
+      const source = sourceConfigSchema.parse({ type: 'csv', on_row_errors, max_bad_row_ratio: 0.5, max_row_errors_kept: 15 });
+      const ref = await readExportFile(file, source, mapping); // with the in-memory key index
+      const got = await readSource(file, source, mapping, t.dir, { runBytes: 300 });
+      expect(got.rejected?.code ?? null).toBe(ref.rejected?.code ?? null);
+      expect(got.rowErrors).toEqual(ref.row_errors);
+      expect(got.rows).toBe(ref.counts.rows);
+      if (ref.rejected) {
+        expect(got.sorted).toBeNull();
+        return;
+      }
+      expect(got.records).toBe(ref.records.length);
+      const want = new Map(ref.records.map((r, i) => [r.record_id, { line: ref.lines[i], json: recordJson(r) }] as const));
+      const entries = all(got.sorted!.entries());
+      expect(entries.map((e) => e.record_id)).toEqual([...want.keys()].sort(byBytes));
+      for (const e of entries) expect({ line: e.line, json: e.json }).toEqual(want.get(e.record_id));
+      expect(got.sorted!.linesOf(['S3', 'S4', 'nope'])).toEqual(new Map([['S3', 5], ['S4', 6]]));
+    });
+  }
+});
