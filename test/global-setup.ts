@@ -1,11 +1,27 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Build dist/ once, so tests that start the real CLI as a child process run what ships. */
-export default function setup(): void {
+/**
+ * Build dist/ once, so tests that start the real CLI as a child process run what ships; and give the run a
+ * temporary folder of its own (TMPDIR, which os.tmpdir() and the CLI children follow), removed at the end, so
+ * that thousands of test state dirs do not pile up in /tmp. KEEP_TEST_TMP=1 keeps it to look into a failure.
+ */
+export default function setup(): () => void {
   const root = fileURLToPath(new URL('..', import.meta.url));
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], {
     cwd: root,
     stdio: 'inherit',
   });
+  const runTmp = mkdtempSync(join(tmpdir(), 'dc-test-run-'));
+  process.env['TMPDIR'] = runTmp;
+  return () => {
+    if (process.env['KEEP_TEST_TMP'] === '1') {
+      process.stderr.write(`test temporary files kept in ${runTmp}\n`);
+      return;
+    }
+    rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+  };
 }
