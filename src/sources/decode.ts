@@ -39,6 +39,7 @@ export class StreamDecoder {
   private pending: Buffer | null = null;
   private linesSeen = 1;
   private highSurrogate = '';
+  private bytesIn = 0;
   /** The encoding used, after BOM detection for `auto`. */
   encoding: string;
 
@@ -52,6 +53,7 @@ export class StreamDecoder {
 
   /** Decode the next chunk; may return '' while waiting for enough bytes to see a BOM. */
   write(chunk: Buffer): string {
+    this.bytesIn += chunk.length;
     if (this.decoder === null) {
       const head = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
       if (head.length < 3) {
@@ -65,14 +67,31 @@ export class StreamDecoder {
     return this.check(this.decoder.write(chunk));
   }
 
-  /** Flush the decoder; an incomplete character at the end of the file is an encoding error. */
+  /**
+   * Flush the decoder; an incomplete character at the end of the file is an encoding error. For UTF-16 it is
+   * proof of a cut-off file (an odd byte count, or a surrogate pair missing its second half), which iconv-lite
+   * drops silently: the file is refused as TRUNCATED so that the rows it lost are never read as deleted.
+   */
   end(): string {
+    let text: string;
     if (this.decoder === null) {
       this.start(this.pending ?? Buffer.alloc(0));
-      const text = this.pending ? this.decoder!.write(this.pending) : '';
-      return this.check(text + (this.decoder!.end() ?? ''), true);
+      text = (this.pending ? this.decoder!.write(this.pending) : '') + (this.decoder!.end() ?? '');
+    } else {
+      text = this.decoder.end() ?? '';
     }
-    return this.check(this.decoder.end() ?? '', true);
+    if (this.encoding.startsWith('utf-16')) {
+      const tail = this.highSurrogate + text;
+      const last = tail.charCodeAt(tail.length - 1);
+      if (this.bytesIn % 2 === 1 || (last >= 0xd800 && last <= 0xdbff)) {
+        throw new SourceError(
+          'TRUNCATED',
+          `${this.file}: ends in the middle of a ${this.encoding.toUpperCase()} character (${this.bytesIn} bytes); the file was cut off while it was written or copied. Nothing from it is used: let the export finish, or export again`,
+          { file: this.file, line: this.linesSeen + countNewlines(text, text.length) },
+        );
+      }
+    }
+    return this.check(text, true);
   }
 
   private start(head: Buffer): void {
@@ -90,7 +109,7 @@ export class StreamDecoder {
       this.highSurrogate = text.slice(-1);
       text = text.slice(0, -1);
     }
-    const at = text.indexOf('\uFFFD');
+    const at = this.encoding.startsWith('utf-16') ? firstInvalid(text, last) : text.indexOf('\uFFFD');
     if (at !== -1) {
       const line = this.linesSeen + countNewlines(text, at);
       throw new SourceError(
@@ -102,6 +121,20 @@ export class StreamDecoder {
     if (text.length > 0) this.linesSeen += countNewlines(text, text.length);
     return text;
   }
+}
+
+/** The first U+FFFD or unpaired surrogate (UTF-16 decoders pass those through), or -1. */
+function firstInvalid(text: string, last: boolean): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0xfffd) return i;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+      else if (i + 1 < text.length || last) return i;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return i;
+  }
+  return -1;
 }
 
 function countNewlines(text: string, end: number): number {

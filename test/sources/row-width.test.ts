@@ -68,6 +68,39 @@ describe('rows shorter or longer than the header (CSV)', () => {
     }
   });
 
+  it('a UTF-16 file cut in the middle of a character (odd byte count, half a surrogate pair) is TRUNCATED, never read short', async () => {
+    // Review of issue 11: iconv-lite drops a last odd byte silently, so 90 complete rows plus one stray byte
+    // were read as an export without the 10 rows after them, and those 10 records were deleted live.
+    const dir = await tempDir();
+    const rows = `SKU,Name,Stock,Active\n${Array.from({ length: 5 }, (_, i) => `B0${i}0,Tea,12,true\n`).join('')}`;
+    const le = iconv.encode(`\uFEFF${rows}`, 'utf-16le');
+    const be = iconv.encode(`\uFEFF${rows}`, 'utf-16be');
+    const cases: Array<[string, Buffer, Record<string, unknown>]> = [
+      ['le-extra.csv', Buffer.concat([le, Buffer.from('S')]), { encoding: 'utf-16le' }],
+      ['le-extra-auto.csv', Buffer.concat([le, Buffer.from('S')]), { encoding: 'auto' }],
+      ['be-extra.csv', Buffer.concat([be, Buffer.from([0x00])]), { encoding: 'utf-16be' }],
+      ['le-mid-row.csv', le.subarray(0, le.length - 7), { encoding: 'utf-16le' }],
+      ['le-half-pair.csv', iconv.encode(`\uFEFF${rows}B900,\u{1F375}`, 'utf-16le').subarray(0, -2), { encoding: 'auto' }],
+    ];
+    for (const [name, bytes, source] of cases) {
+      const file = join(dir, name);
+      await writeFile(file, bytes);
+      for (const chunk_bytes of [3, 64 * 1024]) {
+        const r = await readExportFile(file, sourceConfigSchema.parse({ type: 'csv', ...source }), mappingConfigSchema.parse(stock), { chunk_bytes });
+        expect([name, chunk_bytes, r.rejected?.code, r.records.length]).toEqual([name, chunk_bytes, 'TRUNCATED', 0]);
+      }
+    }
+    const whole = await readText(le, { encoding: 'utf-16le' }, stock);
+    expect(whole.rejected).toBeNull();
+    expect(whole.records).toHaveLength(5);
+  });
+
+  it('an unpaired surrogate inside a UTF-16 file is BAD_ENCODING', async () => {
+    const bytes = Buffer.concat([iconv.encode('\uFEFFSKU,Name,Stock,Active\nB010,T', 'utf-16le'), Buffer.from([0x3d, 0xd8]), iconv.encode('a,12,true\n', 'utf-16le')]);
+    const r = await readText(bytes, { encoding: 'auto' }, stock);
+    expect(r.rejected).toMatchObject({ code: 'BAD_ENCODING', context: { line: 2 } });
+  });
+
   it('a complete last row without a final line end is fine (common), with any line ending and chunking', async () => {
     for (const text of [`${HEADER}B010,Tea,12,true\nB030,Milk,530,false`, 'SKU,Name,Stock,Active\r\nB010,Tea,12,true\r\nB030,Milk,530,false', `${HEADER}B010,Tea,12,true\nB030,Milk,530,false\r`]) {
       for (const chunk_bytes of [1, 5, 64 * 1024]) {
