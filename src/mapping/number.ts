@@ -52,8 +52,35 @@ export function numberParser(g: NumberGrammar, integer: boolean): Transform {
     }
     if (!Number.isFinite(n)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is out of range`, s);
     if (integer && !Number.isInteger(n)) throw new ValueError('TRANSFORM_FAILED', `${excerpt(s)} is not a whole number`, s);
+    // A value a double cannot hold exactly would be published as a different number (12345678901234567 as
+    // ...568, 99999999999999999999 as 1e20) with no error: refuse it; a code that long is text, not a number.
+    if (integer ? !Number.isSafeInteger(n) : s.length > 15 && significantDigits(s) > 15) {
+      throw new ValueError(
+        'TRANSFORM_FAILED',
+        `${excerpt(s)} has more digits than a number keeps exactly (${integer ? 'whole numbers up to 9007199254740991' : '15 significant digits'}); map this column without a number transform to keep it as text`,
+        s,
+      );
+    }
     return n;
   };
+}
+
+/** Digits of the mantissa from the first to the last non-zero one ("0012.3400e5" → 4). */
+function significantDigits(s: string): number {
+  let first = -1;
+  let last = -1;
+  let count = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 101 || c === 69) break; // e E
+    if (c < 48 || c > 57) continue;
+    if (c !== 48) {
+      if (first === -1) first = count;
+      last = count;
+    }
+    count++;
+  }
+  return first === -1 ? 0 : last - first + 1;
 }
 
 const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);

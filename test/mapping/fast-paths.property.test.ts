@@ -17,6 +17,8 @@ function referenceNumber(s0: string, decimal: '.' | ',', thousands: string, expo
   if (decimal === ',') plain = plain.replace(',', '.');
   const n = Number(plain);
   if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) return 'error';
+  const significant = plain.split(/[eE]/)[0]!.replace(/\D/g, '').replace(/^0+/, '').replace(/0+$/, '').length;
+  if (integer ? !Number.isSafeInteger(n) : significant > 15) return 'error';
   return n;
 }
 const referenceSplit = (s: string, sep: string) => s.split(sep).map((p) => p.trim()).filter((p) => p !== '');

@@ -38,6 +38,22 @@ describe('numbers say their grammar', () => {
     expect(r.records[0]!.attributes.price).toBe(1234.5);
   });
 
+  it('a value a number cannot hold exactly is a row error, never published rounded', async () => {
+    // Review of issue 16: 12345678901234567 was published as 12345678901234568 and 99999999999999999999 as 1e20.
+    const big = 'SKU,Name,Qty,Price\nA,a,9007199254740991,0.1234567890123450\nB,b,12345678901234567,1\nC,c,99999999999999999999,1\nD,d,1,1.2345678901234567\nE,e,-9007199254740993,100000000000000000000\n';
+    const r = await read(big, {
+      fields: { 'attributes.qty': { column: 'Qty', transforms: ['integer'] }, 'attributes.price': { column: 'Price', transforms: ['number'] } },
+    });
+    expect(r.records.map((x) => [x.record_id, x.attributes.qty, x.attributes.price])).toEqual([['A', 9007199254740991, 0.123456789012345]]);
+    expect(r.row_errors.map((e) => [e.line, e.column, e.value])).toEqual([
+      [3, 'Qty', '12345678901234567'],
+      [4, 'Qty', '99999999999999999999'],
+      [5, 'Price', '1.2345678901234567'],
+      [6, 'Qty', '-9007199254740993'],
+    ]);
+    expect(r.row_errors[0]!.reason).toMatch(/more digits than a number keeps exactly.*keep it as text/);
+  });
+
   it('the config refuses a decimal mark that is also the thousands mark, wherever each is set', () => {
     const r = mappingConfigSchema.safeParse({ numbers: { thousands_separator: ',' }, fields: { ...base, 'attributes.p': { column: 'P', transforms: [{ number: { decimal_separator: ',' } }] } } });
     expect(r.success).toBe(false);
