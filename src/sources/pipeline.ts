@@ -28,7 +28,7 @@ export class RowPipeline {
   /** CSV rows must be as wide as the header (ragged_rows: reject); XLSX rows leave out their trailing empty cells. */
   private readonly strictWidth: boolean;
   /** The header row's first cell as written, and its line: a row starting so is checked for a repeated header. */
-  private headerFirstCell: string | null = null;
+  private headerFirstKey: string | null = null;
   private headerLine = 0;
 
   constructor(
@@ -68,7 +68,7 @@ export class RowPipeline {
       return;
     }
     const width = this.header.length;
-    if (cells[0] === this.headerFirstCell && this.isHeaderAgain(cells)) {
+    if (this.headerFirstKey !== null && cells[0] !== undefined && mayBeHeaderCell(cells[0], this.headerFirstKey) && this.isHeaderAgain(cells)) {
       // Two exports joined into one (a writer appending, `cat a.csv b.csv`): its key would repeat, and the older row win.
       throw new SourceError(
         'REPEATED_HEADER',
@@ -141,9 +141,13 @@ export class RowPipeline {
   }
 
   /** Whether a row's cells, cleaned as the header was, are the header's (trailing empty cells aside). */
+  /**
+   * The header again, as a joined file repeats it: the second export's byte order mark, another case or spacing
+   * (Excel's "CSV UTF-8" starts each file with a BOM, so `cat a.csv b.csv` puts one before the second header).
+   */
   private isHeaderAgain(cells: string[]): boolean {
     const names = cleanHeader(cells, this.clean);
-    return names.length === this.header.length && names.every((n, i) => n === this.header[i]);
+    return names.length === this.header.length && names.every((n, i) => headerKey(n) === headerKey(this.header[i]!));
   }
 
   /**
@@ -197,7 +201,7 @@ export class RowPipeline {
       return;
     }
     this.header = names;
-    this.headerFirstCell = cells[0] ?? '';
+    this.headerFirstKey = headerKey(cells[0] ?? '');
     this.headerLine = line;
     this.mapper = compileMapping(this.mapping, names, this.file, line);
   }
@@ -218,4 +222,14 @@ export function rowErrorVerdict(file: string, counts: ExportCounts, source: Pick
     });
   }
   return null;
+}
+
+/** A header name as compared for a repeated header: no BOM, no outer or doubled spaces, any case. */
+function headerKey(name: string): string {
+  return name.replace(/^\uFEFF/, '').trim().replace(/\s+/g, ' ').toLowerCase();
+}
+
+/** A cheap first test on every row's first cell before the full comparison (most rows fail it on length). */
+function mayBeHeaderCell(cell: string, key: string): boolean {
+  return cell.length >= key.length && cell.length <= key.length + 16 && headerKey(cell) === key;
 }

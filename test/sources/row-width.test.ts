@@ -197,6 +197,15 @@ describe('two exports joined into one file', () => {
     }
   });
 
+  it('two Excel "CSV UTF-8" exports joined (a BOM before each header), or the header again in another case or spacing, are refused too', async () => {
+    // Review of issue 11: `cat a.csv b.csv` of two BOM-started files was used with skip_rows, the older rows winning.
+    const a = `\uFEFF${HEADER}B010,Tea,12,true\n`;
+    for (const second of [`\uFEFF${HEADER}B010,Tea,0,false\n`, `sku, name ,STOCK,Active\nB010,Tea,0,false\n`]) {
+      const r = await readText(Buffer.from(a + second, 'utf8'), { on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, stock);
+      expect(r.rejected).toMatchObject({ code: 'REPEATED_HEADER', context: { line: 3 } });
+    }
+  });
+
   it('a product whose first cell merely equals the first header name is a row like any other', async () => {
     const r = await readText(`${HEADER}SKU,Tea,12,true\n`, {}, { ...stock, fields: { ...stock.fields, record_id: 'SKU' } });
     expect(r.rejected).toBeNull();
