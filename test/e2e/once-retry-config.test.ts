@@ -1,5 +1,5 @@
 // The built CLI as a child process (slow kind): run --once, retry from failed/, config (issue 17).
-import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -66,6 +66,9 @@ describe('run --once, retry, config', () => {
     expect(await readdir(join(s.inbox, 'processed'))).toHaveLength(1);
     expect(fx.emu.emulator.records('e2e-retry').find((r) => r.record_id === 'P-0003')?.attributes).toMatchObject({ stock: '12 pcs' });
 
+    // A link someone left in failed/ is not an export the connector failed: never offered (review of issue 11).
+    await writeFile(join(s.dir, 'elsewhere.csv'), exportCsv(1));
+    await symlink(join(s.dir, 'elsewhere.csv'), join(s.inbox, 'failed', 'zz-newest-link.csv'));
     const none = await runCli(['retry', 'shop', '--config', s.configPath], s.env);
     expect(none.code).toBe(66);
     expect(none.stderr).toContain('no export waits in');

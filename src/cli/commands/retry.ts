@@ -1,4 +1,4 @@
-import { readdir, rm, stat } from 'node:fs/promises';
+import { lstat, readdir, rm, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join } from 'node:path';
 import type { Command } from 'commander';
 import type { DatasetConfig } from '../../config/schema.js';
@@ -27,7 +27,8 @@ async function failedExport(ds: DatasetConfig & { watch: WatchConfig }, file: st
   for (const name of names) {
     if (name.startsWith('.') || name.endsWith('.rejected.csv')) continue;
     const path = join(dir, name);
-    const st = await stat(path).catch(() => undefined);
+    // Only what the connector itself moved there: a link or a FIFO in failed/ is never offered (a read would refuse it).
+    const st = await lstat(path).catch(() => undefined);
     if (st?.isFile()) candidates.push({ path, mtimeMs: st.mtimeMs });
   }
   const newest = candidates.sort((a, b) => b.mtimeMs - a.mtimeMs)[0];
