@@ -66,10 +66,45 @@ export async function openCsvBytes(input: OpenExport, compression: Compression, 
   const plain = (metered: boolean) => fileChunks(input, chunkBytes, metered ? meter : null);
   if (compression === null) return { bytes: () => plain(true), again: () => plain(false), close: () => {} };
   return {
-    bytes: () => gunzipped(file, source.limits, plain(true), chunkBytes),
-    again: () => gunzipped(file, source.limits, plain(false), chunkBytes),
+    bytes: () => oneLevel(file, 'gzip file', gunzipped(file, source.limits, plain(true), chunkBytes)),
+    again: () => oneLevel(file, 'gzip file', gunzipped(file, source.limits, plain(false), chunkBytes)),
     close: () => {},
   };
+}
+
+/**
+ * The connector unpacks one level. What comes out of it must be the CSV: another archive inside (a .csv.gz in a
+ * zip, a .csv.gz.gz, a workbook in a zip) is named as such, not left to the CSV checks, which would call its
+ * bytes NUL-filled or UTF-16 and send the operator the wrong way.
+ */
+async function* oneLevel(file: string, outer: string, bytes: AsyncIterable<Buffer>, entry?: string): AsyncGenerator<Buffer> {
+  let head: Buffer | null = Buffer.alloc(0);
+  for await (const chunk of bytes) {
+    if (head !== null) {
+      head = Buffer.concat([head, chunk]);
+      if (head.length < 8) continue;
+      refuseInner(file, outer, head, entry);
+      const first = head;
+      head = null;
+      yield first;
+      continue;
+    }
+    yield chunk;
+  }
+  if (head !== null && head.length > 0) {
+    refuseInner(file, outer, head, entry);
+    yield head;
+  }
+}
+
+function refuseInner(file: string, outer: string, head: Buffer, entry: string | undefined): void {
+  const inner = startsWith(head, GZIP) ? 'gzip' : startsWith(head, ZIP) ? 'zip' : OTHER.find((o) => startsWith(head, o.magic))?.name;
+  if (inner === undefined) return;
+  const what = entry !== undefined && /\.xls[xm]$/i.test(entry) ? `an Excel workbook ("${entry}")` : `a ${inner} archive${entry !== undefined ? ` ("${entry}")` : ''}`;
+  const fix = what.startsWith('an Excel')
+    ? 'put the workbook itself in the folder and set type: xlsx'
+    : 'the connector unpacks one level: export a plain CSV, a .csv.gz or a zip holding one CSV';
+  throw new SourceError('WRONG_FORMAT', `${file}: the ${outer} holds ${what}, not a CSV; ${fix}`, { file, setting: 'type' });
 }
 
 async function* fileChunks(input: OpenExport, chunkBytes: number, meter: ByteMeter | null): AsyncGenerator<Buffer> {
@@ -196,7 +231,7 @@ async function openZipped(input: OpenExport, source: SourceConfig, meter: ByteMe
       );
     }
     const name = files[0]!.name;
-    const inner = () => zipEntry(file, archive.bytes(name));
+    const inner = () => oneLevel(file, 'zip archive', zipEntry(file, archive.bytes(name)), name);
     return { bytes: inner, again: inner, close: () => archive.close() };
   } catch (err) {
     archive.close();

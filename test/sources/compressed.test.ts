@@ -120,6 +120,21 @@ describe('compressed CSV exports', () => {
     expect(text.rejected).toBeNull();
   });
 
+  it('an archive inside the archive is named for what it is, with the fix that works (review of issue 16)', async () => {
+    const gz = gzipSync(Buffer.from(csv));
+    const xlsx = makeZip([{ name: '[Content_Types].xml', data: Buffer.from('<Types/>') }]);
+    const cases: Array<[string, Buffer, RegExp]> = [
+      ['x.zip', makeZip([{ name: 'items.csv.gz', data: gz }]), /zip archive holds a gzip archive \("items\.csv\.gz"\), not a CSV; the connector unpacks one level/],
+      ['x.csv.gz.gz', gzipSync(gz), /gzip file holds a gzip archive, not a CSV; the connector unpacks one level/],
+      ['book.zip', makeZip([{ name: 'book.xlsx', data: xlsx }]), /zip archive holds an Excel workbook \("book\.xlsx"\), not a CSV; put the workbook itself in the folder and set type: xlsx/],
+    ];
+    for (const [name, bytes, message] of cases) {
+      const r = await readText(bytes, {}, simpleMapping, name);
+      expect([name, r.rejected?.code, r.rejected?.message]).toEqual([name, 'WRONG_FORMAT', expect.stringMatching(message)]);
+      expect(r.rejected?.message).not.toMatch(/NUL|UTF-16/);
+    }
+  });
+
   it('a compressed export is never sent as an upload (the server takes the file as it is)', async () => {
     const dir = await tempDir();
     const file = join(dir, 'export.csv.gz');
