@@ -56,7 +56,7 @@ export function guessDelimiter(text: string): DelimiterGuess {
     if (!best || share * m.value > best.share * best.widths || (share * m.value === best.share * best.widths && m.value > best.widths)) best = { d, widths: m.value, share, rows: widths.length };
   }
   const quoting = quotingOf(text);
-  if (!best) return { delimiter: ',', why: 'no delimiter splits the lines into several fields; one column, read with the default ","', quoting };
+  if (!best) return { delimiter: ',', why: 'no delimiter splits most lines into the same number of fields; read with the default "," (CHECK)', quoting };
   return {
     delimiter: best.d,
     why: `${shown(best.d)} splits ${Math.round(best.share * 100)}% of the first ${best.rows} rows into ${best.widths} fields`,
@@ -104,10 +104,12 @@ export function findHeader(rows: SampleRow[]): HeaderGuess | null {
     if (nonEmpty.filter(isNumeric).length > nonEmpty.length * 0.25) continue;
     const index = rows.indexOf(r);
     const preamble = rows.slice(0, index);
+    // Counted in lines as skip_lines counts them (blank ones too), not in the sampled rows.
+    const above = r.line - 1;
     const why =
-      preamble.length === 0
+      above === 0
         ? `the first row names ${w} columns`
-        : `the first row that names ${w} columns, as wide as the table below it; the ${preamble.length} line${preamble.length === 1 ? '' : 's'} above ${preamble.length === 1 ? 'is' : 'are'} preamble`;
+        : `the first row that names ${w} columns, as wide as the table below it; the ${above} line${above === 1 ? '' : 's'} above ${above === 1 ? 'is' : 'are'} preamble`;
     return { index, line: r.line, why, preamble };
   }
   const first = filled[0]!;

@@ -144,3 +144,29 @@ describe('init', () => {
     expect(r.stderr).toContain('no worksheet "Items"; worksheets are: "README", "商品一覧"');
   });
 });
+
+describe('init comments agree with the values they explain (review of issue 16)', () => {
+  it('the number of preamble lines named above skip_lines is skip_lines, for every fixture', async () => {
+    const inputs = readdirSync(root)
+      .map((d) => ['input.csv', 'input.xlsx', 'input.tsv', 'input.txt'].map((f) => join(root, d, f)).find((p) => existsSync(p)))
+      .filter((p): p is string => p !== undefined);
+    expect(inputs.length).toBeGreaterThan(10);
+    let checked = 0;
+    for (const input of inputs) {
+      const sample = await sampleExport(input).catch(() => null);
+      if (sample === null) continue;
+      let yaml: string;
+      try {
+        yaml = buildInit(input, sample, { dataset: 'shop-1' }).yaml;
+      } catch {
+        continue;
+      }
+      const skip = Number(/skip_lines: (\d+)/.exec(yaml)?.[1]);
+      const said = /the (\d+) lines? above (?:is|are) preamble/.exec(yaml);
+      expect([input, said === null ? 0 : Number(said[1])]).toEqual([input, skip]);
+      expect([input, yaml]).not.toEqual([input, expect.stringContaining('one column')]);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
+});
