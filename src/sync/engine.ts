@@ -87,7 +87,7 @@ export class SyncEngine {
           pruneJournal(ctx);
         });
       } catch (err) {
-        failedOutside(summary, logger, asConnectorError(err, ds.name));
+        failedOutside(summary, logger, asConnectorError(err, ds.name, this.deps.db.path));
       } finally {
         const after = (client as DatasetClient | null)?.stats ?? before;
         summary.requests = after.requests - before.requests;

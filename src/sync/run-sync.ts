@@ -212,7 +212,7 @@ function end(ctx: ExecContext, result: SyncResult, code: string | null, message:
 /** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
 async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null): Promise<void> {
   // Never thrown on (engine.sync reports every failure): anything unexpected gets a code and an action too.
-  const err = asConnectorError(thrown, ctx.dataset);
+  const err = asConnectorError(thrown, ctx.dataset, ctx.db.path);
   if (err instanceof InterruptedError) {
     // Asked to stop between steps: the open plan (if any) stays for resume.
     ctx.store.recordOutcome('interrupted', { code: err.code });
