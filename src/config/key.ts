@@ -25,9 +25,9 @@ export interface ResolvedKey {
 export async function resolveKey(
   source: KeySource,
   env: NodeJS.ProcessEnv = process.env,
-  opts: { warn?: (message: string) => void } = {},
+  opts: { warn?: (message: string) => void; what?: string } = {},
 ): Promise<Secret> {
-  const resolved = await resolveKeyDetailed(source, env);
+  const resolved = remember(made(await readSource(source, env, opts.what)), source, env);
   for (const w of resolved.warnings) opts.warn?.(w);
   return resolved.secret;
 }
@@ -72,7 +72,8 @@ interface RawKey {
   location: string;
 }
 
-async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<RawKey> {
+/** `what`: the key's name in messages ("dataset key", "A2A key"). */
+async function readSource(source: KeySource, env: NodeJS.ProcessEnv, what = 'dataset key'): Promise<RawKey> {
   const tried: string[] = [];
   if (source.credential !== undefined) {
     const dir = env.CREDENTIALS_DIRECTORY;
@@ -109,7 +110,7 @@ async function readSource(source: KeySource, env: NodeJS.ProcessEnv): Promise<Ra
     if (value !== undefined && value.trim() !== '') return finish(value, 'env', source.env);
     tried.push(`environment variable ${source.env} (not set)`);
   }
-  throw keyError('KEY_NOT_FOUND', `no dataset key found; tried: ${tried.join('; ')}`, undefined);
+  throw keyError('KEY_NOT_FOUND', `no ${what} found; tried: ${tried.join('; ')}`, undefined);
 }
 
 function finish(raw: string, from: ResolvedKey['from'], location: string): RawKey {

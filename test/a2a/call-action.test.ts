@@ -123,6 +123,8 @@ describe('dataset-connector call (in process)', () => {
         const task = emu.emulator.task(emu.emulator.calls.at(-1)!.taskId)!;
         expect(task.state).toBe('canceled');
         expect(task.answers).toEqual([]);
+        // The answer was picked but never taken: the transcript must not say it was spoken (review of issue 15).
+        expect(r.stdout).not.toContain('you: one');
         expect(r.credits).toBe(1);
       } finally {
         emu.emulator.modes.answersNotStarted = 0;
@@ -189,6 +191,25 @@ describe('dataset-connector call (in process)', () => {
       clock.release();
       expect(await placing).toBe(4);
       held.release();
+    });
+  });
+});
+
+describe('call: what it is given, checked before anything rings (review of issue 15)', () => {
+  it('--answers naming a file that cannot be read is a usage error naming it (exit 2), not an internal error', async () => {
+    const io = testIo(hookClock());
+    const code = await placeCall({ to: '+81312345678', goal: 'Ask about the order', baseUrl: 'http://127.0.0.1:9', yes: true, answers: '/nonexistent/answers.txt' }, undefined, io);
+    expect(code).toBe(2);
+    expect(io.errLines.join('\n')).toMatch(/--answers: cannot read \/nonexistent\/answers\.txt \(ENOENT\); give a text file with one answer per line/);
+    expect(io.lines).toEqual([]);
+  });
+
+  it('a missing --key-file is named as the A2A key, not a dataset key', async () => {
+    const io = testIo(hookClock());
+    io.env = {};
+    await expect(placeCall({ to: '+81312345678', goal: 'Ask', baseUrl: 'http://127.0.0.1:9', yes: true, keyFile: '/nonexistent/a2a.key' }, undefined, io)).rejects.toMatchObject({
+      code: 'KEY_NOT_FOUND',
+      message: expect.stringMatching(/^no A2A key found; tried: file \/nonexistent\/a2a\.key \(not found\)/),
     });
   });
 });

@@ -70,7 +70,14 @@ export async function placeCall(opts: CallOptions, settings: CallAlertConfig | u
   if (settings?.allowed_numbers && !settings.allowed_numbers.includes(to)) {
     return fail(`${to} is not in alerts.call.allowed_numbers of the configuration; refusing to call it`, ExitCode.USAGE);
   }
-  const prepared = opts.answers ? await readAnswersFile(opts.answers) : [];
+  let prepared: string[] = [];
+  if (opts.answers !== undefined) {
+    try {
+      prepared = await readAnswersFile(opts.answers);
+    } catch (err) {
+      return fail(`--answers: cannot read ${opts.answers} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); give a text file with one answer per line`, ExitCode.USAGE);
+    }
+  }
   const patienceMs = Math.round((opts.patienceMinutes ?? settings?.patience_minutes ?? DEFAULT_WAITS.patienceMs / 60_000) * 60_000);
 
   let emulator: RunningA2aEmulator | undefined;
@@ -129,9 +136,10 @@ export async function placeCall(opts: CallOptions, settings: CallAlertConfig | u
       answer: answerSource({
         answers: prepared,
         terminal: io.stdin.isTTY ? { input: io.stdin, output: io.stdout } : undefined,
-        onAnswer: (text) => io.out(`  you: ${text}`),
         onInterrupt: onSigint,
       }),
+      // Printed once the service took the answer, not when it was picked: a refused answer was never spoken.
+      onAnswer: (text) => io.out(`  you: ${text}`),
     });
     const report = describeOutcome(outcome, { patience: formatDuration(patienceMs) });
     io.out(report.summary);
@@ -175,13 +183,14 @@ async function callSettings(cmd: Command): Promise<CallAlertConfig | undefined> 
 
 /** The key: --key-file (refused when others may read it), else $A2A_KEY, else alerts.call.key. */
 async function callKey(opts: CallOptions, settings: CallAlertConfig | undefined, env: NodeJS.ProcessEnv): Promise<Secret> {
-  if (opts.keyFile) return resolveKey({ file: opts.keyFile });
+  const what = { what: 'A2A key' };
+  if (opts.keyFile) return resolveKey({ file: opts.keyFile }, env, what);
   const fromEnv = env[A2A_KEY_ENV];
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
     const secret = new Secret(fromEnv.trim());
     registerSecret(secret);
     return secret;
   }
-  if (settings) return resolveKey(settings.key, env);
-  return resolveKey({ env: A2A_KEY_ENV }, env); // throws KEY_NOT_FOUND with what was tried
+  if (settings) return resolveKey(settings.key, env, what);
+  return resolveKey({ env: A2A_KEY_ENV }, env, what); // throws KEY_NOT_FOUND with what was tried
 }
