@@ -30,7 +30,7 @@ export const ExitCode = {
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 /** Codes of errors that mean "fix the configuration" rather than "try again". */
-const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE', 'KEY_MALFORMED']);
+const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE', 'KEY_MALFORMED', 'WATCH_FOLDER_UNUSABLE']);
 
 /** Codes of errors that mean "the command line was wrong" (a dataset name not in the configuration). */
 const USAGE_CODES = new Set(['UNKNOWN_DATASET']);

@@ -47,6 +47,7 @@ export async function runOnce(opts: ServiceOptions, proc: NodeJS.Process = proce
     await service.stop();
   }
   const code = interrupted ? ExitCode.TEMPFAIL : worstExitCode(codes);
-  opts.logger.info(event('daemon.stopped', { once: true, syncs: summaries.length, exit_code: code }), summaries.length ? 'run --once done' : 'run --once: nothing was waiting');
+  const how = summaries.length > 0 ? 'run --once done' : codes.length > 0 ? 'run --once: nothing was synced; the errors above say why' : 'run --once: nothing was waiting';
+  opts.logger.info(event('daemon.stopped', { once: true, syncs: summaries.length, exit_code: code }), how);
   return code;
 }

@@ -10,6 +10,8 @@ import type { SyncSummary } from '../sync/outcome.js';
 import { disposeReported } from './dispose.js';
 import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.js';
 import { pruneArchives } from './prune.js';
+import { WATCH_HINTS } from './watch-supervisor.js';
+import { ConnectorError } from '../errors.js';
 import { runFileJob, type FileJobDeps } from './file-job.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
 import type { HealthState } from './health-state.js';
@@ -192,7 +194,14 @@ export class DatasetRuntime {
       const errno = (err as NodeJS.ErrnoException).code ?? 'WATCH_FAILED';
       this.#deps.health.set(this.name, 'watch', 'WATCH_FAILED', `cannot read ${ds.watch.path}: ${errno}`, this.#deps.now());
       this.#log.error(event('watch.failed', { watch: ds.watch.path, code: 'WATCH_FAILED', errno }), 'cannot read the export folder');
-      this.#deps.onError?.(this.name, Object.assign(new Error(`cannot read ${ds.watch.path}: ${errno}`), { code: 'WATCH_FAILED' }));
+      const hint = WATCH_HINTS[errno];
+      // A folder that is missing or not ours is a setting to fix (run --once exits 78 for it); anything else may pass.
+      this.#deps.onError?.(
+        this.name,
+        hint !== undefined
+          ? new ConnectorError('WATCH_FOLDER_UNUSABLE', `cannot read the export folder ${ds.watch.path} (${errno}): ${hint}`, { action: 'stop', context: { dataset: this.name, file: ds.watch.path, setting: 'watch.path' } })
+          : new ConnectorError('WATCH_FAILED', `cannot read the export folder ${ds.watch.path}: ${errno}`, { action: 'retry', context: { dataset: this.name, file: ds.watch.path } }),
+      );
       return;
     }
     const [newest, ...older] = files;

@@ -7,7 +7,8 @@ import type { HealthState } from './health-state.js';
 import type { Timers } from './timers.js';
 
 /** What to do about a watch folder that cannot be watched, by errno. */
-const WATCH_HINTS: Record<string, string> = {
+/** What to do about a watch folder that cannot be used, by errno: a setting or a permission to fix, not a fault. */
+export const WATCH_HINTS: Record<string, string> = {
   ENOENT: 'the folder does not exist: create it, mount the share, or fix watch.path; it is watched as soon as it is there',
   ENOTDIR: 'watch.path is not a folder: fix watch.path',
   EACCES: 'the service user may not read the folder: grant it read, write and enter (under systemd, list the folder in ReadWritePaths=)',

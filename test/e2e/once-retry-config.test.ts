@@ -42,6 +42,16 @@ describe('run --once, retry, config', () => {
     expect((await readdir(join(s.inbox, 'failed'))).length).toBe(2);
   });
 
+  it('run --once with a watch folder that is not there exits 78 naming the folder and the fix, never "nothing was waiting" (review of issue 17)', async () => {
+    const s = await scenario(fx.emu, 'e2e-once-missing');
+    await s.writeConfig({ shop: s.dataset({ watch: { path: join(s.dir, 'not-there') } }) });
+    const r = await runCli(['run', '--once', '--config', s.configPath], s.env);
+    expect(r.code, r.stderr).toBe(78);
+    const log = lines(r.stdout);
+    expect(log.find((l) => l.event === 'watch.failed')).toMatchObject({ errno: 'ENOENT' });
+    expect(log.find((l) => l.event === 'daemon.stopped' && l.once)).toMatchObject({ exit_code: 78, msg: expect.stringContaining('nothing was synced; the errors above say why') });
+  });
+
   it('retry sends the export in failed/ through again once the mapping is fixed; then it moves to processed/ and its reject file goes', async () => {
     const s = await scenario(fx.emu, 'e2e-retry');
     const ds = s.dataset();
