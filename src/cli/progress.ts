@@ -68,7 +68,8 @@ export class TerminalProgress extends Writable {
     const parts: string[] = [];
     if (s.rows !== null) parts.push(`${s.rows.toLocaleString('en')} rows read`);
     if (s.path !== null && s.path !== 'none') parts.push(`path ${s.path}`);
-    if (s.sent > 0 || s.planned !== null) parts.push(s.planned === null ? `${s.sent} requests sent` : `${s.sent} requests sent, ${s.planned} changes planned`);
+    const sent = plural(s.sent, 'request');
+    if (s.sent > 0 || s.planned !== null) parts.push(s.planned === null ? `${sent} sent` : `${sent} sent, ${plural(s.planned, 'change')} planned`);
     if (s.job) parts.push(`job ${s.job}`);
     if (s.waiting) parts.push(s.waiting);
     return parts.join(' · ');
@@ -133,3 +134,5 @@ function secs(ms: unknown): string {
   const n = num(ms) ?? 0;
   return n >= 10_000 ? `${Math.round(n / 1000)} s` : `${(n / 1000).toFixed(1)} s`;
 }
+
+const plural = (n: number, word: string) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;

@@ -17,9 +17,12 @@ describe('TerminalProgress', () => {
     const p = new TerminalProgress(t.out);
     await feed(p, { level: 30, event: 'sync.planned', path: 'replace', source: 120_000, adds: 10, changes: 5, deletes: 0 });
     expect(p.line).toBe('120,000 rows read · path replace · 0 requests sent, 15 changes planned');
+    const one = new TerminalProgress(terminal(true).out);
+    await feed(one, { level: 30, event: 'sync.planned', path: 'per_record', source: 3, adds: 0, changes: 1, deletes: 0 });
+    expect(one.line).toBe('3 rows read · path per_record · 0 requests sent, 1 change planned');
     await feed(p, { level: 20, event: 'api.request', path: '/api/v1/business-datasets/s/records', status: 202 });
     await feed(p, { level: 40, event: 'api.rate_limited', code: 'JOB_IN_PROGRESS', delay_ms: 4_000, msg: 'api request retried' });
-    expect(p.line).toBe('120,000 rows read · path replace · 1 requests sent, 15 changes planned · waiting 4.0 s: a job is in progress on the server');
+    expect(p.line).toBe('120,000 rows read · path replace · 1 request sent, 15 changes planned · waiting 4.0 s: a job is in progress on the server');
     await feed(p, { level: 20, event: 'api.request', path: '/api/v1/business-datasets/s/jobs/job-7', status: 200 });
     expect(p.line).toBe('120,000 rows read · path replace · 2 requests sent, 15 changes planned · job job-7 running');
     await feed(p, { level: 20, event: 'api.waiting', wait_ms: 12_400, reason: 'rate_budget' });
