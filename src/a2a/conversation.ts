@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { ConnectorError, hasCode } from '../errors.js';
 import type { A2aClient, CallRequest } from './client.js';
-import { A2aError, refusedAsEnded } from './errors.js';
+import { A2aError, RPC_NUMBERS, refusedAsEnded } from './errors.js';
 import { AnsweredQuestions, type Seen } from './questions.js';
 import { DEFAULT_WAITS, Patience, type WaitPolicy } from './waits.js';
 import type { CallOutcome, EndedBy, OutcomeState } from './call-outcome.js';
@@ -315,7 +315,9 @@ class CallRun {
       // Live, but its stream cannot be reopened now: wait, then try again (a poll through tasks/get while refusals go on).
       return this.#waitThen(() => this.#resubscribe());
     }
-    if (refusedAsEnded(refusal)) return { outcome: this.#outcome('unknown', { ended: true, code: refusal.code }) };
+    // A bare -32602 is also what public A2A servers say for any message they dislike: it does not prove the call
+    // ended, so the call is canceled (a cancel of an ended task is refused, and that refusal then says so).
+    if (refusedAsEnded(refusal) && refusal.rpcCode !== RPC_NUMBERS.invalidParams) return { outcome: this.#outcome('unknown', { ended: true, code: refusal.code }) };
     return { outcome: await this.#giveUp('lost', refusal) };
   }
 

@@ -213,3 +213,26 @@ describe('call: what it is given, checked before anything rings (review of issue
     });
   });
 });
+
+describe('call: a bare "invalid params" refusal of an answer is not taken for the end of the call (review of issue 15)', () => {
+  let emu: RunningA2aEmulator;
+  beforeAll(async () => {
+    emu = await startEmu(SCRIPTS, { modes: { tasksGet: false } });
+  });
+  afterAll(async () => emu.close());
+
+  it('a live call whose answer is refused with -32602 and no tasks/get is canceled, not left open as "ended, outcome unknown"', async () => {
+    emu.emulator.modes.answersInvalidParams = Infinity;
+    const dir = await mkdtemp(join(tmpdir(), 'call-invalid-'));
+    const answers = join(dir, 'a.txt');
+    await writeFile(answers, 'one\n');
+    const io = testIo(hookClock());
+    const code = await placeCall({ to: N.ask, goal: 'Ask about the order', baseUrl: emu.url, yes: true, answers }, undefined, io);
+    const task = emu.emulator.task(emu.emulator.calls.at(-1)!.taskId)!;
+    expect(task.state).toBe('canceled');
+    expect(task.answers).toEqual([]);
+    expect(io.lines.join('\n')).not.toContain('you: one');
+    expect(code).not.toBe(0);
+    await rm(dir, { recursive: true, force: true });
+  });
+});

@@ -43,6 +43,11 @@ export interface A2aModes {
   keepOpenAfterFinal: boolean;
   /** Answers refused with call_not_started this many times, even at input-required (Infinity: always). */
   answersNotStarted: number;
+  /**
+   * Answers to a live task refused with a bare JSON-RPC -32602 (invalid params, no text code) this many times
+   * (Infinity: always), as a public A2A server may for a message it does not like: not proof the call ended.
+   */
+  answersInvalidParams: number;
   /** Status messages carry a stable `messageId` (default) or none. */
   messageIds: 'stable' | 'absent';
   /**
@@ -72,6 +77,7 @@ export const DEFAULT_MODES: A2aModes = {
   startEvent: 'task',
   keepOpenAfterFinal: false,
   answersNotStarted: 0,
+  answersInvalidParams: 0,
   messageIds: 'stable',
   blockingSend: false,
   resubscribeReplay: 'replay',
@@ -175,6 +181,7 @@ export const modesRequestSchema = z
     start_event: z.enum(['task', 'status-update']).optional(),
     keep_open_after_final: z.boolean().optional(),
     answers_not_started: z.union([z.int().min(0), z.literal('always')]).optional(),
+    answers_invalid_params: z.union([z.int().min(0), z.literal('always')]).optional(),
     message_ids: z.enum(['stable', 'absent']).optional(),
     blocking_send: z.boolean().optional(),
     resubscribe_replay: z.enum(['replay', 'live-only']).optional(),
@@ -196,6 +203,7 @@ export function applyModesRequest(current: { modes: A2aModes; sse: SseStyle }, r
   if (req.start_event !== undefined) m.startEvent = req.start_event;
   if (req.keep_open_after_final !== undefined) m.keepOpenAfterFinal = req.keep_open_after_final;
   if (req.answers_not_started !== undefined) m.answersNotStarted = req.answers_not_started === 'always' ? Infinity : req.answers_not_started;
+  if (req.answers_invalid_params !== undefined) m.answersInvalidParams = req.answers_invalid_params === 'always' ? Infinity : req.answers_invalid_params;
   if (req.message_ids !== undefined) m.messageIds = req.message_ids;
   if (req.blocking_send !== undefined) m.blockingSend = req.blocking_send;
   if (req.resubscribe_replay !== undefined) m.resubscribeReplay = req.resubscribe_replay;
@@ -205,5 +213,6 @@ export function applyModesRequest(current: { modes: A2aModes; sse: SseStyle }, r
 
 /** Modes as JSON (Infinity as "always"). */
 export function modesView(modes: A2aModes): Record<string, unknown> {
-  return { ...modes, answersNotStarted: Number.isFinite(modes.answersNotStarted) ? modes.answersNotStarted : 'always' };
+  const count = (n: number) => (Number.isFinite(n) ? n : 'always');
+  return { ...modes, answersNotStarted: count(modes.answersNotStarted), answersInvalidParams: count(modes.answersInvalidParams) };
 }

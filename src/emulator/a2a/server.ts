@@ -175,6 +175,10 @@ async function onMessage(ex: Exchange, method: 'message/send' | 'message/stream'
       emulator.modes.answersNotStarted--;
       return ex.error('call_not_started');
     }
+    if (emulator.modes.answersInvalidParams > 0) {
+      emulator.modes.answersInvalidParams--;
+      return ex.protocol(-32602, 'Invalid params');
+    }
     const reply = emulator.answer(task!, d.text);
     if (!emulator.modes.blockingSend) return ex.result(reply);
     await task!.untilPaused();
