@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { basename } from 'node:path';
 import { ApiError } from '../api/errors.js';
 import { ConnectorError } from '../errors.js';
 import { canonicalHash } from '../model/canonical.js';
-import { NEVER_FOLLOW, hashFile, type LinkPolicy } from '../sources/open-file.js';
+import { NEVER_FOLLOW, hashFile } from '../sources/open-file.js';
 import { awaitJob, JobEndedError, jobAccepted, jobStage, journaledJob, refusedForSure, stageOptions } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { copyPrivately, planLines, uploadCopyPath, type ExecPlan, type PlanUpload } from './exec-plan.js';
+import { planLines } from './plan-files.js';
+import type { PlanUpload } from './plan.js';
+import type { PlanRun } from './plan-run.js';
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
 import { serverRowErrors, uploadRowLines } from './source-read.js';
 import { checkpoint } from './interrupt.js';
-import { sendBinding } from './key-staging.js';
+import { sendBinding } from './key-knowledge.js';
 
 /**
  * The upload path (POST /imports, A14): the export file itself goes to the
@@ -30,23 +31,6 @@ export class ImportNotEquivalentError extends ConnectorError {
   }
 }
 
-/**
- * Copy the export into the plan directory, so a resumed upload sends exactly
- * these bytes even if the export is replaced meanwhile. Null when the file
- * changed since it was read (its hash differs): then it must not be uploaded.
- */
-export async function stageUpload(
-  planDir: string,
-  planId: string,
-  source: { file: string; fileHash: string; links?: LinkPolicy },
-  fields: { mapping: Record<string, string>; encoding: string },
-): Promise<PlanUpload | null> {
-  const path = uploadCopyPath(planDir, planId);
-  await copyPrivately(source.file, path, source.links); // 0600 in a 0700 plan folder: the export is the shop's data
-  if ((await hashFile(path, NEVER_FOLLOW)) !== source.fileHash) return null;
-  return { path, filename: basename(source.file), contentType: 'text/csv', sha256: source.fileHash, ...fields };
-}
-
 /** A14/A16: everything the upload's Idempotency-Key stands for. */
 function uploadHash(u: PlanUpload, options: object): string {
   return canonicalHash({ file: u.sha256, mapping: u.mapping, encoding: u.encoding, options });
@@ -62,24 +46,25 @@ function refusedUpload(err: unknown): err is ApiError {
  * a replace: a known job is polled; an unanswered upload is sent again with
  * the same Idempotency-Key and the same bytes (A16), giving the same job.
  */
-export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
+export async function applyImport(ctx: ExecContext, run: PlanRun, rj: RunJournal): Promise<StageResult> {
+  const plan = run.plan;
   const u = plan.upload;
-  if (!u) throw new ConnectorError('REPLAY_MISMATCH', 'The import plan has no file to upload.', { action: 'retry', context: { planId: plan.planId } });
+  if (!u) throw new ConnectorError('REPLAY_MISMATCH', 'The import plan has no file to upload.', { action: 'retry', context: { planId: plan.id } });
   const known = journaledJob(rj);
-  if (known) return importStage(ctx, plan, known);
+  if (known) return importStage(ctx, run, known);
   let step = rj.get('import');
   if (!step?.jobId) {
-    const options = stageOptions(plan);
+    const options = stageOptions(run);
     const hash = uploadHash(u, options);
     const copyOk = (await hashFile(u.path, NEVER_FOLLOW).catch(() => null)) === u.sha256;
     if (!copyOk || (step && step.bodyHash !== hash)) {
       throw new ConnectorError('REPLAY_MISMATCH', 'The upload cannot be sent again as journaled (its copy is gone or changed).', {
         action: 'retry',
-        context: { dataset: ctx.dataset, planId: plan.planId },
+        context: { dataset: ctx.dataset, planId: plan.id },
       });
     }
     checkpoint(ctx);
-    const binding = sendBinding(ctx, plan); // issue 11: before the intent, so an upload that may not go out leaves none
+    const binding = sendBinding(ctx, run); // issue 11: before the intent, so an upload that may not go out leaves none
     step ??= rj.intent('import', { kind: 'import', idempotencyKey: randomUUID(), bodyHash: hash, intent: { file: u.filename, baseEtag: plan.baseEtag } });
     let res;
     try {
@@ -94,16 +79,16 @@ export async function applyImport(ctx: ExecContext, plan: ExecPlan, rj: RunJourn
         throw err;
       }
       rj.failed('import', { code: err.code, status: err.status });
-      throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code, rows: uploadRows(ctx, plan, err.rowErrors) }, err);
+      throw new ImportNotEquivalentError(`The server refused the upload (${err.code}): sending the records instead.`, { code: err.code, rows: uploadRows(ctx, run, err.rowErrors) }, err);
     }
     step = jobAccepted(ctx, rj, 'import', res);
     // The job id is journaled: a resume polls it and never sends the file again.
     await rm(u.path, { force: true });
   }
-  return importStage(ctx, plan, await awaitJob(ctx, plan, rj, step.jobId!));
+  return importStage(ctx, run, await awaitJob(ctx, run, rj, step.jobId!));
 }
 
-function importStage(ctx: ExecContext, plan: ExecPlan, job: Parameters<typeof jobStage>[0]): StageResult {
+function importStage(ctx: ExecContext, run: PlanRun, job: Parameters<typeof jobStage>[0]): StageResult {
   try {
     return jobStage(job);
   } catch (err) {
@@ -111,7 +96,7 @@ function importStage(ctx: ExecContext, plan: ExecPlan, job: Parameters<typeof jo
     if (err instanceof JobEndedError && job.status === 'FAILED') {
       throw new ImportNotEquivalentError(
         `The upload's job failed (${job.errors.length} row errors): sending the records instead.`,
-        { job_id: job.job_id, rows: uploadRows(ctx, plan, job.errors) },
+        { job_id: job.job_id, rows: uploadRows(ctx, run, job.errors) },
         err,
       );
     }
@@ -120,8 +105,9 @@ function importStage(ctx: ExecContext, plan: ExecPlan, job: Parameters<typeof jo
 }
 
 /** A3: the first row errors of an upload at their file lines (data lines counted after the header), for the log. */
-function uploadRows(ctx: ExecContext, plan: ExecPlan, errors: ReadonlyArray<{ row?: number | null; record_id?: string | null; field?: string | null; message: string }>) {
-  const lines = (ids: Iterable<string>) => planLines(ctx.planDir, plan, ids);
+function uploadRows(ctx: ExecContext, run: PlanRun, errors: ReadonlyArray<{ row?: number | null; record_id?: string | null; field?: string | null; message: string }>) {
+  const plan = run.plan;
+  const lines = (ids: Iterable<string>) => planLines(ctx.planDir, plan.id, run.legacy, ids);
   return serverRowErrors(plan.file ?? '', lines, errors.slice(0, 10), uploadRowLines(plan.headerLine ?? 1)).map((r) => ({
     line: r.line,
     column: r.column,

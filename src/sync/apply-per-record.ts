@@ -3,31 +3,22 @@ import { ApiError } from '../api/errors.js';
 import type { WriteResult } from '../api/wire.js';
 import { ConnectorError, hasCode } from '../errors.js';
 import { canonicalHash, canonicalJson } from '../model/canonical.js';
-import type { DatasetRecord, RecordPatch } from '../model/record.js';
+import type { DatasetRecord } from '../model/record.js';
 import type { ExecContext } from './context.js';
-import { savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
+import * as ledger from './ledger.js';
+import { planOperations, stepName, type DraftCounts, type PlanOperation } from './plan.js';
+import type { PlanRun } from './plan-run.js';
 import { warnLegacyKey } from './legacy-key.js';
-import { learnFromWrite, sendBinding } from './key-staging.js';
+import { sendBinding } from './key-knowledge.js';
 import { checkpoint } from './interrupt.js';
 import { ForeignDraftError, MixedDraftError, foreignDraft, otherDraft } from './drafts.js';
-
-const RECORD_KINDS = new Set(['post', 'patch', 'delete']);
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
 
-/** One per-record request of a plan. */
-export type RecordOp =
-  | { kind: 'post'; id: string; record: DatasetRecord }
-  | { kind: 'patch'; id: string; patch: RecordPatch; record: DatasetRecord }
-  | { kind: 'delete'; id: string };
+const RECORD_KINDS = new Set(['post', 'patch', 'delete']);
 
-/** The plan's requests in a fixed order (adds, changes, deletes), so a resumed run walks the same list; read from the changeset as they go. */
-export function* recordOps(plan: ExecPlan): Generator<RecordOp> {
-  const c = plan.changeset;
-  for (const r of c.adds) yield { kind: 'post', id: r.record_id, record: r };
-  for (const ch of c.changes) yield { kind: 'patch', id: ch.record_id, patch: ch.patch, record: ch.record };
-  for (const d of c.deletes) yield { kind: 'delete', id: d.record_id };
-}
+/** One per-record request of a plan (planSync's list, read from the changeset as it goes). */
+type RecordOp = PlanOperation;
 
 /** A server row error of a per-record write, with the record it concerns. */
 export interface RefusedOp {
@@ -40,27 +31,20 @@ export interface RefusedOp {
  * directly), journaling each one. Resumes a partly run plan: done steps are
  * skipped; a step whose outcome is unknown is re-read before it is re-sent.
  */
-export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJournal, refused: RefusedOp[]): Promise<StageResult> {
+export async function applyPerRecord(ctx: ExecContext, run: PlanRun, rj: RunJournal, refused: RefusedOp[]): Promise<StageResult> {
+  const plan = run.plan;
   const done: DraftCounts = { added: 0, changed: 0, deleted: 0 };
   let draft: number | null = null;
   let published: number | null = null;
   let legacy = false;
   let publishDenied = false;
+  // A12: once the key has published a write asked to stage, the rest goes direct. Not saved: a resumed run
+  // replays the journaled answers below, in the same order, and comes to the same.
+  let direct = run.direct;
 
   const commit = (op: RecordOp, name: string, res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean }): void => {
-    ctx.db.transaction(() => {
-      if (res.status === 'published') {
-        ctx.store.confirm({
-          activeVersion: res.version,
-          etag: res.etag,
-          ...(op.kind === 'delete' ? { deletes: [op.id] } : { upserts: [op.record] }),
-        });
-      }
-      // A12: what the key did with publish=false, remembered in the same transaction as the write it learned from.
-      if (!plan.direct) learnFromWrite(ctx, res.status);
-      rj.done(name, { version: res.version, status: res.status, publish_denied: res.publish_denied ?? false });
-    });
-    rj.committed(op.kind);
+    ledger.writeDone(ctx, rj, name, op, res, !direct);
+    rj.committed(kindOf(op));
   };
   /** Count a write's result; 'stop' when the key published a write of a change that must not go out unapproved. */
   const track = (op: RecordOp, res: { version: number; status: string; publish_denied?: boolean }): 'go' | 'stop' => {
@@ -71,15 +55,14 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
       return 'go';
     }
     published = res.version;
-    if (plan.direct) return 'go';
+    if (direct) return 'go';
     // A12: a legacy key published although staging was asked.
     legacy = true;
-    warnLegacyKey(ctx, { version: res.version, planId: plan.planId });
-    if (!plan.approved && (plan.heldBy || plan.stageOnly)) return 'stop';
+    warnLegacyKey(ctx, { version: res.version, planId: plan.id });
+    if (!run.approved && (plan.heldBy || plan.stageOnly)) return 'stop';
     // Within the guards: every write publishes anyway, so the rest goes as direct writes
     // (If-Match on the version the last one confirmed, not on the plan's stale base).
-    plan.direct = true;
-    savePlan(ctx.planDir, plan);
+    direct = true;
     return 'go';
   };
 
@@ -88,8 +71,8 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
     (e) => RECORD_KINDS.has(e.kind) && (e.status === 'intent' || (e.status === 'done' && (e.result as { status?: string } | null)?.status === 'draft')),
   );
 
-  for (const op of recordOps(plan)) {
-    const name = `${op.kind}:${op.id}`;
+  for (const op of planOperations(run.changeset)) {
+    const name = stepName(op);
     let e = rj.get(name);
     if (e?.status === 'done') {
       if (track(op, e.result as { version: number; status: string; publish_denied?: boolean }) === 'stop') return { kind: 'unsent', version: published! };
@@ -98,25 +81,25 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
     if (e?.status === 'failed') continue;
     checkpoint(ctx);
     // Issue 11: decided before the intent is journaled, so a write that may not go out leaves no trace of one.
-    const binding = sendBinding(ctx, plan);
+    const binding = sendBinding(ctx, run);
     let res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean } | null = null;
-    const first = !plan.direct && !staged;
-    if (e?.status === 'intent') res = await wasApplied(ctx, plan, op, done);
+    const first = !direct && !staged;
+    if (e?.status === 'intent') res = await wasApplied(ctx, plan.id, direct, op, done);
     else {
       // A11: a staged write joins any pending draft; the first one must start our own.
       if (first) await noPendingDraft(ctx);
-      e = rj.intent(name, { kind: op.kind, idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.id } });
+      e = rj.intent(name, { kind: kindOf(op), idempotencyKey: randomUUID(), bodyHash: bodyHash(op), intent: { record_id: op.record_id } });
     }
     if (!res) {
       try {
-        const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined, binding);
+        const sent = await send(ctx, run, direct, op, e.idempotencyKey ?? undefined, binding);
         res = { ...sent.value, etag: sent.etag };
       } catch (err) {
         if (hasCode(err, 'OUTCOME_UNKNOWN')) {
           // Issue 4: re-read before re-sending a write whose answer was lost.
-          res = await wasApplied(ctx, plan, op, done);
+          res = await wasApplied(ctx, plan.id, direct, op, done);
           if (!res) {
-            const sent = await send(ctx, plan, op, e.idempotencyKey ?? undefined, binding);
+            const sent = await send(ctx, run, direct, op, e.idempotencyKey ?? undefined, binding);
             res = { ...sent.value, etag: sent.etag };
           }
         } else if (err instanceof ApiError && err.status === 422 && err.code === 'VALIDATION_FAILED') {
@@ -131,32 +114,37 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
     commit(op, name, res);
     if (res.status === 'draft') {
       staged = true;
-      if (first) await checkNewDraft(ctx, plan, res.version, op);
+      if (first) await checkNewDraft(ctx, run, res.version, op);
     }
     if (track(op, res) === 'stop') return { kind: 'unsent', version: published! };
   }
-  if (published !== null && (plan.direct || legacy) && draft === null) return { kind: 'published', version: published, legacy };
+  if (published !== null && (direct || legacy) && draft === null) return { kind: 'published', version: published, legacy };
   if (draft !== null) return { kind: 'staged', version: draft, publishDenied };
   return { kind: 'nothing' };
 }
 
-async function send(ctx: ExecContext, plan: ExecPlan, op: RecordOp, idempotencyKey: string | undefined, binding: { onlyKey?: string }) {
+async function send(ctx: ExecContext, run: PlanRun, direct: boolean, op: RecordOp, idempotencyKey: string | undefined, binding: { onlyKey?: string }) {
   // If-Match: staged writes against the plan's base; direct writes against the version the last one confirmed.
-  const ifMatch = plan.direct ? ctx.store.info().etag : plan.baseEtag;
+  const ifMatch = direct ? ctx.store.info().etag : run.plan.baseEtag;
   const opts = {
     ...binding,
-    ...(plan.direct ? {} : { publish: false }),
+    ...(direct ? {} : { publish: false }),
     ...(idempotencyKey ? { idempotencyKey } : {}),
     ...(ifMatch ? { ifMatch } : {}),
   };
-  switch (op.kind) {
-    case 'post':
+  switch (op.op) {
+    case 'add':
       return ctx.client.createRecord(op.record, opts);
-    case 'patch':
-      return ctx.client.patchRecord(op.id, op.patch, opts);
+    case 'change':
+      return ctx.client.patchRecord(op.record_id, op.patch, opts);
     case 'delete':
-      return ctx.client.deleteRecord(op.id, opts);
+      return ctx.client.deleteRecord(op.record_id, opts);
   }
+}
+
+/** The journal kind of a per-record request (post, patch, delete). */
+function kindOf(op: RecordOp): 'post' | 'patch' | 'delete' {
+  return op.op === 'add' ? 'post' : op.op === 'change' ? 'patch' : 'delete';
 }
 
 /**
@@ -166,25 +154,26 @@ async function send(ctx: ExecContext, plan: ExecPlan, op: RecordOp, idempotencyK
  */
 async function wasApplied(
   ctx: ExecContext,
-  plan: ExecPlan,
+  planId: string,
+  direct: boolean,
   op: RecordOp,
   done: DraftCounts,
 ): Promise<{ version: number; status: 'published' | 'draft'; etag: string | null } | null> {
-  if (plan.direct) {
+  if (direct) {
     let current: DatasetRecord | null = null;
     let etag: string | null = null;
     try {
-      const r = await ctx.client.getRecord(op.id);
+      const r = await ctx.client.getRecord(op.record_id);
       current = r.value;
       etag = r.etag;
     } catch (err) {
       if (!hasCode(err, 'RECORD_NOT_FOUND')) throw err;
       const ds = await ctx.client.getDataset();
       etag = ds.etag;
-      if (op.kind === 'delete') return { version: ds.value.active_version, status: 'published', etag };
+      if (op.op === 'delete') return { version: ds.value.active_version, status: 'published', etag };
       return null;
     }
-    if (op.kind === 'delete') return null;
+    if (op.op === 'delete') return null;
     if (canonicalJson(current) !== canonicalJson(op.record)) return null;
     const version = Number(/v(\d+)/.exec(etag ?? '')?.[1] ?? (await ctx.client.getDataset()).value.active_version);
     return { version, status: 'published', etag };
@@ -197,7 +186,7 @@ async function wasApplied(
   if (sameCounts(counts, done)) return null;
   if (sameCounts(counts, after)) return { version: ds.draft_version, status: 'draft', etag: null };
   // Neither what was sent before nor with this write: someone else's change is in the draft.
-  throw new MixedDraftError(ds.draft_version, plan.planId, counts, [done, after]);
+  throw new MixedDraftError(ds.draft_version, planId, counts, [done, after]);
 }
 
 /** Before the first staged write: no draft may be pending, or the write would join it (A11). */
@@ -214,7 +203,8 @@ async function noPendingDraft(ctx: ExecContext): Promise<void> {
  * made between the check and the write): on_foreign_draft discard drops that
  * draft and plans anew; wait holds it for a person.
  */
-async function checkNewDraft(ctx: ExecContext, plan: ExecPlan, version: number, op: RecordOp): Promise<void> {
+async function checkNewDraft(ctx: ExecContext, run: PlanRun, version: number, op: RecordOp): Promise<void> {
+  const plan = run.plan;
   const d = (await ctx.client.getVersion(version)).value;
   const one: DraftCounts = { added: 0, changed: 0, deleted: 0 };
   bump(one, op);
@@ -226,12 +216,12 @@ async function checkNewDraft(ctx: ExecContext, plan: ExecPlan, version: number, 
       context: { dataset: ctx.dataset, version },
     });
   }
-  throw new MixedDraftError(version, plan.planId, d.counts, [one]);
+  throw new MixedDraftError(version, plan.id, d.counts, [one]);
 }
 
 function bump(c: DraftCounts, op: RecordOp): void {
-  if (op.kind === 'post') c.added++;
-  else if (op.kind === 'patch') c.changed++;
+  if (op.op === 'add') c.added++;
+  else if (op.op === 'change') c.changed++;
   else c.deleted++;
 }
 
@@ -241,5 +231,5 @@ export function sameCounts(a: DraftCounts, b: DraftCounts): boolean {
 }
 
 function bodyHash(op: RecordOp): string {
-  return canonicalHash(op.kind === 'post' ? op.record : op.kind === 'patch' ? op.patch : { delete: op.id });
+  return canonicalHash(op.op === 'add' ? op.record : op.op === 'change' ? op.patch : { delete: op.record_id });
 }

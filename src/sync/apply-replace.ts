@@ -6,14 +6,14 @@ import { checkpoint, InterruptedError } from './interrupt.js';
 import { replaceBody } from '../api/bodies.js';
 import type { RecordText } from './changeset.js';
 import type { ExecContext } from './context.js';
-import { confirmedParts } from './diff.js';
-import { planLines, type ExecPlan } from './exec-plan.js';
+import { planLines } from './plan-files.js';
+import type { PlanRun } from './plan-run.js';
 import { replaceRecords } from './ownership.js';
 import type { RunJournal } from './run-journal.js';
 import type { JournalEntry } from '../snapshot/journal.js';
 import type { StageResult } from './stage-result.js';
 import { bodyRowLines, withRowLines } from './source-read.js';
-import { learnFromJob, sendBinding } from './key-staging.js';
+import { learnFromJob, sendBinding } from './key-knowledge.js';
 
 /** A job ended FAILED (A15) or STAGED with a reason when a draft was not asked for (A5). */
 export class JobEndedError extends ConnectorError {
@@ -27,8 +27,8 @@ export class JobEndedError extends ConnectorError {
 }
 
 /** A13 options of a replace or upload: always a draft; an approved held change also carries the flags it needs (A5: a legacy key publishes it at once). */
-export function stageOptions(plan: ExecPlan): { publish: false; allow_mass_delete?: true; allow_empty?: true } {
-  const f = plan.approved ? plan.requiredFlags : undefined;
+export function stageOptions(run: PlanRun): { publish: false; allow_mass_delete?: true; allow_empty?: true } {
+  const f = run.approved ? run.plan.requiredFlags : undefined;
   return { publish: false, ...(f?.allow_mass_delete ? { allow_mass_delete: true } : {}), ...(f?.allow_empty ? { allow_empty: true } : {}) } as const;
 }
 
@@ -37,8 +37,8 @@ export function stageOptions(plan: ExecPlan): { publish: false; allow_mass_delet
  * carried over, issue 7) as a body streamed from the plan's changeset and the
  * snapshot, measured: its hash is the journal's (A16).
  */
-export function replaceBodyOf(ctx: ExecContext, plan: ExecPlan): ReturnType<typeof replaceBody> {
-  return replaceBody(() => replaceRecords(plan.changeset, ctx.store.reader()), stageOptions(plan));
+export function replaceBodyOf(ctx: ExecContext, run: PlanRun): ReturnType<typeof replaceBody> {
+  return replaceBody(() => replaceRecords(run.changeset, ctx.store.reader()), stageOptions(run));
 }
 
 /**
@@ -47,14 +47,14 @@ export function replaceBodyOf(ctx: ExecContext, plan: ExecPlan): ReturnType<type
  * is re-sent with the same Idempotency-Key and the same body (A16), so the
  * server answers with the same job instead of starting a second one.
  */
-export async function applyReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
+export async function applyReplace(ctx: ExecContext, run: PlanRun, rj: RunJournal): Promise<StageResult> {
   // A3: a row error without a record_id is found by its index into the body sent (the same again: the snapshot is unchanged until publish).
   const rowLines = bodyRowLines(
-    (rows) => idsAt(replaceRecords(plan.changeset, ctx.store.reader()), rows),
-    (ids) => planLines(ctx.planDir, plan, ids),
+    (rows) => idsAt(replaceRecords(run.changeset, ctx.store.reader()), rows),
+    (ids) => planLines(ctx.planDir, run.plan.id, run.legacy, ids),
   );
   try {
-    return await sendReplace(ctx, plan, rj);
+    return await sendReplace(ctx, run, rj);
   } catch (err) {
     if (err instanceof JobEndedError || (err instanceof ApiError && err.rowErrors.length)) withRowLines(err, rowLines);
     throw err;
@@ -73,21 +73,22 @@ function idsAt(records: Iterable<RecordText>, rows: ReadonlySet<number>): Map<nu
   return out;
 }
 
-async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<StageResult> {
+async function sendReplace(ctx: ExecContext, run: PlanRun, rj: RunJournal): Promise<StageResult> {
+  const plan = run.plan;
   const known = journaledJob(rj);
   if (known) return jobStage(known);
   let step = rj.get('replace');
   if (!step?.jobId) {
     // The snapshot is unchanged until publish, so the rebuilt body is the journaled one.
-    const body = replaceBodyOf(ctx, plan);
+    const body = replaceBodyOf(ctx, run);
     if (step && step.bodyHash !== body.hash) {
       throw new ConnectorError('REPLAY_MISMATCH', 'The replace body cannot be rebuilt as journaled.', {
         action: 'retry',
-        context: { dataset: ctx.dataset, planId: plan.planId },
+        context: { dataset: ctx.dataset, planId: plan.id },
       });
     }
     checkpoint(ctx);
-    const binding = sendBinding(ctx, plan); // issue 11: before the intent, so a replace that may not go out leaves none
+    const binding = sendBinding(ctx, run); // issue 11: before the intent, so a replace that may not go out leaves none
     step ??= rj.intent('replace', {
       kind: 'replace',
       idempotencyKey: randomUUID(),
@@ -104,7 +105,7 @@ async function sendReplace(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Pr
     }
     step = jobAccepted(ctx, rj, 'replace', res);
   }
-  return jobStage(await awaitJob(ctx, plan, rj, step.jobId!));
+  return jobStage(await awaitJob(ctx, run, rj, step.jobId!));
 }
 
 /** An answer that says the request was not applied (4xx). */
@@ -129,7 +130,7 @@ export function jobAccepted(ctx: ExecContext, rj: RunJournal, name: string, res:
 }
 
 /** Poll the job to its end (A15), journal it and its timing. */
-export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal, jobId: string): Promise<Job> {
+export async function awaitJob(ctx: ExecContext, run: PlanRun, rj: RunJournal, jobId: string): Promise<Job> {
   checkpoint(ctx);
   if (!rj.get('job')) rj.intent('job', { kind: 'job', jobId });
   const started = ctx.clock.now();
@@ -144,9 +145,9 @@ export async function awaitJob(ctx: ExecContext, plan: ExecPlan, rj: RunJournal,
   ctx.db.transaction(() => {
     rj.update('job', { draftVersion: job.version });
     rj.done('job', job);
-    if (job.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, plan.resultCount);
+    if (job.status !== 'FAILED') ctx.store.recordJobTiming(ctx.clock.now() - started, run.plan.resultCount);
     // A12: what the key that sent the job did with options.publish false. A PUBLISHED job's snapshot
-    // advances in execute's finishPublished, like every published plan's (a crash before it resumes from this step).
+    // advances in the ledger's published, like every published plan's (a crash before it resumes from this step).
     learnFromJob(ctx, senderOf(rj) ?? ctx.client.keyId, job);
   });
   rj.committed('job');
@@ -165,9 +166,4 @@ export function jobStage(job: Job): StageResult {
   if (job.version === null) throw new JobEndedError(job);
   if (job.status === 'PUBLISHED') return { kind: 'published', version: job.version, legacy: true };
   return { kind: 'staged', version: job.version, publishDenied: false };
-}
-
-/** The snapshot change a published plan confirms (each part streamed from the plan's changeset). */
-export function confirmParts(plan: ExecPlan): ReturnType<typeof confirmedParts> {
-  return confirmedParts(plan.changeset);
 }

@@ -1,11 +1,11 @@
 import { ConnectorError, hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
 import { execute } from './execute.js';
-import { loadPlan, removePlan, savePlan } from './exec-plan.js';
-import { draftGuards, finishPublished, publishDraft } from './publish.js';
+import * as ledger from './ledger.js';
+import type { PlanRun } from './plan-run.js';
+import { draftGuards, publishDraft } from './publish.js';
 import { abandonPlan, needsReplan } from './resume.js';
-import { RunJournal } from './run-journal.js';
-import { stagingOf } from './key-staging.js';
+import { stagingOf } from './key-knowledge.js';
 
 /** What approve or discard did. */
 export interface HeldActionResult {
@@ -39,17 +39,16 @@ function heldOrThrow(ctx: ExecContext) {
  */
 export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
   const held = heldOrThrow(ctx);
-  const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;
-  if (!plan) throw new ConnectorError('PLAN_FILE_MISSING', `the plan of held draft ${held.version} is gone; run discard, then sync`, { action: 'stop' });
-  if (held.version === null) return approveUnsent(ctx, plan);
+  const run = held.planId ? ledger.load(ctx, held.planId) : null;
+  if (!run) throw new ConnectorError('PLAN_FILE_MISSING', `the plan of held draft ${held.version} is gone; run discard, then sync`, { action: 'stop' });
+  if (held.version === null) return approveUnsent(ctx, run);
   const detail = (await ctx.client.getVersion(held.version)).value;
   if (detail.status === 'active' || detail.status === 'superseded') {
-    finishPublished(ctx, plan, null, held.version);
+    ledger.published(ctx, run, null, held.version);
     return { dataset: ctx.dataset, action: 'published', version: held.version, message: 'already published' };
   }
   if (detail.status !== 'draft') {
-    ctx.store.clearHeld();
-    removePlan(ctx.planDir, plan.planId);
+    ledger.dropHeld(ctx, run.plan.id);
     return {
       dataset: ctx.dataset,
       action: 'expired',
@@ -58,16 +57,15 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
       message: `draft ${held.version} is ${detail.status} on the server: nothing was published, and the held change is dropped`,
     };
   }
-  const flags = draftGuards(ctx, plan, detail.counts).requiredFlags;
-  const rj = new RunJournal(ctx.db.journal, plan.planId);
+  const flags = draftGuards(ctx, run, detail.counts).requiredFlags;
+  const rj = ledger.stepsOf(ctx, run.plan.id);
   try {
-    const end = await publishDraft(ctx, plan, rj, held.version, flags, `approve:${held.since}`);
+    const end = await publishDraft(ctx, run, rj, held.version, flags, `approve:${held.since}`);
     if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: held.version, code: `HELD_${end.held.toUpperCase()}`, message: end.reason };
   } catch (err) {
     if (hasCode(err, 'DRAFT_EXPIRED', 'CONFLICT')) {
       await ctx.client.discardVersion(held.version).catch(() => undefined);
-      ctx.store.clearHeld();
-      removePlan(ctx.planDir, plan.planId);
+      ledger.dropHeld(ctx, run.plan.id);
       return {
         dataset: ctx.dataset,
         action: 'expired',
@@ -90,21 +88,19 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
  * again, or the next sync finishes the open plan. If the dataset moved since,
  * it is dropped: sync plans anew.
  */
-async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<typeof loadPlan>>): Promise<HeldActionResult> {
-  plan.approved = true;
+async function approveUnsent(ctx: ExecContext, held: PlanRun): Promise<HeldActionResult> {
   // Issue 11: approved, it may go out through any key; staged unless the key is known to publish every write anyway.
-  plan.direct = stagingOf(ctx, plan).direct;
-  savePlan(ctx.planDir, plan);
-  ctx.db.journal.reopenPlan(plan.planId);
-  const flags = plan.requiredFlags ?? {};
+  // The approval is a transition of the plan in its journal (the plan itself is never changed).
+  const run = ledger.approve(ctx, held, held.approved ? held.direct : stagingOf(ctx, held, true).direct);
+  const flags = run.plan.requiredFlags;
   let end;
   try {
-    end = await execute(ctx, plan, new RunJournal(ctx.db.journal, plan.planId));
+    end = await execute(ctx, run, ledger.stepsOf(ctx, run.plan.id));
   } catch (err) {
     // Anything else leaves the plan open and held: approve again, or the next sync or resume finishes it, approved.
     if (!needsReplan(err)) throw err;
-    await abandonPlan(ctx, plan.planId, (err as Error).message);
-    ctx.store.clearHeld();
+    await abandonPlan(ctx, run.plan.id, (err as Error).message);
+    ledger.dropHeld(ctx, null);
     return {
       dataset: ctx.dataset,
       action: 'expired',
@@ -114,7 +110,7 @@ async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<type
     };
   }
   if (end.kind === 'nothing') {
-    ctx.store.clearHeld();
+    ledger.dropHeld(ctx, null);
     throw new ConnectorError('ALL_REFUSED', `the server refused all ${end.refused} records of the held change`, { action: 'reject', context: { dataset: ctx.dataset } });
   }
   if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: end.version, code: `HELD_${end.held.toUpperCase()}`, message: end.reason };
@@ -126,7 +122,7 @@ async function approveUnsent(ctx: ExecContext, plan: NonNullable<ReturnType<type
 export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
   const held = heldOrThrow(ctx);
   // An approve of a change kept unsent that stopped half-way left its plan open: drop the draft of what it sent, and the plan.
-  if (held.planId && ctx.db.journal.openPlan(ctx.dataset)?.planId === held.planId) await abandonPlan(ctx, held.planId, 'discarded by a person');
+  if (held.planId && ledger.openPlan(ctx)?.planId === held.planId) await abandonPlan(ctx, held.planId, 'discarded by a person');
   if (held.version !== null) {
     try {
       await ctx.client.discardVersion(held.version);
@@ -135,11 +131,7 @@ export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
     }
   }
   const fileHash = (held.summary as { fileHash?: string | null } | null)?.fileHash ?? null;
-  ctx.db.transaction(() => {
-    ctx.store.clearHeld();
-    ctx.store.recordOutcome('discarded', { version: held.version, fileHash });
-  });
-  if (held.planId) removePlan(ctx.planDir, held.planId);
+  ledger.dropHeld(ctx, held.planId, { result: 'discarded', detail: { version: held.version, fileHash } });
   ctx.logger.info({ event: 'draft.discarded', version: held.version }, 'held change discarded');
   const what = held.version === null ? 'the change kept unsent' : `draft ${held.version}`;
   return { dataset: ctx.dataset, action: 'discarded', version: held.version, message: `discarded ${what}` };

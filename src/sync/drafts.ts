@@ -1,7 +1,8 @@
 import { ConnectorError, hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
-import type { DraftCounts } from './exec-plan.js';
-import { RunJournal } from './run-journal.js';
+import * as ledger from './ledger.js';
+import type { DraftCounts } from './plan.js';
+import type { RunJournal } from './run-journal.js';
 
 /**
  * Whose draft is it? A pending draft blocks publishing writes and replaces,
@@ -81,6 +82,11 @@ function bump(c: DraftCounts, kind: string): void {
   else c.deleted++;
 }
 
+/** Why a sync waits on a draft the connector did not make. */
+export function foreignDraftMessage(version: number): string {
+  return `draft ${version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
+}
+
 /**
  * A pending draft the connector did not make: on_foreign_draft `discard`
  * drops it (null: go on); `wait` records it as held and reports it.
@@ -92,7 +98,7 @@ export async function foreignDraft(ctx: ExecContext, version: number): Promise<D
     ctx.logger.warn({ event: 'draft.discarded', kind: 'foreign_draft', version }, 'discarded a draft the connector did not make');
     return null;
   }
-  const message = `draft ${version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
+  const message = foreignDraftMessage(version);
   ctx.store.hold({ kind: 'foreign_draft', version, reason: message, planId: null, summary: null });
   ctx.logger.warn({ event: 'sync.skipped', kind: 'foreign_draft', version }, 'a foreign draft blocks the dataset');
   return { result: 'waiting', code: 'DRAFT_PENDING', message };
@@ -104,17 +110,11 @@ export async function foreignDraft(ctx: ExecContext, version: number): Promise<D
  * publish of it in the portal is confirmed as the connector's for those records.
  */
 export function holdMixed(ctx: ExecContext, err: MixedDraftError, fileHash: string | null): DraftStop {
-  ctx.db.transaction(() => {
-    ctx.store.hold({
-      kind: 'foreign_draft',
-      version: err.version,
-      reason: err.message,
-      planId: err.planId,
-      summary: { mixed: true, counts: err.counts, sent: err.sent, fileHash },
-    });
-    ctx.store.recordOutcome('waiting', { code: err.code, version: err.version, planId: err.planId });
-    if (ctx.db.journal.plan(err.planId)?.status === 'open') ctx.db.journal.finishPlan(err.planId, 'mixed');
-  });
+  ledger.mixed(
+    ctx,
+    { version: err.version, reason: err.message, planId: err.planId, summary: { mixed: true, counts: err.counts, sent: err.sent, fileHash } },
+    { code: err.code, version: err.version, planId: err.planId },
+  );
   ctx.logger.warn({ event: 'sync.skipped', kind: 'mixed_draft', version: err.version, counts: err.counts, sent: err.sent, planId: err.planId }, 'a draft holds the connector\'s writes and someone else\'s changes: left for a person');
   return { result: 'waiting', code: err.code, message: err.message };
 }
@@ -130,8 +130,8 @@ export function isMixed(summary: unknown): boolean {
  * follows on_foreign_draft. Null: it is gone, go on.
  */
 export async function otherDraft(ctx: ExecContext, version: number): Promise<DraftStop | null> {
-  const planId = ctx.db.journal.planOfDraft(ctx.dataset, version);
-  if (planId === null || ctx.db.journal.plan(planId)?.status === 'open') return foreignDraft(ctx, version);
+  const planId = ledger.planOfDraft(ctx, version);
+  if (planId === null || ledger.journaledPlan(ctx, planId)?.status === 'open') return foreignDraft(ctx, version);
   await settleOrphan(ctx, planId, version);
   return null;
 }
@@ -142,7 +142,7 @@ export async function otherDraft(ctx: ExecContext, version: number): Promise<Dra
  * MixedDraftError (held for a person). Never treated as someone else's draft.
  */
 export async function settleOrphan(ctx: ExecContext, planId: string, version: number): Promise<void> {
-  const rj = new RunJournal(ctx.db.journal, planId);
+  const rj = ledger.stepsOf(ctx, planId);
   const counts = (await ctx.client.getVersion(version)).value.counts;
   if (!onlyOurs(counts, rj)) throw new MixedDraftError(version, planId, counts, sentCounts(rj));
   try {

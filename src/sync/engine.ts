@@ -5,7 +5,7 @@ import type { DatasetConfig } from '../config/schema.js';
 import { ConnectorError } from '../errors.js';
 import type { StateDb } from '../snapshot/db.js';
 import type { ExecContext } from './context.js';
-import { planDir } from './exec-plan.js';
+import { planDir } from './plan-files.js';
 import { DatasetLocks } from './lock.js';
 import { DEFAULT_LOCK_SETTINGS, SharedLocks, type LockSettings } from './process-lock.js';
 import { asConnectorError } from './unexpected.js';
@@ -138,10 +138,10 @@ export class SyncEngine {
     });
   }
 
-  /** What a sync would do, sending nothing but reads. */
-  async plan(ds: DatasetConfig, file: string, links?: LinkPolicy): Promise<PlanPreview> {
+  /** What a sync (with the same `publish` option) would do, sending nothing but reads. */
+  async plan(ds: DatasetConfig, file: string, links?: LinkPolicy, opts: { publish?: boolean } = {}): Promise<PlanPreview> {
     // It may rebuild the snapshot from the server: a write, so under the lock too.
-    return this.#run(ds, 'plan', undefined, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file, links));
+    return this.#run(ds, 'plan', undefined, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file, { stageOnly: opts.publish === false, ...(links ? { links } : {}) }));
   }
 
   /** Publish the held change with exactly the flags its guards need. */

@@ -2,11 +2,13 @@ import { applyPerRecord, type RefusedOp } from './apply-per-record.js';
 import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { planLines, removePlan, savePlan, withoutRefused, type ExecPlan } from './exec-plan.js';
-import { finishPublished, hold, verifyAndPublish, type PublishEnd } from './publish.js';
+import { planLines } from './plan-files.js';
+import * as ledger from './ledger.js';
+import type { PlanRun } from './plan-run.js';
+import { hold, verifyAndPublish, type PublishEnd } from './publish.js';
 import { warnLegacyKey } from './legacy-key.js';
 import { checkpoint } from './interrupt.js';
-import { stagingOf } from './key-staging.js';
+import { stagingOf } from './key-knowledge.js';
 import type { RunJournal } from './run-journal.js';
 
 /** How execute left a plan. */
@@ -17,90 +19,77 @@ export type ExecEnd = PublishEnd | { kind: 'nothing'; refused: number };
  * then verify the draft, run the guards on its counts and publish. Used for
  * a fresh plan and for a resumed one alike.
  */
-export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal): Promise<ExecEnd> {
+export async function execute(ctx: ExecContext, start: PlanRun, rj: RunJournal): Promise<ExecEnd> {
   const refused: RefusedOp[] = [];
   const stage =
-    plan.path === 'per_record'
-      ? await applyPerRecord(ctx, plan, rj, refused)
-      : plan.path === 'import'
-        ? await applyImport(ctx, plan, rj)
-        : await applyReplace(ctx, plan, rj);
-  // The plan file is what approve and a later held-gate publish from: it must not list a refused record.
-  if (dropRefused(plan, rj)) savePlan(ctx.planDir, plan);
-  if (refused.length) reportRefused(ctx, plan, refused);
+    start.path === 'per_record'
+      ? await applyPerRecord(ctx, start, rj, refused)
+      : start.path === 'import'
+        ? await applyImport(ctx, start, rj)
+        : await applyReplace(ctx, start, rj);
+  // Writes the server refused for sure are in the journal: counts, verify, hold and confirm are of what was sent.
+  const run = refused.length ? ledger.refresh(start, rj) : start;
+  if (refused.length) reportRefused(ctx, run, refused);
   ctx.summary.rowErrors += refused.length;
 
   if (stage.kind === 'nothing') {
-    ctx.db.transaction(() => {
-      ctx.store.recordOutcome('failed', { planId: plan.planId, refused: refused.length });
-      ctx.db.journal.finishPlan(plan.planId, 'nothing');
-    });
-    removePlan(ctx.planDir, plan.planId);
+    ledger.refusedAll(ctx, run, refused.length);
     return { kind: 'nothing', refused: refused.length };
   }
-  if (stage.kind === 'unsent') return holdUnsent(ctx, plan, stage.version, stagingOf(ctx, plan).why ?? 'the key published a write asked to stage (legacy key, A12)');
+  if (stage.kind === 'unsent') return holdUnsent(ctx, run, stage.version, stagingOf(ctx, run).why ?? 'the key published a write asked to stage (legacy key, A12)');
   if (stage.kind === 'staged') checkpoint(ctx);
   if (stage.kind === 'published') {
     if (stage.legacy) {
-      warnLegacyKey(ctx, { version: stage.version, planId: plan.planId });
-      if (plan.heldBy && !plan.approved) {
-        // A replace job cannot be stopped half-way: say what went out unheld; later ones stay unsent (run-sync.ts).
-        const msg = `published although a guard would have held it (${plan.heldBy}): the key ignores staging`;
+      warnLegacyKey(ctx, { version: stage.version, planId: run.plan.id });
+      if (run.plan.heldBy && !run.approved) {
+        // A replace job cannot be stopped half-way: say what went out unheld; later ones stay unsent (planSync).
+        const msg = `published although a guard would have held it (${run.plan.heldBy}): the key ignores staging`;
         ctx.summary.warnings.push(msg);
-        ctx.logger.warn({ event: 'guard.held', kind: 'legacy_published', version: stage.version, reason: plan.heldBy }, msg);
+        ctx.logger.warn({ event: 'guard.held', kind: 'legacy_published', version: stage.version, reason: run.plan.heldBy }, msg);
       }
     }
     // Issue 11: the same end as a published draft, so adoptions and the source are confirmed on every path.
-    finishPublished(ctx, plan, rj, stage.version);
+    ledger.published(ctx, run, rj, stage.version);
     return { kind: 'published', version: stage.version };
   }
-  return verifyAndPublish(ctx, plan, rj, stage.version, plan.expected, stage.publishDenied);
+  return verifyAndPublish(ctx, run, rj, stage.version, stage.publishDenied);
+}
+
+/** Why a change is kept unsent (issue 11, A12): `published` the version a legacy write already published, if any; `keyWhy` what the key has (not) shown. */
+export function unsentHold(run: Pick<PlanRun, 'plan'>, published: number | null, keyWhy: string): ledger.UnsentHold {
+  const kind = run.plan.heldBy ? 'guard' : 'staged';
+  const why = run.plan.heldBy ?? 'staged only (publish=false)';
+  return { kind, reason: `${why}; ${keyWhy}, so ${published === null ? 'the change is' : 'the rest of the change is'} kept unsent: approve sends it, discard drops it` };
+}
+
+/** The log line of a change kept unsent. */
+export function logUnsent(ctx: ExecContext, run: Pick<PlanRun, 'plan'>, published: number | null): void {
+  const why = run.plan.heldBy ?? 'staged only (publish=false)';
+  ctx.logger.warn({ event: 'guard.held', kind: 'unsent', planId: run.plan.id, published, reason: why, requiredFlags: run.plan.requiredFlags }, 'change kept unsent for a person');
 }
 
 /**
  * Issue 11, A12: keep a change unsent (nothing of it, or the rest after the key
  * published one write of it) for a person: approve sends it, discard drops it.
- * `published`: the version a legacy write already published, if any;
- * `keyWhy`: what the key has (not) shown (key-staging.ts).
  */
-export function holdUnsent(ctx: ExecContext, plan: ExecPlan, published: number | null, keyWhy: string): PublishEnd {
-  const kind = plan.heldBy ? 'guard' : 'staged';
-  const why = plan.heldBy ?? 'staged only (publish=false)';
-  const reason = `${why}; ${keyWhy}, so ${published === null ? 'the change is' : 'the rest of the change is'} kept unsent: approve sends it, discard drops it`;
-  hold(ctx, plan, kind, null, reason, null);
-  ctx.logger.warn({ event: 'guard.held', kind: 'unsent', planId: plan.planId, published, reason: why, requiredFlags: plan.requiredFlags ?? null }, 'change kept unsent for a person');
-  return { kind: 'held', held: kind, version: null, reason, evaluation: null };
-}
-
-/** Take writes the server refused for sure (422) out of the plan, so counts and confirm match what was sent; true when it changed. */
-function dropRefused(plan: ExecPlan, rj: RunJournal): boolean {
-  const failed = new Set(
-    rj
-      .all()
-      .filter((e) => e.status === 'failed')
-      .map((e) => (e.intent as { name?: string } | null)?.name ?? '')
-      .filter((name) => /^(post|patch|delete):/.test(name)),
-  );
-  if (failed.size === 0) return false;
-  const before = plan.expected;
-  const c = plan.changeset.counts;
-  const of = (kind: string) => [...failed].filter((name) => name.startsWith(`${kind}:`)).length;
-  plan.expected = { added: c.adds - of('post'), changed: c.changes - of('patch'), deleted: c.deletes - of('delete') };
-  plan.refused = [...failed];
-  plan.changeset = withoutRefused(plan.changeset, failed);
-  return before.added !== plan.expected.added || before.changed !== plan.expected.changed || before.deleted !== plan.expected.deleted;
+export function holdUnsent(ctx: ExecContext, run: PlanRun, published: number | null, keyWhy: string): PublishEnd {
+  const h = unsentHold(run, published, keyWhy);
+  hold(ctx, run, h.kind, null, h.reason, null);
+  logUnsent(ctx, run, published);
+  return { kind: 'held', held: h.kind, version: null, reason: h.reason, evaluation: null };
 }
 
 /** A3: server row errors mapped back to source file lines, in the log and (ctx.refused) the reject file. */
-function reportRefused(ctx: ExecContext, plan: ExecPlan, refused: RefusedOp[]): void {
-  const lines = planLines(ctx.planDir, plan, refused.map((r) => r.op.id));
+function reportRefused(ctx: ExecContext, run: PlanRun, refused: RefusedOp[]): void {
+  const plan = run.plan;
+  const lines = planLines(ctx.planDir, plan.id, run.legacy, refused.map((r) => r.op.record_id));
   for (const r of refused) {
     const first = r.error.rowErrors[0];
     ctx.refused.push({
       file: plan.file ?? '',
-      line: lines.get(r.op.id) ?? 0,
+      line: lines.get(r.op.record_id) ?? 0,
       column: first?.field ?? 'record',
-      value: r.op.id,
+      value: r.op.record_id,
       reason: `server: ${r.error.code}: ${first?.message ?? r.error.message}`,
       code: 'INVALID_RECORD',
     });
@@ -110,8 +99,8 @@ function reportRefused(ctx: ExecContext, plan: ExecPlan, refused: RefusedOp[]): 
       {
         event: 'file.rejected', kind: 'server_row_error',
         file: plan.file,
-        line: lines.get(r.op.id) ?? null,
-        record_id: r.op.id,
+        line: lines.get(r.op.record_id) ?? null,
+        record_id: r.op.record_id,
         code: r.error.code,
         errors: r.error.rowErrors.map((e) => ({ field: e.field, message: e.message })),
       },

@@ -1,12 +1,11 @@
 import type { Dataset } from '../api/wire.js';
 import { hasCode } from '../errors.js';
 import type { HeldDraft } from '../snapshot/types.js';
-import { confirmParts } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { isMixed, otherDraft } from './drafts.js';
-import { loadPlan, removePlan } from './exec-plan.js';
+import { confirmedParts } from './diff.js';
+import { foreignDraftMessage, isMixed, otherDraft } from './drafts.js';
+import * as ledger from './ledger.js';
 import type { SyncResult } from './outcome.js';
-import { finishPublished } from './publish.js';
 import { reconcile } from './reconcile.js';
 
 /** Why a sync stops before planning: a held change or a foreign draft. */
@@ -35,21 +34,21 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
   if (held.kind === 'foreign_draft' && !mixed) return held;
   if (ds.draft_version === held.version) return held;
   const status = (await ctx.client.getVersion(held.version).catch(() => null))?.value.status ?? null;
-  const plan = held.planId ? loadPlan(ctx.planDir, held.planId) : null;
+  const run = held.planId ? ledger.load(ctx, held.planId) : null;
   if (status === 'active' || status === 'superseded') {
-    if (plan && !mixed && ctx.store.info().activeVersion === plan.baseVersion) finishPublished(ctx, plan, null, held.version);
+    if (run && !mixed && ctx.store.info().activeVersion === run.plan.baseVersion) ledger.published(ctx, run, null, held.version);
     else {
       // The snapshot cannot just advance (someone else's change is in it too, or it moved): read the server,
       // knowing which records are the plan's own.
-      const parts = plan ? confirmParts(plan) : null;
+      const parts = run ? confirmedParts(run.changeset) : null;
       await reconcile(ctx, true, parts ? { records: parts.upsertTexts, own: parts.own } : undefined);
-      dropHeld(ctx, held.planId);
+      ledger.dropHeld(ctx, held.planId);
     }
     ctx.logger.info({ event: 'sync.published', kind: mixed ? 'mixed_published' : 'held_published', version: held.version }, 'the held change was published');
     return null;
   }
   if (status === 'draft') return held; // pending, though not the dataset's draft: leave it to the gate
-  dropHeld(ctx, held.planId);
+  ledger.dropHeld(ctx, held.planId);
   ctx.logger.warn({ event: 'draft.expired', kind: 'held_gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
   return null;
 }
@@ -69,7 +68,7 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
   if (held && held.kind !== 'foreign_draft' && held.version === null) {
     // Kept unsent (A12): nothing of it is on the server.
     if (same) return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
-    dropHeld(ctx, held.planId);
+    ledger.dropHeld(ctx, held.planId);
     ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: null, planId: held.planId }, 'a newer export replaces the held change');
   } else if (held && held.kind !== 'foreign_draft' && held.version !== null) {
     // Still pending.
@@ -82,7 +81,7 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
       }
       throw err;
     }
-    dropHeld(ctx, held.planId);
+    ledger.dropHeld(ctx, held.planId);
     ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: held.version }, 'a newer export replaces the held change');
     ds = (await ctx.client.getDataset()).value;
   } else if (held && held.version !== null && isMixed(held.summary)) {
@@ -97,7 +96,24 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
   return otherDraft(ctx, ds.draft_version);
 }
 
-function dropHeld(ctx: ExecContext, planId: string | null): void {
-  ctx.store.clearHeld();
-  if (planId) removePlan(ctx.planDir, planId);
+/**
+ * What heldGate would do, acting on nothing (for `plan`, which sends nothing):
+ * the stop a sync would meet before planning, or null when it would plan. A
+ * held draft no longer pending, one of an older export, and an orphan of a
+ * closed plan of ours are settled or discarded by a sync, which then plans.
+ */
+export async function heldGateVerdict(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
+  const ds: Dataset = (await ctx.client.getDataset()).value;
+  const held = ctx.store.held();
+  const pending = held !== null && (held.version === null || held.version === ds.draft_version);
+  if (held && pending && held.kind !== 'foreign_draft') {
+    const same = fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
+    return same ? { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason } : null;
+  }
+  if (held && pending && isMixed(held.summary)) return { result: 'waiting', code: 'DRAFT_MIXED', message: held.reason };
+  if (ds.draft_version === null || (held && held.kind !== 'foreign_draft' && held.version === ds.draft_version)) return null;
+  const ours = ledger.planOfDraft(ctx, ds.draft_version);
+  if (ours !== null && ledger.journaledPlan(ctx, ours)?.status !== 'open') return null;
+  if (ctx.policy.on_foreign_draft === 'discard') return null;
+  return { result: 'waiting', code: 'DRAFT_PENDING', message: foreignDraftMessage(ds.draft_version) };
 }

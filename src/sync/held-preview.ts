@@ -1,5 +1,6 @@
 import type { StateDb } from '../snapshot/db.js';
-import { loadPlan, planDir, type DraftCounts } from './exec-plan.js';
+import { loadPlan, planDir } from './plan-files.js';
+import type { DraftCounts } from './plan.js';
 
 /** How many records of each kind approve shows before it asks. */
 const SAMPLE = 5;
@@ -25,9 +26,9 @@ export interface HeldPreview {
 export function heldPreview(db: StateDb, dataset: string): HeldPreview | null {
   const held = db.snapshot(dataset).held();
   if (!held) return null;
-  const plan = held.planId ? loadPlan(planDir(db.path), held.planId) : null;
-  const summary = (held.summary ?? {}) as { requiredFlags?: Record<string, boolean> | null };
-  const flags = plan?.requiredFlags ?? summary.requiredFlags ?? {};
+  const plan = held.planId ? (loadPlan(planDir(db.path), held.planId)?.plan ?? null) : null;
+  const summary = (held.summary ?? {}) as { requiredFlags?: Record<string, boolean> | null; expected?: DraftCounts };
+  const flags: Record<string, boolean | undefined> = { ...(plan?.requiredFlags ?? summary.requiredFlags ?? {}) };
   return {
     dataset,
     kind: held.kind,
@@ -37,8 +38,9 @@ export function heldPreview(db: StateDb, dataset: string): HeldPreview | null {
     file: plan?.file ?? null,
     before: plan?.baseCount ?? null,
     after: plan?.resultCount ?? null,
-    counts: plan?.expected ?? null,
-    requiredFlags: Object.fromEntries(Object.entries(flags).filter(([, v]) => v === true)),
+    // What was sent (writes the server refused left out), as recorded when the change was held.
+    counts: summary.expected ?? plan?.expected ?? null,
+    requiredFlags: Object.fromEntries(Object.entries(flags).flatMap(([k, v]) => (v === true ? [[k, true] as const] : []))),
     sample: {
       // The changeset's head (the first operations of each kind, kept in the plan file): no read of its lists on disk.
       adds: (plan?.changeset.head.adds ?? []).slice(0, SAMPLE).map((r) => r.record_id),

@@ -1,9 +1,7 @@
-import type { Job } from '../api/wire.js';
-import { ConnectorError } from '../errors.js';
 import type { KeyChannel, KeyShown } from '../snapshot/types.js';
-import type { ExecContext } from './context.js';
-import type { ApplyPath, ExecPlan } from './exec-plan.js';
-import type { SyncPlan } from './plan.js';
+
+/** The request path of a plan that sends something (plan.ts SyncPath without none). */
+type ApplyPath = 'per_record' | 'replace' | 'import';
 
 /**
  * Issue 11, A12: a legacy key publishes every write at once, even one that asks
@@ -27,6 +25,9 @@ import type { SyncPlan } from './plan.js';
  * is sent staged while the key has not shown what it does, once per key: a
  * probe of its own could publish, a staged write of a change that is to be
  * published anyway cannot do harm either way.
+ *
+ * The rule is pure (planSync applies it); what the key has shown is read and
+ * learnt in key-knowledge.ts.
  */
 
 /** The kind of request a plan's change goes out as. */
@@ -78,57 +79,9 @@ export function decideStaging(p: StagingFacts, shown: KeyShown): StagingDecision
   return { unsent: false, direct: p.direct, why: null };
 }
 
-/** The facts of a SyncPlan that is not `none`, before its ExecPlan is made (as execPlan sets them). */
-export function syncPlanFacts(p: SyncPlan, stageOnly: boolean): StagingFacts {
-  return { path: p.path as ApplyPath, heldBy: p.held ? 'held by a guard' : null, stageOnly, direct: !p.publish.staging && !stageOnly };
-}
-
 /** The decision as a suffix of a plan's reason ('' when there is nothing to say). */
 export function stagingNote(d: StagingDecision): string {
   if (!d.why) return '';
   return d.unsent ? `; kept unsent until approved: ${d.why}` : `; ${d.why}`;
 }
 
-/** What the key in use has shown on the channel of `path`. */
-export function keyShownFor(ctx: ExecContext, path: ApplyPath): KeyShown {
-  return ctx.store.keyShown(ctx.client.keyId, channelOf(path));
-}
-
-/** The rule applied to a plan with the key in use. */
-export function stagingOf(ctx: ExecContext, plan: ExecPlan): StagingDecision {
-  return decideStaging(plan, keyShownFor(ctx, plan.path));
-}
-
-/**
- * Right before a request of `plan` is sent (fresh, resumed or approved): the
- * key to bind it to (HttpRequest.onlyKey) when it must stay staged, so a key
- * read again after a 401 does not send it unproven. Throws KEY_NOT_SHOWN_STAGING
- * (plan again) when the key in use has not shown that it stages, e.g. a plan
- * resumed after the key was replaced.
- */
-export function sendBinding(ctx: ExecContext, plan: ExecPlan): { onlyKey?: string } {
-  if (plan.approved || (!plan.heldBy && !plan.stageOnly)) return {};
-  const keyId = ctx.client.keyId;
-  const d = decideStaging(plan, ctx.store.keyShown(keyId, channelOf(plan.path)));
-  if (d.unsent) {
-    throw new ConnectorError('KEY_NOT_SHOWN_STAGING', `not sent: ${d.why}`, { action: 'retry', context: { dataset: ctx.dataset, planId: plan.planId } });
-  }
-  return { onlyKey: keyId };
-}
-
-/** Learn from the answer to a record write sent with `publish=false` (call in the transaction that records it). */
-export function learnFromWrite(ctx: ExecContext, status: 'draft' | 'published'): void {
-  ctx.store.noteKeyShown(ctx.client.keyId, 'records', status === 'draft' ? 'stages' : 'publishes');
-}
-
-/** A5: a job the server's own guard stopped as a draft shows nothing about `options.publish`. */
-const SERVER_GUARD_REASONS = new Set(['MASS_DELETE_GUARD', 'EMPTY_RESULT_GUARD']);
-
-/**
- * Learn from a job that ended after the key `keyId` sent it with
- * `options.publish: false` (call in the transaction that records it).
- */
-export function learnFromJob(ctx: ExecContext, keyId: string, job: Job): void {
-  if (job.status === 'PUBLISHED') ctx.store.noteKeyShown(keyId, 'jobs', 'publishes');
-  else if (job.status === 'STAGED' && !SERVER_GUARD_REASONS.has(job.reason ?? '')) ctx.store.noteKeyShown(keyId, 'jobs', 'stages');
-}

@@ -3,10 +3,11 @@ import type { PublishOptions } from '../api/wire.js';
 import { ApiError } from '../api/errors.js';
 import { ConnectorError } from '../errors.js';
 import type { HeldDraft } from '../snapshot/types.js';
-import { confirmParts } from './apply-replace.js';
 import { sameCounts } from './apply-per-record.js';
 import type { ExecContext } from './context.js';
-import { removePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
+import * as ledger from './ledger.js';
+import type { DraftCounts } from './plan.js';
+import type { PlanRun } from './plan-run.js';
 import { ImportNotEquivalentError } from './apply-import.js';
 import { canonicalJson } from '../model/canonical.js';
 import type { VersionDetail } from '../api/wire.js';
@@ -22,8 +23,9 @@ export type PublishEnd =
   | { kind: 'held'; held: HeldDraft['kind']; version: number | null; reason: string; evaluation: GuardEvaluation | null };
 
 /** The guards against a draft's counts (issue 4: checked again before publishing). */
-export function draftGuards(ctx: ExecContext, plan: ExecPlan, counts: DraftCounts): GuardEvaluation {
-  const gc = guardCountsOfDraft(counts, plan.baseCount, plan.changeset.counts.deletable, plan.source?.rowCount);
+export function draftGuards(ctx: ExecContext, run: PlanRun, counts: DraftCounts): GuardEvaluation {
+  const plan = run.plan;
+  const gc = guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, plan.source?.rowCount);
   return evaluateGuards(gc, ctx.store.info(), ctx.policy);
 }
 
@@ -33,18 +35,13 @@ export function draftGuards(ctx: ExecContext, plan: ExecPlan, counts: DraftCount
  * the publish done. A guard, a key without the publish role, or the server's
  * own guard (A5) leaves the draft pending and recorded as held.
  */
-export async function verifyAndPublish(
-  ctx: ExecContext,
-  plan: ExecPlan,
-  rj: RunJournal,
-  version: number,
-  expected: DraftCounts,
-  publishDenied: boolean,
-): Promise<PublishEnd> {
+export async function verifyAndPublish(ctx: ExecContext, run: PlanRun, rj: RunJournal, version: number, publishDenied: boolean): Promise<PublishEnd> {
+  const plan = run.plan;
+  const expected = run.expected;
   const detail = (await ctx.client.getVersion(version)).value;
   if (detail.status === 'active' || detail.status === 'superseded') {
     // Our publish went through before the answer was recorded (resume).
-    finishPublished(ctx, plan, rj, version);
+    ledger.published(ctx, run, rj, version);
     return { kind: 'published', version };
   }
   if (detail.status === 'expired') {
@@ -53,10 +50,10 @@ export async function verifyAndPublish(
   if (detail.status !== 'draft') {
     throw new ConnectorError('DRAFT_GONE', `Draft ${version} is ${detail.status}.`, { action: 'retry', context: { version } });
   }
-  if (plan.path === 'import') checkImportedDraft(plan, version, detail);
+  if (run.path === 'import') checkImportedDraft(run, version, detail);
   if (!sameCounts(detail.counts, expected)) {
     // Someone else's change is in the draft: a person decides, it is never discarded here.
-    if (!onlyOurs(detail.counts, rj)) throw new MixedDraftError(version, plan.planId, detail.counts, sentCounts(rj));
+    if (!onlyOurs(detail.counts, rj)) throw new MixedDraftError(version, plan.id, detail.counts, sentCounts(rj));
     // Issue 7: the carried-over records or the base changed under us; re-read and plan again.
     throw new ConnectorError('DRAFT_MISMATCH', `Draft ${version} counts differ from the plan.`, {
       action: 'retry',
@@ -68,32 +65,32 @@ export async function verifyAndPublish(
     rj.done('verify', detail.counts);
     rj.committed('verify');
   }
-  const evaluation = draftGuards(ctx, plan, detail.counts);
-  if (plan.approved) {
+  const evaluation = draftGuards(ctx, run, detail.counts);
+  if (run.approved) {
     // A person approved this held change: exactly the flags it needs, nothing else (issue 4).
-    if (publishDenied) return portalPublish(ctx, plan, version);
-    return publishDraft(ctx, plan, rj, version, evaluation.requiredFlags);
+    if (publishDenied) return portalPublish(ctx, run, version);
+    return publishDraft(ctx, run, rj, version, evaluation.requiredFlags);
   }
   ctx.summary.guards = { held: evaluation.holds, reasons: evaluation.results.filter((r) => r.holds).map((r) => r.message) };
   if (evaluation.holds) {
     const reason = evaluation.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ');
-    hold(ctx, plan, 'guard', version, reason, evaluation);
+    hold(ctx, run, 'guard', version, reason, evaluation);
     ctx.logger.warn({ event: 'guard.held', version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }, 'guard held the change');
     return { kind: 'held', held: 'guard', version, reason, evaluation };
   }
-  if (publishDenied) return portalPublish(ctx, plan, version);
+  if (publishDenied) return portalPublish(ctx, run, version);
   if (plan.stageOnly) {
     const reason = 'staged only (publish=false): publish with dataset-connector approve or in the portal';
-    hold(ctx, plan, 'staged', version, reason, evaluation);
+    hold(ctx, run, 'staged', version, reason, evaluation);
     return { kind: 'held', held: 'staged', version, reason, evaluation };
   }
-  return publishDraft(ctx, plan, rj, version, evaluation.connectorFlags);
+  return publishDraft(ctx, run, rj, version, evaluation.connectorFlags);
 }
 
 /** POST /versions/{v}/publish with exactly `flags`, journaled; confirms the snapshot on 200. */
 export async function publishDraft(
   ctx: ExecContext,
-  plan: ExecPlan,
+  run: PlanRun,
   rj: RunJournal,
   version: number,
   flags: PublishOptions,
@@ -108,68 +105,33 @@ export async function publishDraft(
   } catch (err) {
     if (err instanceof ApiError && (err.code === 'PUBLISH_REQUIRED' || err.code === 'FORBIDDEN')) {
       rj.failed(stepName, { code: err.code });
-      return portalPublish(ctx, plan, version);
+      return portalPublish(ctx, run, version);
     }
     if (err instanceof ApiError && (err.code === 'MASS_DELETE_GUARD' || err.code === 'EMPTY_RESULT_GUARD')) {
       // A5: the server's own guard; a person approves with the matching flag.
       rj.failed(stepName, { code: err.code });
-      const evaluation = draftGuards(ctx, plan, plan.expected);
-      hold(ctx, plan, 'guard', version, `server refused: ${err.code}`, evaluation);
+      const evaluation = draftGuards(ctx, run, run.expected);
+      hold(ctx, run, 'guard', version, `server refused: ${err.code}`, evaluation);
       ctx.logger.warn({ event: 'guard.held', version, code: err.code, requiredFlags: evaluation.requiredFlags }, 'server guard held the change');
       return { kind: 'held', held: 'guard', version, reason: err.code, evaluation };
     }
     throw err;
   }
-  finishPublished(ctx, plan, rj, version, stepName);
+  ledger.published(ctx, run, rj, version, stepName);
   return { kind: 'published', version };
 }
 
 /** The key cannot publish: leave the draft for a person in the portal, once, without looping. */
-function portalPublish(ctx: ExecContext, plan: ExecPlan, version: number): PublishEnd {
+function portalPublish(ctx: ExecContext, run: PlanRun, version: number): PublishEnd {
   const reason = 'the key has no publish role: a person must publish this draft in the portal';
-  hold(ctx, plan, 'publish_required', version, reason, null);
+  hold(ctx, run, 'publish_required', version, reason, null);
   ctx.logger.warn({ event: 'sync.staged', kind: 'publish_required', version }, 'draft staged; a person must publish it in the portal');
   return { kind: 'held', held: 'publish_required', version, reason, evaluation: null };
 }
 
-/** Record a change kept as a pending draft; the plan file stays for approve. */
-export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], version: number | null, reason: string, evaluation: GuardEvaluation | null): void {
-  ctx.db.transaction(() => {
-    ctx.store.hold({
-      kind,
-      version,
-      reason,
-      planId: plan.planId,
-      summary: {
-        expected: plan.expected,
-        requiredFlags: evaluation?.requiredFlags ?? plan.requiredFlags ?? null,
-        guards: evaluation?.results ?? [],
-        file: plan.file,
-        fileHash: plan.source?.fileHash ?? null,
-      },
-    });
-    ctx.store.recordOutcome(kind === 'guard' ? 'held' : 'staged', { version, reason });
-    ctx.db.journal.finishPlan(plan.planId, kind === 'guard' ? 'held' : 'staged');
-  });
-}
-
-/**
- * The one end of every plan the server published, whatever the path (a draft
- * published, direct writes, a legacy key's writes or job): confirm its writes
- * and its adoptions (issue 11: a first run owns every overlapping record, so
- * later deletions are planned and guarded), close the plan, in one transaction.
- * Writes already confirmed one by one (direct) are confirmed again unchanged.
- */
-export function finishPublished(ctx: ExecContext, plan: ExecPlan, rj: RunJournal | null, version: number, stepName = 'publish'): void {
-  ctx.db.transaction(() => {
-    ctx.store.confirm({ activeVersion: version, ...confirmParts(plan), ...(plan.source ? { source: plan.source } : {}) });
-    if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
-    ctx.store.clearHeld();
-    ctx.store.recordOutcome('published', { version, planId: plan.planId });
-    ctx.db.journal.finishPlan(plan.planId, 'published');
-  });
-  rj?.committed('publish');
-  removePlan(ctx.planDir, plan.planId);
+/** Record a change kept as a pending draft (or unsent); the plan file stays for approve (ledger: held). */
+export function hold(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version: number | null, reason: string, evaluation: GuardEvaluation | null): void {
+  ledger.held(ctx, run, kind, version, reason, evaluation);
 }
 
 function pickTrue(flags: PublishOptions): PublishOptions {
@@ -184,10 +146,10 @@ function pickTrue(flags: PublishOptions): PublishOptions {
  * (A19) and, in its sample of the first changes, the very records the
  * connector made. Otherwise the server read the file differently.
  */
-function checkImportedDraft(plan: ExecPlan, version: number, detail: VersionDetail): void {
+function checkImportedDraft(run: PlanRun, version: number, detail: VersionDetail): void {
   // Only the sampled records are looked up (one pass over the changeset), never the whole changeset held.
   const want = new Map<string, string>();
-  const c = plan.changeset;
+  const c = run.changeset;
   const find = <T>(op: string, list: Iterable<T>, id: (x: T) => string, text: (x: T) => string): void => {
     const ids = new Set(detail.sample.filter((e) => e.op === op).map((e) => e.record.record_id));
     if (ids.size === 0) return;
@@ -202,7 +164,7 @@ function checkImportedDraft(plan: ExecPlan, version: number, detail: VersionDeta
   find('change', c.changes, (ch) => ch.record_id, (ch) => canonicalJson(ch.record));
   find('delete', c.deletes, (d) => d.record_id, () => '');
   const differs =
-    !sameCounts(detail.counts, plan.expected) ||
+    !sameCounts(detail.counts, run.expected) ||
     detail.sample.some((e) => {
       const w = want.get(`${e.op}:${e.record.record_id}`);
       return w === undefined || (e.op !== 'delete' && w !== canonicalJson(e.record));
@@ -211,7 +173,7 @@ function checkImportedDraft(plan: ExecPlan, version: number, detail: VersionDeta
     throw new ImportNotEquivalentError(`The upload's draft ${version} differs from the plan: sending the records instead.`, {
       version,
       draft: detail.counts,
-      expected: plan.expected,
+      expected: run.expected,
     });
   }
 }

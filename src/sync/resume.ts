@@ -1,9 +1,10 @@
 import { hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
 import { execute, type ExecEnd } from './execute.js';
-import { listPlanIds, loadPlan, planOwner, removePlan, type DraftCounts } from './exec-plan.js';
+import * as ledger from './ledger.js';
+import type { DraftCounts } from './plan.js';
 import { sameCounts } from './apply-per-record.js';
-import { RunJournal } from './run-journal.js';
+import type { RunJournal } from './run-journal.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, onlyOurs, sentCounts } from './drafts.js';
 
 /** Codes after which a plan is dropped and made again from a fresh read of the server. */
@@ -45,7 +46,7 @@ export function journaledDraft(rj: RunJournal): number | null {
  * it as superseded. Nothing it staged is left behind; nothing was published.
  */
 export async function abandonPlan(ctx: ExecContext, planId: string, why: string): Promise<void> {
-  const rj = new RunJournal(ctx.db.journal, planId);
+  const rj = ledger.stepsOf(ctx, planId);
   // Not readable now: the plan stays open (its draft still known as ours) for the next run.
   const pending = (await ctx.client.getDataset()).value.draft_version;
   let draft = journaledDraft(rj);
@@ -68,8 +69,7 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
     rj.done(step);
     rj.committed('discard');
   }
-  ctx.db.journal.finishPlan(planId, 'superseded');
-  removePlan(ctx.planDir, planId);
+  ledger.supersede(ctx, planId);
   ctx.logger.warn({ event: 'reconcile.drift', kind: 'plan_superseded', planId, draft: pending === draft ? draft : null, reason: why }, 'plan dropped; planning again');
 }
 
@@ -81,7 +81,7 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
 async function isUnansweredJobDraft(ctx: ExecContext, rj: RunJournal, planId: string, pending: number): Promise<boolean> {
   const step = rj.get('replace') ?? rj.get('import');
   if (!step || step.jobId !== null || step.status === 'failed') return false;
-  const expected = (ctx.db.journal.plan(planId)?.summary as { counts?: DraftCounts } | null)?.counts;
+  const expected = (ledger.journaledPlan(ctx, planId)?.summary as { counts?: DraftCounts } | null)?.counts;
   const baseEtag = (step.intent as { baseEtag?: string | null } | null)?.baseEtag ?? null;
   if (!expected || baseEtag === null) return false;
   const d = (await ctx.client.getVersion(pending)).value;
@@ -95,57 +95,34 @@ async function isUnansweredJobDraft(ctx: ExecContext, rj: RunJournal, planId: st
  * Returns null when there was nothing to resume.
  */
 export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string; end: ExecEnd | 'superseded' } | null> {
-  sweepFinishedPlans(ctx);
-  const open = ctx.db.journal.openPlan(ctx.dataset);
+  ledger.sweep(ctx);
+  const open = ledger.openPlan(ctx);
   if (!open) return null;
-  const plan = loadPlan(ctx.planDir, open.planId);
-  ctx.logger.info({ event: 'sync.resumed', planId: open.planId, path: open.path, planFile: plan !== null }, 'resuming an interrupted sync');
-  if (!plan) {
+  const run = ledger.load(ctx, open.planId);
+  ctx.logger.info({ event: 'sync.resumed', planId: open.planId, path: open.path, planFile: run !== null }, 'resuming an interrupted sync');
+  if (!run) {
     await abandonPlan(ctx, open.planId, 'plan file missing');
     return { planId: open.planId, end: 'superseded' };
   }
-  const rj = new RunJournal(ctx.db.journal, plan.planId);
+  const planId = run.plan.id;
   try {
     try {
-      return { planId: plan.planId, end: await execute(ctx, plan, rj) };
+      return { planId, end: await execute(ctx, run, ledger.stepsOf(ctx, planId)) };
     } catch (err) {
       if (!needsReplan(err)) throw err;
-      await abandonPlan(ctx, plan.planId, (err as Error).message);
-      return { planId: plan.planId, end: 'superseded' };
+      await abandonPlan(ctx, planId, (err as Error).message);
+      return { planId, end: 'superseded' };
     }
   } catch (err) {
     // A draft not (only) ours: recorded for a person; the held gate reports it.
     if (err instanceof MixedDraftError) {
-      const stop = holdMixed(ctx, err, plan.source?.fileHash ?? null);
-      return { planId: plan.planId, end: { kind: 'held', held: 'foreign_draft', version: err.version, reason: stop.message, evaluation: null } };
+      const stop = holdMixed(ctx, err, run.plan.source?.fileHash ?? null);
+      return { planId, end: { kind: 'held', held: 'foreign_draft', version: err.version, reason: stop.message, evaluation: null } };
     }
     if (err instanceof ForeignDraftError) {
-      closeBlocked(ctx, plan.planId);
-      return { planId: plan.planId, end: 'superseded' };
+      ledger.blocked(ctx, planId);
+      return { planId, end: 'superseded' };
     }
     throw err;
-  }
-}
-
-/** Close a plan that sent nothing because a foreign draft blocks the dataset (held as such by foreignDraft). */
-export function closeBlocked(ctx: ExecContext, planId: string): void {
-  ctx.db.journal.finishPlan(planId, 'foreign_draft');
-  removePlan(ctx.planDir, planId);
-}
-
-/**
- * Remove the plan files of this dataset's finished plans that no held draft
- * needs, and of plans a crash left unjournaled: a crash between the commit
- * that finished a plan and the removal of its file, or between writing a plan
- * and journaling it, would otherwise leave it behind for good.
- */
-export function sweepFinishedPlans(ctx: ExecContext): void {
-  const heldPlan = ctx.store.held()?.planId ?? null;
-  for (const planId of listPlanIds(ctx.planDir)) {
-    const p = ctx.db.journal.plan(planId);
-    if (p && p.dataset === ctx.dataset && p.status === 'finished' && planId !== heldPlan) removePlan(ctx.planDir, planId);
-    // A crash between writing a plan's changeset (or plan file) and journaling it: nothing was sent, nothing needs it.
-    // Under the dataset's lock no sync of it is between those steps now.
-    else if (!p && planId !== heldPlan && planOwner(ctx.planDir, planId) === ctx.dataset) removePlan(ctx.planDir, planId);
   }
 }

@@ -3,23 +3,21 @@ import type { DatasetConfig } from '../config/schema.js';
 import { ConnectorError, type ErrorAction } from '../errors.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { crashPoint } from './crash-hook.js';
 import { diffSource } from './diff.js';
-import { execute, holdUnsent, type ExecEnd } from './execute.js';
+import { execute, logUnsent, unsentHold, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
-import { decideStaging, keyShownFor, stagingNote, syncPlanFacts } from './key-staging.js';
-import { keepChangeset, savePlan, type ExecPlan } from './exec-plan.js';
+import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
-import { planSync, type KeyRole, type SyncPlan } from './plan.js';
-import { ImportNotEquivalentError, stageUpload } from './apply-import.js';
+import { makePlan } from './make-plan.js';
+import type { SyncPlan } from './plan.js';
+import { ImportNotEquivalentError } from './apply-import.js';
 import { reconcile } from './reconcile.js';
-import { abandonPlan, closeBlocked, needsReplan, resumeOpenPlan } from './resume.js';
+import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './drafts.js';
 import { asConnectorError } from './unexpected.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
-import { RunJournal } from './run-journal.js';
 import type { LinkPolicy } from '../sources/open-file.js';
-import { planSource, readSource, rowLinesOf, serverRowErrors, sourceLines, writeServerRejects, type SourceRead } from './source-read.js';
+import { readSource, rowLinesOf, serverRowErrors, sourceLines, writeServerRejects, type SourceRead } from './source-read.js';
 import { WorkDir } from './work-dir.js';
 import { stopMessage } from './stop-messages.js';
 import { actionForResult, type SyncResult } from './outcome.js';
@@ -32,8 +30,6 @@ export interface SyncOptions {
   signal?: AbortSignal;
 }
 
-/** The key's roles are not readable through the API: plan with all, learn refusals at run time (publish_denied, 403). */
-const ASSUMED_ROLES: KeyRole[] = ['read', 'write', 'replace', 'publish'];
 /** Row errors of a rejected file shown in its log line. */
 const FIRST_ROW_ERRORS = 5;
 /** Re-read, re-diff, re-plan at most this often per sync (CONFLICT, 412, expiry). */
@@ -66,59 +62,51 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     if (gate) return end(ctx, gate.result, gate.code, gate.message);
 
     let force = resumed?.end === 'superseded';
+    // A new plan names the one it replaces (ledger.ts): the plan a resume dropped, or this sync's last.
+    let supersedes = resumed?.end === 'superseded' ? resumed.planId : null;
     let importable = src.importability;
+    const stageOnly = opts.publish === false;
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
       const changeset = await diffSource(src.sorted!, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit }, work.changesetDir());
-      const info = ctx.store.info();
-      const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src, importable) });
-      fill(ctx, splan);
+      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes });
+      fill(ctx, plan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn({ event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
       }
-      // Issue 11 (key-staging.ts): what the key has shown decides whether the change may be sent staged, or directly.
-      const shown = splan.path === 'none' ? null : keyShownFor(ctx, splan.path);
-      const staging = splan.path === 'none' ? null : decideStaging(syncPlanFacts(splan, opts.publish === false), shown);
-      if (staging?.why) ctx.summary.pathReason += stagingNote(staging);
-      ctx.logger.info({ event: 'sync.planned', planId: splan.id, path: splan.path, reason: ctx.summary.pathReason, ...splan.counts }, 'sync planned');
-      if (splan.path === 'none' || !staging) {
-        if (splan.blocked) return end(ctx, 'stopped', splan.blocked.code, splan.blocked.message);
-        ctx.db.transaction(() => {
-          if (changeset.counts.adopted) ctx.store.adopt(changeset.adopted);
-          ctx.store.recordSource({ fileHash: src!.fileHash, rowCount: src!.rows, at: ctx.clock.now() });
-          ctx.store.recordOutcome('unchanged', { version: view.dataset.active_version });
-        });
+      ctx.logger.info({ event: 'sync.planned', planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }, 'sync planned');
+      if (plan.path === 'none') {
+        if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
+        ledger.unchanged(ctx, changeset, { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() }, view.dataset.active_version);
         const wasPublished = resumed && resumed.end !== 'superseded' && resumed.end.kind === 'published';
         return end(ctx, wasPublished ? 'published' : 'unchanged', null, null);
       }
-      const plan = execPlan(ctx, ds, splan, changeset, src, view.dataset.active_version, opts);
-      if (plan.path === 'import' && importable.importable) {
-        plan.upload = await stageUpload(ctx.planDir, plan.planId, src, importable.fields);
-        if (!plan.upload) {
-          // The export changed since it was read: what would be uploaded is not what was diffed.
-          plan.path = 'replace';
-          ctx.summary.path = 'replace';
-          ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.planId }, 'the export changed after it was read; sending the records instead of uploading it');
-        }
-      }
-      plan.direct = staging.direct;
-      if (shown === 'publishes') warnLegacyKey(ctx, { planId: plan.planId });
+      if (plan.keyShown === 'publishes') warnLegacyKey(ctx, { planId: plan.id });
       checkpoint(ctx);
-      // The changeset goes beside the plan first: a plan file never names one a crash lost.
-      keepChangeset(ctx.planDir, plan);
-      savePlan(ctx.planDir, plan);
-      const begin = () => ctx.db.journal.beginPlan(ctx.dataset, { planId: plan.planId, path: plan.path, summary: { file, fileHash: plan.source?.fileHash ?? null, counts: plan.expected } });
-      if (staging.unsent) return ended(ctx, ctx.db.transaction(() => (begin(), holdUnsent(ctx, plan, null, staging.why!))));
-      begin();
-      crashPoint('plan.begun');
+      const begin = (p: SyncPlan) => ledger.begin(ctx, p, changeset, { links: src!.links, ...(p.unsent ? { unsent: unsentHold({ plan: p }, null, p.keyWhy!) } : {}) });
+      let run = await begin(plan);
+      if (!run) {
+        // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
+        importable = { importable: false, reason: 'the export changed after it was read' };
+        ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.id }, 'the export changed after it was read; sending the records instead of uploading it');
+        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id });
+        fill(ctx, plan);
+        run = (await begin(plan))!;
+      }
+      if (plan.unsent) {
+        const h = unsentHold(run, null, plan.keyWhy!);
+        logUnsent(ctx, run, null);
+        return ended(ctx, { kind: 'held', held: h.kind, version: null, reason: h.reason, evaluation: null });
+      }
       try {
-        const done = await execute(ctx, plan, new RunJournal(ctx.db.journal, plan.planId));
+        const done = await execute(ctx, run, ledger.stepsOf(ctx, plan.id));
         return ended(ctx, done);
       } catch (err) {
+        supersedes = plan.id;
         if (err instanceof ApiError && err.code === 'DRAFT_PENDING' && attempt < MAX_PLANS) {
           // A11: a draft appeared under a replace or a publishing write; ours are settled, so it is foreign.
-          await abandonPlan(ctx, plan.planId, err.message);
+          await abandonPlan(ctx, plan.id, err.message);
           const pending = (await ctx.client.getDataset()).value.draft_version;
           const stop = pending === null ? null : await otherDraft(ctx, pending);
           if (stop) return end(ctx, stop.result, stop.code, stop.message);
@@ -134,7 +122,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         } else {
           ctx.logger.warn({ event: 'reconcile.drift', kind: 'replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
         }
-        await abandonPlan(ctx, plan.planId, (err as Error).message);
+        await abandonPlan(ctx, plan.id, (err as Error).message);
         force = true;
       }
     }
@@ -145,35 +133,6 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     await writeServerRejects(ctx.refused, src);
     work.remove();
   }
-}
-
-function execPlan(ctx: ExecContext, ds: DatasetConfig, splan: SyncPlan, changeset: ExecPlan['changeset'], src: SourceRead, active: number, opts: SyncOptions): ExecPlan {
-  const c = changeset.counts;
-  return {
-    planId: `${splan.id}-${ctx.clock.now().toString(36)}`,
-    dataset: ctx.dataset,
-    path: splan.path as ExecPlan['path'],
-    direct: !splan.publish.staging && opts.publish !== false,
-    stageOnly: opts.publish === false,
-    baseVersion: active,
-    baseEtag: `"v${active}"`,
-    baseCount: c.snapshot,
-    resultCount: c.result,
-    changeset,
-    expected: { added: c.adds, changed: c.changes, deleted: c.deletes },
-    configFlags: splan.publish.options,
-    heldBy: splan.held ? splan.guards.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ') : null,
-    requiredFlags: splan.guards.requiredFlags,
-    source: { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() },
-    file: src.file,
-    headerLine: headerLineOf(ds),
-    createdAt: ctx.clock.now(),
-  };
-}
-
-/** Where the header is in an upload (importable.ts allows only a fixed line: no header.match). */
-function headerLineOf(ds: DatasetConfig): number {
-  return ((ds.source as { header?: { skip_lines?: number } } | undefined)?.header?.skip_lines ?? 0) + 1;
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
@@ -225,9 +184,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   }
   if (err instanceof ForeignDraftError) {
     // Nothing was sent: the plan is over; the draft is held as foreign (foreignDraft) and reported.
-    const open = ctx.db.journal.openPlan(ctx.dataset);
-    if (open) closeBlocked(ctx, open.planId);
-    ctx.store.recordOutcome('waiting', { code: err.code, version: err.version });
+    ledger.blocked(ctx, ledger.openPlan(ctx)?.planId ?? null, { result: 'waiting', detail: { code: err.code, version: err.version } });
     return end(ctx, 'waiting', err.code, err.message, err.action);
   }
   if (err instanceof JobEndedError) {
@@ -235,9 +192,8 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
-    closeOpenPlan(ctx, `job ${err.job.status}`);
     const result = err.job.status === 'FAILED' ? 'failed' : 'held';
-    ctx.store.recordOutcome(result, { code: err.code, message: err.message, job_id: err.job.job_id });
+    ledger.rejected(ctx, result, { code: err.code, message: err.message, job_id: err.job.job_id });
     ctx.logger.error({ event: 'sync.failed', kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
     return end(ctx, result, err.code, err.message, err.action);
   }
@@ -245,8 +201,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     const rows = serverRowErrors(src.file, sourceLines(src), err.rowErrors, rowLinesOf(err));
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
-    closeOpenPlan(ctx, 'rejected');
-    ctx.store.recordOutcome('rejected', { code: err.code, message: err.message });
+    ledger.rejected(ctx, 'rejected', { code: err.code, message: err.message });
     for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
     return end(ctx, 'rejected', err.code, err.message, err.action);
   }
@@ -261,7 +216,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
 }
 
 async function abandonOpenPlan(ctx: ExecContext, why: string): Promise<void> {
-  const open = ctx.db.journal.openPlan(ctx.dataset);
+  const open = ledger.openPlan(ctx);
   if (!open) return;
   try {
     await abandonPlan(ctx, open.planId, why);
@@ -269,9 +224,4 @@ async function abandonOpenPlan(ctx: ExecContext, why: string): Promise<void> {
     if (err instanceof MixedDraftError) holdMixed(ctx, err, null);
     // Otherwise the plan stays open: the next run resumes or abandons it, its draft still known.
   }
-}
-
-function closeOpenPlan(ctx: ExecContext, outcome: string): void {
-  const open = ctx.db.journal.openPlan(ctx.dataset);
-  if (open) ctx.db.journal.finishPlan(open.planId, outcome);
 }

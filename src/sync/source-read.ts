@@ -178,9 +178,20 @@ function mergeByLine(a: readonly RowError[], b: readonly RowError[], max: number
   return out;
 }
 
-/** What the planner needs to know of the file (`imp`: the read's importability, or a later verdict of this sync). */
-export function planSource(src: SourceRead, imp: Importability = src.importability): PlanSource {
-  return { rowCount: src.rows, fileBytes: src.bytes, importable: imp.importable, ...(imp.importable ? {} : { notImportableReason: imp.reason }) };
+/**
+ * What the planner needs to know of the file (`imp`: the read's importability,
+ * or a later verdict of this sync; `headerLine`: the 1-based line of its header).
+ */
+export function planSource(src: SourceRead, imp: Importability = src.importability, headerLine = 1): PlanSource {
+  return {
+    file: src.file,
+    fileHash: src.fileHash,
+    rowCount: src.rows,
+    fileBytes: src.bytes,
+    headerLine,
+    importable: imp.importable,
+    ...(imp.importable ? { uploadFields: imp.fields } : { notImportableReason: imp.reason }),
+  };
 }
 
 const HEAD_BYTES = 64 * 1024;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makePrivateDir } from './changeset-files.js';
-import { ensurePlanDir } from './exec-plan.js';
+import { ensurePlanDir } from './plan-files.js';
 
 /**
  * One sync's scratch folder in the plan folder: the export sorted on disk and

@@ -56,7 +56,17 @@ if (mode === '--seed') {
     const store = db.snapshot('bench');
     const cs = await diffSource(src.sorted, store.reader(), { ownership: 'source' }, join(work, 'changeset'));
     const t2 = performance.now();
-    const plan = planSync(cs, store.info(), ['read', 'write', 'replace', 'publish'], policySchema.parse({}), { ratePerMinute: 100 }, { source: planSource(src) });
+    const plan = planSync({
+      dataset: 'bench',
+      changeset: cs,
+      snapshot: store.info(),
+      key: { roles: ['read', 'write', 'replace', 'publish'], shown: { records: 'stages', jobs: 'stages' } },
+      policy: policySchema.parse({}),
+      rateBudget: { ratePerMinute: 100 },
+      source: planSource(src),
+      planDir: work,
+      now: Date.now(),
+    });
     const t3 = performance.now();
     const c = process.cpuUsage(c0);
     process.stdout.write(

@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyPrivately, loadPlan, savePlan, type ExecPlan } from '../../src/sync/exec-plan.js';
+import { copyPrivately, loadPlan, savePlan } from '../../src/sync/plan-files.js';
+import type { SyncPlan } from '../../src/sync/plan.js';
 import { tempDir } from './diff-fixtures.js';
 import { recs, scenario, type Scenario } from './harness.js';
 
@@ -13,9 +14,8 @@ import { recs, scenario, type Scenario } from './harness.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-/** A minimal plan (only its id and dataset matter to the plan file functions), its changeset inline as plan files held it before issue 18. */
-const plan = (planId: string) =>
-  ({ planId, dataset: 'shop-1', changeset: { records: recs(2), adds: [], changes: [], deletes: [], adopted: [] } }) as unknown as ExecPlan;
+/** A minimal plan (only its id and dataset matter to the plan file functions). */
+const plan = (id: string) => ({ id, dataset: 'shop-1', changeset: { ownership: 'source', counts: {}, digest: 'd', foreignEdits: [], head: { adds: [], changes: [], deletes: [] } } }) as unknown as SyncPlan;
 
 
 let t: ReturnType<typeof tempDir>;
@@ -40,7 +40,7 @@ describe('plan files are private whatever the umask', () => {
     // The lists of a changeset live in its folder beside the plan file; without it the plan cannot be run.
     expect(loadPlan(dir, 'p1')).toBeNull();
     mkdirSync(join(dir, 'p1.changeset'));
-    expect(loadPlan(dir, 'p1')?.planId).toBe('p1');
+    expect(loadPlan(dir, 'p1')?.plan.id).toBe('p1');
   });
 
   it('a leftover temp file of another mode (a crash mid-write) does not lend the plan its mode', () => {

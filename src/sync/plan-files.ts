@@ -5,80 +5,27 @@ import { dirname, join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import type { PublishOptions } from '../api/wire.js';
 import type { SourceIdentity } from '../snapshot/types.js';
+export { uploadCopyPath };
 import { recordJson } from '../snapshot/record-json.js';
 import type { DatasetRecord } from '../model/record.js';
 import { HEAD_OPERATIONS, type Changeset, type ChangesetSummary } from './changeset.js';
+import { uploadCopyPath, type ApplyPath, type DraftCounts, type PlanUpload, type SyncPlan } from './plan.js';
 import { changesetData, changesetLines, persistChangeset } from './changeset-files.js';
 import { openPrivate } from './line-file.js';
 
-/** The request path a plan takes. */
-export type ApplyPath = 'per_record' | 'replace' | 'import';
-
-/** Change counts as the server reports them for a draft (A15/A19). */
-export interface DraftCounts {
-  added: number;
-  changed: number;
-  deleted: number;
-}
-
-/**
- * What execute runs: the changeset plus the decisions made for it. Persisted
- * (plan file) before the first request, so that resume and approve continue
- * from exactly this plan without the source file (house style 7).
- */
-export interface ExecPlan {
-  planId: string;
-  dataset: string;
-  path: ApplyPath;
-  /** Publish each per-record write directly (no draft). */
-  direct: boolean;
-  /** Stage only: leave the verified draft for a person (sync option publish=false). */
-  stageOnly: boolean;
-  /** Active version and ETag the plan was made against (If-Match). */
-  baseVersion: number;
-  baseEtag: string | null;
-  /** Records in the dataset before (snapshot) and after the change. */
-  baseCount: number;
-  resultCount: number;
-  /** The plan file holds its summary; its lists are in the plan's changeset folder (changesetDirOf). */
-  changeset: Changeset;
-  /** Per-record writes the server refused for sure (422), as journal step names (`post:<id>`): out of the changeset. */
-  refused?: string[];
-  expected: DraftCounts;
-  /** Flags the dataset config sets explicitly; never added on the connector's own (issue 4). */
-  configFlags: PublishOptions;
-  /** Why the plan-time guards hold this change, or null when none does. */
-  heldBy?: string | null;
-  /** A5: the flags the change needs to be published (what a person's approve sends). */
-  requiredFlags?: PublishOptions;
-  /** A person approved this held change: it is sent and published with `requiredFlags`, the guards are not asked again. */
+/** Legacy facts of a plan file written before issue 12 (an ExecPlan): kept so a plan resumed across the upgrade runs as it was. */
+export interface LegacyRunFacts {
   approved?: boolean;
-  source: SourceIdentity | null;
-  file: string | null;
+  refused?: string[];
   /** record_id → 1-based source file line, in plan files written before issue 18 (now: planLines). */
   lines?: Record<string, number>;
-  /** 1-based file line of the header (preamble lines + 1): an upload's row errors count data lines after it (A3). */
-  headerLine?: number;
-  /** path import: the copy of the file to upload (kept beside the plan, so a resumed upload sends the same bytes) and its fields (A14). */
-  upload?: PlanUpload | null;
-  createdAt: number;
 }
 
-/** What an import plan uploads. */
-export interface PlanUpload {
-  /** The copy of the export in the plan directory. */
-  path: string;
-  filename: string;
-  contentType: string;
-  /** sha256 of its bytes (equal to the export read and diffed). */
-  sha256: string;
-  mapping: Record<string, string>;
-  encoding: string;
-}
-
-/** Where an import plan keeps its copy of the file. */
-export function uploadCopyPath(dir: string, planId: string): string {
-  return join(dir, `${planId}.upload`);
+/** A saved plan with its changeset's lists (read from the plan's changeset folder as iterated). */
+export interface LoadedPlan {
+  plan: SyncPlan;
+  changeset: Changeset;
+  legacy: LegacyRunFacts | null;
 }
 
 /** Where a plan keeps its changeset (changeset-files.ts). */
@@ -88,25 +35,25 @@ export function changesetDirOf(dir: string, planId: string): string {
 
 /**
  * Make the changeset of a fresh plan the plan's own: its folder (where the diff
- * wrote it) fsynced and moved beside the plan file, read from there on.
+ * wrote it) fsynced and moved beside the plan file; returns it read from there.
  */
-export function keepChangeset(dir: string, plan: ExecPlan): void {
-  const from = plan.changeset.folder;
-  if (from === undefined) throw new TypeError(`plan ${plan.planId}: its changeset is not one a diff wrote to disk`);
-  const to = changesetDirOf(dir, plan.planId);
+export function keepChangeset(dir: string, plan: SyncPlan, changeset: Changeset): Changeset {
+  const from = changeset.folder;
+  if (from === undefined) throw new TypeError(`plan ${plan.id}: its changeset is not one a diff wrote to disk`);
+  const to = changesetDirOf(dir, plan.id);
   // Whose it is, for the sweep of a folder a crash left before the plan file or its journal row was written.
   writeFileSync(join(from, 'dataset'), plan.dataset, { mode: 0o600 });
   persistChangeset(from, to);
-  plan.changeset = { ...summaryOf(plan.changeset), ...changesetData(to) };
+  return { ...plan.changeset, ...changesetData(to) };
 }
 
 /** The 1-based source file lines of record ids of a plan (A3: server row errors back to the export). */
-export function planLines(dir: string, plan: ExecPlan, ids: Iterable<string>): Map<string, number> {
-  if (plan.lines) {
-    const lines = plan.lines;
+export function planLines(dir: string, planId: string, legacy: LegacyRunFacts | null, ids: Iterable<string>): Map<string, number> {
+  if (legacy?.lines) {
+    const lines = legacy.lines;
     return new Map([...ids].flatMap((id) => (lines[id] !== undefined ? [[id, lines[id]] as const] : [])));
   }
-  return changesetLines(changesetDirOf(dir, plan.planId), ids);
+  return changesetLines(changesetDirOf(dir, planId), ids);
 }
 
 /** The dataset a plan's files belong to (from its plan file, else its changeset folder); null when neither says. */
@@ -164,14 +111,14 @@ export async function copyPrivately(from: string, to: string, links: LinkPolicy 
   }
 }
 
-/** Write the plan atomically (temp file, fsync, rename) before anything is sent; 0600 in a folder made 0700 (ensurePlanDir). */
-export function savePlan(dir: string, plan: ExecPlan): void {
+/** Write the plan atomically (temp file, fsync, rename) before anything is sent; 0600 in a folder made 0700 (ensurePlanDir). Only the ledger calls it. */
+export function savePlan(dir: string, plan: SyncPlan): void {
   ensurePlanDir(dir);
-  const file = join(dir, `${plan.planId}.json`);
+  const file = join(dir, `${plan.id}.json`);
   const tmp = `${file}.tmp`;
   const fd = openPrivate(tmp);
   try {
-    writeSync(fd, JSON.stringify({ ...plan, changeset: summaryOf(plan.changeset) }));
+    writeSync(fd, JSON.stringify(plan));
     fsyncSync(fd);
   } finally {
     closeSync(fd);
@@ -186,16 +133,18 @@ export function savePlan(dir: string, plan: ExecPlan): void {
 }
 
 /** Load a saved plan with its changeset; null when the plan file or its changeset folder is gone. */
-export function loadPlan(dir: string, planId: string): ExecPlan | null {
+export function loadPlan(dir: string, planId: string): LoadedPlan | null {
   const file = join(dir, `${planId}.json`);
   if (!existsSync(file)) return null;
-  let saved: ExecPlan & { changeset: ChangesetSummary | LegacyChangeset };
+  let saved: SyncPlan | LegacyPlanFile;
   try {
     saved = JSON.parse(readFileSync(file, 'utf8')) as typeof saved;
   } catch (cause) {
     throw new ConnectorError('PLAN_FILE_CORRUPT', `Plan file ${file} is unreadable.`, { action: 'stop', cause, context: { file } });
   }
-  const cs = saved.changeset;
+  const legacy = isLegacyPlan(saved) ? saved : null;
+  const plan = legacy ? fromExecPlan(legacy) : (saved as SyncPlan);
+  const cs = legacy ? legacy.changeset : plan.changeset;
   let changeset: Changeset;
   if (isLegacy(cs)) changeset = fromLegacy(cs);
   else {
@@ -203,13 +152,13 @@ export function loadPlan(dir: string, planId: string): ExecPlan | null {
     if (!existsSync(data)) return null;
     changeset = { ...cs, ...changesetData(data) };
   }
-  const plan: ExecPlan = { ...saved, changeset };
-  if (plan.refused?.length) plan.changeset = withoutRefused(plan.changeset, new Set(plan.refused));
-  return plan;
+  const facts = legacy ? { ...(legacy.approved ? { approved: true } : {}), ...(legacy.refused ? { refused: legacy.refused } : {}), ...(legacy.lines ? { lines: legacy.lines } : {}) } : null;
+  return { plan, changeset, legacy: facts };
 }
 
 /** The changeset without the writes the server refused (names as journaled: post:, patch:, delete: and the id). */
 export function withoutRefused(cs: Changeset, refused: ReadonlySet<string>): Changeset {
+  if (refused.size === 0) return cs;
   const keep = <T>(list: Iterable<T>, name: (x: T) => string): Iterable<T> => ({
     *[Symbol.iterator]() {
       for (const x of list) if (!refused.has(name(x))) yield x;
@@ -224,9 +173,78 @@ export function withoutRefused(cs: Changeset, refused: ReadonlySet<string>): Cha
   };
 }
 
-/** What a plan file holds of its changeset. */
-function summaryOf(cs: Changeset): ChangesetSummary {
-  return { ownership: cs.ownership, counts: cs.counts, digest: cs.digest, foreignEdits: cs.foreignEdits, head: cs.head };
+/** A plan file as written before issue 12: the execution half of a plan (ExecPlan), resumed after the upgrade. */
+interface LegacyPlanFile extends LegacyRunFacts {
+  planId: string;
+  dataset: string;
+  path: ApplyPath;
+  direct: boolean;
+  stageOnly: boolean;
+  baseVersion: number;
+  baseEtag: string | null;
+  baseCount: number;
+  resultCount: number;
+  changeset: ChangesetSummary | LegacyChangeset;
+  expected: DraftCounts;
+  configFlags: PublishOptions;
+  heldBy?: string | null;
+  requiredFlags?: PublishOptions;
+  source: SourceIdentity | null;
+  file: string | null;
+  headerLine?: number;
+  upload?: PlanUpload | null;
+  createdAt: number;
+}
+
+function isLegacyPlan(p: SyncPlan | LegacyPlanFile): p is LegacyPlanFile {
+  return typeof (p as LegacyPlanFile).planId === 'string' && (p as SyncPlan).id === undefined;
+}
+
+/** The plan an ExecPlan file stands for (its decisions as made then; what it did not record is left neutral). */
+function fromExecPlan(l: LegacyPlanFile): SyncPlan {
+  const cs = l.changeset;
+  const summary: ChangesetSummary = isLegacy(cs)
+    ? { ownership: cs.ownership, counts: cs.counts, digest: cs.digest, foreignEdits: cs.foreignEdits, head: fromLegacy(cs).head }
+    : cs;
+  const flags = { allow_mass_delete: !!l.configFlags.allow_mass_delete, allow_empty: !!l.configFlags.allow_empty };
+  const required = { allow_mass_delete: !!l.requiredFlags?.allow_mass_delete, allow_empty: !!l.requiredFlags?.allow_empty };
+  return {
+    id: l.planId,
+    supersedes: null,
+    dataset: l.dataset,
+    path: l.path,
+    ownership: summary.ownership,
+    baseVersion: l.baseVersion,
+    baseEtag: l.baseEtag,
+    baseCount: l.baseCount,
+    resultCount: l.resultCount,
+    digest: summary.digest,
+    counts: summary.counts,
+    expected: l.expected,
+    operations: [],
+    changeset: summary,
+    replace: null,
+    publish: { staging: !l.direct, publishBy: 'connector', options: flags },
+    direct: l.direct,
+    stageOnly: l.stageOnly,
+    unsent: false,
+    keyShown: null,
+    keyWhy: null,
+    guards: { holds: !!l.heldBy, results: [], requiredFlags: required, connectorFlags: flags },
+    held: !!l.heldBy,
+    heldBy: l.heldBy ?? null,
+    requiredFlags: l.requiredFlags ?? {},
+    configFlags: l.configFlags,
+    blocked: null,
+    estimate: { perRecord: null, replace: null },
+    foreignEdits: summary.foreignEdits,
+    source: l.source,
+    file: l.file,
+    headerLine: l.headerLine ?? 1,
+    upload: l.upload ?? null,
+    reason: 'a plan made before the upgrade',
+    createdAt: l.createdAt,
+  };
 }
 
 /** A changeset as plan files held it before issue 18: every list inline. */
@@ -249,7 +267,7 @@ function fromLegacy(cs: LegacyChangeset): Changeset {
   return { ...cs, head, records: cs.records.map(text), addTexts: cs.adds.map(text) };
 }
 
-/** Remove a plan file once nothing can need it any more. */
+/** Remove a plan file once nothing can need it any more. Only the ledger calls it. */
 export function removePlan(dir: string, planId: string): void {
   rmSync(join(dir, `${planId}.json`), { force: true });
   rmSync(uploadCopyPath(dir, planId), { force: true });
