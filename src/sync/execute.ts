@@ -5,7 +5,7 @@ import type { ExecContext } from './context.js';
 import { planLines } from './plan-files.js';
 import * as ledger from './ledger.js';
 import type { PlanRun } from './plan-run.js';
-import { hold, verifyAndPublish, type PublishEnd } from './publish.js';
+import { verifyAndPublish, type PublishEnd } from './publish.js';
 import { warnLegacyKey } from './legacy-key.js';
 import { checkpoint } from './interrupt.js';
 import { stagingOf } from './key-knowledge.js';
@@ -74,7 +74,7 @@ export function logUnsent(ctx: ExecContext, run: Pick<PlanRun, 'plan'>, publishe
  */
 export function holdUnsent(ctx: ExecContext, run: PlanRun, published: number | null, keyWhy: string): PublishEnd {
   const h = unsentHold(run, published, keyWhy);
-  hold(ctx, run, h.kind, null, h.reason, null);
+  ledger.held(ctx, run, h.kind, null, h.reason, null);
   logUnsent(ctx, run, published);
   return { kind: 'held', held: h.kind, version: null, reason: h.reason, evaluation: null };
 }

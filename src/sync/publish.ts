@@ -74,14 +74,14 @@ export async function verifyAndPublish(ctx: ExecContext, run: PlanRun, rj: RunJo
   ctx.summary.guards = { held: evaluation.holds, reasons: evaluation.results.filter((r) => r.holds).map((r) => r.message) };
   if (evaluation.holds) {
     const reason = evaluation.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ');
-    hold(ctx, run, 'guard', version, reason, evaluation);
+    ledger.held(ctx, run, 'guard', version, reason, evaluation);
     ctx.logger.warn({ event: 'guard.held', version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }, 'guard held the change');
     return { kind: 'held', held: 'guard', version, reason, evaluation };
   }
   if (publishDenied) return portalPublish(ctx, run, version);
   if (plan.stageOnly) {
     const reason = 'staged only (publish=false): publish with dataset-connector approve or in the portal';
-    hold(ctx, run, 'staged', version, reason, evaluation);
+    ledger.held(ctx, run, 'staged', version, reason, evaluation);
     return { kind: 'held', held: 'staged', version, reason, evaluation };
   }
   return publishDraft(ctx, run, rj, version, evaluation.connectorFlags);
@@ -111,7 +111,7 @@ export async function publishDraft(
       // A5: the server's own guard; a person approves with the matching flag.
       rj.failed(stepName, { code: err.code });
       const evaluation = draftGuards(ctx, run, run.expected);
-      hold(ctx, run, 'guard', version, `server refused: ${err.code}`, evaluation);
+      ledger.held(ctx, run, 'guard', version, `server refused: ${err.code}`, evaluation);
       ctx.logger.warn({ event: 'guard.held', version, code: err.code, requiredFlags: evaluation.requiredFlags }, 'server guard held the change');
       return { kind: 'held', held: 'guard', version, reason: err.code, evaluation };
     }
@@ -124,14 +124,9 @@ export async function publishDraft(
 /** The key cannot publish: leave the draft for a person in the portal, once, without looping. */
 function portalPublish(ctx: ExecContext, run: PlanRun, version: number): PublishEnd {
   const reason = 'the key has no publish role: a person must publish this draft in the portal';
-  hold(ctx, run, 'publish_required', version, reason, null);
+  ledger.held(ctx, run, 'publish_required', version, reason, null);
   ctx.logger.warn({ event: 'sync.staged', kind: 'publish_required', version }, 'draft staged; a person must publish it in the portal');
   return { kind: 'held', held: 'publish_required', version, reason, evaluation: null };
-}
-
-/** Record a change kept as a pending draft (or unsent); the plan file stays for approve (ledger: held). */
-export function hold(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version: number | null, reason: string, evaluation: GuardEvaluation | null): void {
-  ledger.held(ctx, run, kind, version, reason, evaluation);
 }
 
 function pickTrue(flags: PublishOptions): PublishOptions {

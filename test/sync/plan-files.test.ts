@@ -118,5 +118,28 @@ describe('plan files are private whatever the umask', () => {
     expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
     expect(readdirSync(dir).sort()).toEqual(['plan-other.changeset', 'work.shop-2.0123456789ab']);
   });
-});
 
+  it('a plan a sync left open before issue 12 (an ExecPlan file, its changeset inline) is resumed after the upgrade and published once', async () => {
+    s = await scenario({ records: recs(3) });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
+    const active = s.em.emulator.describe('shop-1').active_version;
+    const counts = { source: 4, snapshot: 3, snapshotOwned: 3, adds: 1, changes: 0, deletes: 0, unchanged: 3, adopted: 0, owned: 4, notOwned: 0, notOwnedDeletes: 0, deletable: 3, result: 4 };
+    const [added] = recs(1, 4);
+    const old = {
+      planId: 'plan-before-12', dataset: 'shop-1', path: 'per_record', direct: false, stageOnly: false,
+      baseVersion: active, baseEtag: `"v${active}"`, baseCount: 3, resultCount: 4,
+      changeset: { ownership: 'source', counts, digest: 'd', foreignEdits: [], records: recs(4), adds: [added], changes: [], deletes: [], adopted: [] },
+      expected: { added: 1, changed: 0, deleted: 0 }, configFlags: {}, heldBy: null, requiredFlags: {},
+      source: { fileHash: 'ab'.repeat(32), rowCount: 4, at: 0 }, file: null, createdAt: 0,
+    };
+    const dir = join(s.dir, 'state.db.plans');
+    writeFileSync(join(dir, 'plan-before-12.json'), JSON.stringify(old), { mode: 0o600 });
+    s.db.journal.beginPlan('shop-1', { planId: 'plan-before-12', path: 'per_record', summary: { counts: old.expected } });
+    expect(await s.engine.resume(s.ds)).toMatchObject({ result: 'published' });
+    expect(s.published().map((r) => r.record_id)).toEqual(recs(4).map((r) => r.record_id));
+    expect(s.em.emulator.counters.recordWrites).toBe(1);
+    expect(s.db.snapshot('shop-1').info()).toMatchObject({ recordCount: 4, ownedCount: 4 });
+    expect(s.db.journal.plan('plan-before-12')).toMatchObject({ status: 'finished', outcome: 'published' });
+    expect(readdirSync(dir).filter((n) => n.startsWith('plan-'))).toEqual([]);
+  });
+});
