@@ -1,5 +1,5 @@
 import type { StateDb } from '../snapshot/db.js';
-import { openPlan } from './ledger.js';
+import { openPlan } from './executor/ledger.js';
 
 /** What `status` shows of one dataset (no network). */
 export interface DatasetStatus {

@@ -12,10 +12,10 @@ const { openStateDb } = await import(new URL('snapshot/db.js', dist).href);
 const { sourceConfigSchema } = await import(new URL('sources/config.js', dist).href);
 const { mappingConfigSchema } = await import(new URL('mapping/config.js', dist).href);
 const { readExport } = await import(new URL('sources/read.js', dist).href);
-const { readSource, planSource } = await import(new URL('sync/source-read.js', dist).href);
-const { diffSource } = await import(new URL('sync/diff.js', dist).href);
-const { planSync } = await import(new URL('sync/plan.js', dist).href);
-const { policySchema } = await import(new URL('sync/policy.js', dist).href);
+const { readSource, planSource } = await import(new URL('sync/executor/source-read.js', dist).href);
+const { diffSource } = await import(new URL('sync/core/diff.js', dist).href);
+const { planSync } = await import(new URL('sync/core/plan.js', dist).href);
+const { policySchema } = await import(new URL('sync/core/policy.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
 
 const [mode, file, statePath] = process.argv.slice(2);

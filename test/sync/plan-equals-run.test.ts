@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { onCrashPoint } from '../../src/sync/crash-hook.js';
+import { onCrashPoint } from '../../src/sync/executor/crash-hook.js';
 import type { SyncSummary } from '../../src/sync/outcome.js';
-import type { SyncPlan } from '../../src/sync/plan.js';
+import type { SyncPlan } from '../../src/sync/core/plan.js';
 import { rec, recs, scenario, type Scenario } from './harness.js';
 
 /**

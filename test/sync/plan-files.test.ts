@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyPrivately, loadPlan, savePlan } from '../../src/sync/plan-files.js';
-import type { SyncPlan } from '../../src/sync/plan.js';
+import { copyPrivately, loadPlan, savePlan } from '../../src/sync/executor/plan-files.js';
+import type { SyncPlan } from '../../src/sync/core/plan.js';
 import { tempDir } from './diff-fixtures.js';
 import { recs, scenario, type Scenario } from './harness.js';
 

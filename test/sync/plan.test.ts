@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
-import type { Changeset } from '../../src/sync/changeset.js';
-import { diffSorted } from '../../src/sync/diff.js';
-import { planSync as planWith, type KeyRole, type PlanInputs, type PlanSnapshotInfo, type PlanSource, type SyncPath } from '../../src/sync/plan.js';
-import { policySchema, type Policy } from '../../src/sync/policy.js';
+import type { Changeset } from '../../src/sync/core/changeset.js';
+import { diffSorted } from '../../src/sync/core/diff.js';
+import { planSync as planWith, type KeyRole, type PlanInputs, type PlanSnapshotInfo, type PlanSource, type SyncPath } from '../../src/sync/core/plan.js';
+import { policySchema, type Policy } from '../../src/sync/core/policy.js';
 import { rec, recs } from './diff-fixtures.js';
 
 const ALL: KeyRole[] = ['read', 'write', 'replace', 'publish'];

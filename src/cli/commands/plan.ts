@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ExitCode } from '../exit-codes.js';
 // The operator named the file: a link is followed.
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
-import type { PlanPreview } from '../../sync/preview.js';
+import type { PlanPreview } from '../../sync/executor/preview.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
 
 /** The plan as lines for a person. */
