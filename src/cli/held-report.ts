@@ -1,7 +1,7 @@
 import { hasCode } from '../errors.js';
 import { registeredSecrets } from '../log/secret-registry.js';
 import { scrubLine } from '../log/scrub.js';
-import type { HeldActionResult } from '../sync/approve.js';
+import type { HeldActionResult } from '../sync/executor/approve.js';
 import { ExitCode, type ExitCodeValue } from './exit-codes.js';
 
 /** What a person can do with a held change: the engine method of the same name. */

@@ -4,24 +4,24 @@ import { systemClock, type Clock } from '../clock.js';
 import type { DatasetConfig } from '../config/schema.js';
 import { ConnectorError } from '../errors.js';
 import type { StateDb } from '../snapshot/db.js';
-import type { ExecContext } from './context.js';
-import { planDir } from './exec-plan.js';
+import type { ExecContext } from './executor/context.js';
+import { planDir } from './executor/plan-files.js';
 import { DatasetLocks } from './lock.js';
 import { DEFAULT_LOCK_SETTINGS, SharedLocks, type LockSettings } from './process-lock.js';
-import { asConnectorError } from './unexpected.js';
-import { InterruptedError } from './interrupt.js';
-import { pruneJournal } from './prune.js';
+import { asConnectorError } from './executor/unexpected.js';
+import { InterruptedError } from './executor/interrupt.js';
+import { pruneJournal } from './executor/prune.js';
 import { actionForResult, emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
-import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
-import { policySchema, type Policy } from './policy.js';
+import { approveHeld, discardHeld, type HeldActionResult } from './executor/approve.js';
+import { policySchema, type Policy } from './core/policy.js';
 import type { LinkPolicy } from '../sources/open-file.js';
-import { previewPlan, type PlanPreview } from './preview.js';
-import { heldPreview, type HeldPreview } from './held-preview.js';
-import { periodicReconcile } from './periodic-reconcile.js';
-import type { ServerView } from './reconcile.js';
-import { resumeOpenPlan } from './resume.js';
-import { runSync, type SyncOptions } from './run-sync.js';
-import { writeServerRejects } from './source-read.js';
+import { previewPlan, type PlanPreview } from './executor/preview.js';
+import { heldPreview, type HeldPreview } from './executor/held-preview.js';
+import { periodicReconcile } from './executor/periodic-reconcile.js';
+import type { ServerView } from './executor/reconcile.js';
+import { resumeOpenPlan } from './executor/resume.js';
+import { runSync, type SyncOptions } from './executor/run-sync.js';
+import { writeServerRejects } from './executor/source-read.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
 
 /** What the engine is built from; effects are passed in (house style). */
@@ -41,9 +41,9 @@ export interface SyncInput {
   links?: LinkPolicy;
 }
 
-export type { SyncOptions } from './run-sync.js';
+export type { SyncOptions } from './executor/run-sync.js';
 export { DatasetBusyError } from './process-lock.js';
-export { InterruptedError } from './interrupt.js';
+export { InterruptedError } from './executor/interrupt.js';
 
 /**
  * The sync engine: read → reconcile → diff → plan → guards → execute →
@@ -138,10 +138,10 @@ export class SyncEngine {
     });
   }
 
-  /** What a sync would do, sending nothing but reads. */
-  async plan(ds: DatasetConfig, file: string, links?: LinkPolicy): Promise<PlanPreview> {
+  /** What a sync (with the same `publish` option) would do, sending nothing but reads. */
+  async plan(ds: DatasetConfig, file: string, links?: LinkPolicy, opts: { publish?: boolean } = {}): Promise<PlanPreview> {
     // It may rebuild the snapshot from the server: a write, so under the lock too.
-    return this.#run(ds, 'plan', undefined, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file, links));
+    return this.#run(ds, 'plan', undefined, () => previewPlan(this.#ctx(ds, emptySummary(ds.name, file)), ds, file, { stageOnly: opts.publish === false, ...(links ? { links } : {}) }));
   }
 
   /** Publish the held change with exactly the flags its guards need. */

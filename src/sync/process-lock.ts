@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { ConnectorError } from '../errors.js';
 import { currentBootId, currentMachineId, type LockOwner, type LockRow, type LockTable } from '../snapshot/locks.js';
-import { checkpoint } from './interrupt.js';
+import { checkpoint } from './executor/interrupt.js';
 
 /** How the shared per-dataset lock is held and waited for. */
 export interface LockSettings {

@@ -1,4 +1,5 @@
 import type { StateDb } from '../snapshot/db.js';
+import { openPlan } from './executor/ledger.js';
 
 /** What `status` shows of one dataset (no network). */
 export interface DatasetStatus {
@@ -16,7 +17,7 @@ export interface DatasetStatus {
 /** Status of one dataset from the state database. */
 export function datasetStatus(db: StateDb, dataset: string, now: number): DatasetStatus {
   const info = db.snapshot(dataset).info();
-  const open = db.journal.openPlan(dataset);
+  const open = openPlan({ db, dataset });
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     dataset,

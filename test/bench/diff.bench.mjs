@@ -12,10 +12,10 @@ const { openStateDb } = await import(new URL('snapshot/db.js', dist).href);
 const { sourceConfigSchema } = await import(new URL('sources/config.js', dist).href);
 const { mappingConfigSchema } = await import(new URL('mapping/config.js', dist).href);
 const { readExport } = await import(new URL('sources/read.js', dist).href);
-const { readSource, planSource } = await import(new URL('sync/source-read.js', dist).href);
-const { diffSource } = await import(new URL('sync/diff.js', dist).href);
-const { planSync } = await import(new URL('sync/plan.js', dist).href);
-const { policySchema } = await import(new URL('sync/policy.js', dist).href);
+const { readSource, planSource } = await import(new URL('sync/executor/source-read.js', dist).href);
+const { diffSource } = await import(new URL('sync/core/diff.js', dist).href);
+const { planSync } = await import(new URL('sync/core/plan.js', dist).href);
+const { policySchema } = await import(new URL('sync/core/policy.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
 
 const [mode, file, statePath] = process.argv.slice(2);
@@ -56,7 +56,17 @@ if (mode === '--seed') {
     const store = db.snapshot('bench');
     const cs = await diffSource(src.sorted, store.reader(), { ownership: 'source' }, join(work, 'changeset'));
     const t2 = performance.now();
-    const plan = planSync(cs, store.info(), ['read', 'write', 'replace', 'publish'], policySchema.parse({}), { ratePerMinute: 100 }, { source: planSource(src) });
+    const plan = planSync({
+      dataset: 'bench',
+      changeset: cs,
+      snapshot: store.info(),
+      key: { roles: ['read', 'write', 'replace', 'publish'], shown: { records: 'stages', jobs: 'stages' } },
+      policy: policySchema.parse({}),
+      rateBudget: { ratePerMinute: 100 },
+      source: planSource(src),
+      planDir: work,
+      now: Date.now(),
+    });
     const t3 = performance.now();
     const c = process.cpuUsage(c0);
     process.stdout.write(

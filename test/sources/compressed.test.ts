@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import iconv from 'iconv-lite';
 import { readText, tempDir, simpleMapping } from './helpers.js';
 import { makeZip } from './xlsx-parts.js';
-import { readSource } from '../../src/sync/source-read.js';
+import { readSource } from '../../src/sync/executor/source-read.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
 

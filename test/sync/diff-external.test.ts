@@ -9,11 +9,11 @@ import { recordJson } from '../../src/snapshot/record-json.js';
 import { compareIds, snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { readExportFile } from '../../src/sources/index.js';
-import type { Changeset } from '../../src/sync/changeset.js';
-import { diffSorted, diffSource, type DiffOptions } from '../../src/sync/diff.js';
-import { replaceRecords } from '../../src/sync/ownership.js';
-import { readSource } from '../../src/sync/source-read.js';
-import { SourceSorter, type SortedSource } from '../../src/sync/sorted-source.js';
+import type { Changeset } from '../../src/sync/core/changeset.js';
+import { diffSorted, diffSource, type DiffOptions } from '../../src/sync/core/diff.js';
+import { replaceRecords } from '../../src/sync/core/ownership.js';
+import { readSource } from '../../src/sync/executor/source-read.js';
+import { SourceSorter, type SortedSource } from '../../src/sync/core/sorted-source.js';
 import { rec, tempDir } from './diff-fixtures.js';
 
 /**

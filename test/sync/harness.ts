@@ -5,13 +5,14 @@ import pino from 'pino';
 import { DatasetClient } from '../../src/api/client.js';
 import type { DatasetConfig } from '../../src/config/schema.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { EmulatorClock } from '../../src/emulator/clock.js';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { Secret } from '../../src/secret.js';
 import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { SyncEngine } from '../../src/sync/engine.js';
-import { policySchema } from '../../src/sync/policy.js';
+import { policySchema } from '../../src/sync/core/policy.js';
 
 /** One scenario: an emulator over real HTTP, a dataset and key, a state db in a temp dir, an engine. */
 export interface Scenario {
@@ -51,6 +52,8 @@ export async function scenario(opts: {
   /** Mapping config (default: record_id SKU, display_name Name, api_value Code). */
   mapping?: Record<string, unknown>;
   jobDurationMs?: number;
+  /** The emulator's (and the engine's) clock stands still until something waits on it (EmulatorClock manual). */
+  manualClock?: boolean;
   /** The key the connector's client sends, when not the dataset key the scenario issues (e.g. an account key). */
   clientKey?: string;
   /** Called after each client request (e.g. to publish in the portal in the middle of a sync). */
@@ -58,7 +61,7 @@ export async function scenario(opts: {
   /** After a 401: the key now at the key's source (DatasetClientOptions.rereadKey), or undefined. */
   rereadKey?: () => string | undefined;
 } = {}): Promise<Scenario> {
-  const em = await startEmulator();
+  const em = await startEmulator(opts.manualClock ? { clock: new EmulatorClock({ mode: 'manual' }) } : {});
   em.emulator.addDataset({ id: 'shop-1', ...(opts.records ? { records: opts.records } : {}) });
   em.emulator.configure({ jobDurationMs: opts.jobDurationMs ?? 0 });
   const key = em.emulator.addKey({ dataset: 'shop-1', roles: opts.roles ?? ['read', 'write', 'replace', 'publish'], legacy: opts.legacy ?? false });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
-import { importability, type ImportFacts } from '../../src/sync/importable.js';
+import { importability, type ImportFacts } from '../../src/sync/core/importable.js';
 
 const PLAIN = { record_id: 'SKU', display_name: 'Name', api_value: 'Code' };
 

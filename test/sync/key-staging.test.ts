@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideStaging, type StagingFacts } from '../../src/sync/key-staging.js';
+import { decideStaging, type StagingFacts } from '../../src/sync/core/key-staging.js';
 import type { KeyShown } from '../../src/snapshot/types.js';
 
 const base: StagingFacts = { path: 'per_record', heldBy: null, stageOnly: false, approved: false, direct: false };

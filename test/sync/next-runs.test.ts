@@ -1,7 +1,7 @@
 import { getTasks } from 'node-cron';
 import { describe, expect, it } from 'vitest';
 import { scheduleConfigSchema } from '../../src/triggers/config.js';
-import { nextScheduledRuns } from '../../src/sync/next-runs.js';
+import { nextScheduledRuns } from '../../src/triggers/next-runs.js';
 
 /** Hour and minute of an instant in a time zone. */
 function wallTime(iso: string, timeZone: string): { hour: number; minute: number } {

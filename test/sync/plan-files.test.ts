@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyPrivately, loadPlan, savePlan, type ExecPlan } from '../../src/sync/exec-plan.js';
+import { copyPrivately, loadPlan, savePlan } from '../../src/sync/executor/plan-files.js';
+import type { SyncPlan } from '../../src/sync/core/plan.js';
 import { tempDir } from './diff-fixtures.js';
 import { recs, scenario, type Scenario } from './harness.js';
 
@@ -13,9 +14,8 @@ import { recs, scenario, type Scenario } from './harness.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-/** A minimal plan (only its id and dataset matter to the plan file functions), its changeset inline as plan files held it before issue 18. */
-const plan = (planId: string) =>
-  ({ planId, dataset: 'shop-1', changeset: { records: recs(2), adds: [], changes: [], deletes: [], adopted: [] } }) as unknown as ExecPlan;
+/** A minimal plan (only its id and dataset matter to the plan file functions). */
+const plan = (id: string) => ({ id, dataset: 'shop-1', changeset: { ownership: 'source', counts: {}, digest: 'd', foreignEdits: [], head: { adds: [], changes: [], deletes: [] } } }) as unknown as SyncPlan;
 
 
 let t: ReturnType<typeof tempDir>;
@@ -40,7 +40,7 @@ describe('plan files are private whatever the umask', () => {
     // The lists of a changeset live in its folder beside the plan file; without it the plan cannot be run.
     expect(loadPlan(dir, 'p1')).toBeNull();
     mkdirSync(join(dir, 'p1.changeset'));
-    expect(loadPlan(dir, 'p1')?.planId).toBe('p1');
+    expect(loadPlan(dir, 'p1')?.plan.id).toBe('p1');
   });
 
   it('a leftover temp file of another mode (a crash mid-write) does not lend the plan its mode', () => {
@@ -118,5 +118,28 @@ describe('plan files are private whatever the umask', () => {
     expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
     expect(readdirSync(dir).sort()).toEqual(['plan-other.changeset', 'work.shop-2.0123456789ab']);
   });
-});
 
+  it('a plan a sync left open before issue 12 (an ExecPlan file, its changeset inline) is resumed after the upgrade and published once', async () => {
+    s = await scenario({ records: recs(3) });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(3)) })).result).toBe('unchanged');
+    const active = s.em.emulator.describe('shop-1').active_version;
+    const counts = { source: 4, snapshot: 3, snapshotOwned: 3, adds: 1, changes: 0, deletes: 0, unchanged: 3, adopted: 0, owned: 4, notOwned: 0, notOwnedDeletes: 0, deletable: 3, result: 4 };
+    const [added] = recs(1, 4);
+    const old = {
+      planId: 'plan-before-12', dataset: 'shop-1', path: 'per_record', direct: false, stageOnly: false,
+      baseVersion: active, baseEtag: `"v${active}"`, baseCount: 3, resultCount: 4,
+      changeset: { ownership: 'source', counts, digest: 'd', foreignEdits: [], records: recs(4), adds: [added], changes: [], deletes: [], adopted: [] },
+      expected: { added: 1, changed: 0, deleted: 0 }, configFlags: {}, heldBy: null, requiredFlags: {},
+      source: { fileHash: 'ab'.repeat(32), rowCount: 4, at: 0 }, file: null, createdAt: 0,
+    };
+    const dir = join(s.dir, 'state.db.plans');
+    writeFileSync(join(dir, 'plan-before-12.json'), JSON.stringify(old), { mode: 0o600 });
+    s.db.journal.beginPlan('shop-1', { planId: 'plan-before-12', path: 'per_record', summary: { counts: old.expected } });
+    expect(await s.engine.resume(s.ds)).toMatchObject({ result: 'published' });
+    expect(s.published().map((r) => r.record_id)).toEqual(recs(4).map((r) => r.record_id));
+    expect(s.em.emulator.counters.recordWrites).toBe(1);
+    expect(s.db.snapshot('shop-1').info()).toMatchObject({ recordCount: 4, ownedCount: 4 });
+    expect(s.db.journal.plan('plan-before-12')).toMatchObject({ status: 'finished', outcome: 'published' });
+    expect(readdirSync(dir).filter((n) => n.startsWith('plan-'))).toEqual([]);
+  });
+});

@@ -1,13 +1,39 @@
 import { describe, expect, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
-import type { Changeset } from '../../src/sync/changeset.js';
-import { diffSorted } from '../../src/sync/diff.js';
-import { planSync, type KeyRole, type PlanSnapshotInfo, type SyncPath } from '../../src/sync/plan.js';
-import { policySchema, type Policy } from '../../src/sync/policy.js';
+import type { Changeset } from '../../src/sync/core/changeset.js';
+import { diffSorted } from '../../src/sync/core/diff.js';
+import { planSync as planWith, type KeyRole, type PlanInputs, type PlanSnapshotInfo, type PlanSource, type SyncPath } from '../../src/sync/core/plan.js';
+import { policySchema, type Policy } from '../../src/sync/core/policy.js';
 import { rec, recs } from './diff-fixtures.js';
 
 const ALL: KeyRole[] = ['read', 'write', 'replace', 'publish'];
+/** A key that has shown that it stages on both kinds of request (the decisions below are the policy's alone). */
+const STAGES = { records: 'stages', jobs: 'stages' } as const;
+
+/** planSync with the inputs these cases vary; the rest fixed. */
+function planSync(
+  cs: Changeset,
+  snapshot: PlanSnapshotInfo,
+  roles: readonly KeyRole[],
+  pol: Policy,
+  rateBudget: { ratePerMinute: number },
+  o: { id?: string; source?: PlanSource | undefined; extra?: Partial<PlanInputs> } = {},
+) {
+  return planWith({
+    dataset: 'shop-1',
+    changeset: cs,
+    snapshot,
+    key: { roles, shown: STAGES },
+    policy: pol,
+    rateBudget,
+    planDir: '/state.db.plans',
+    now: 1_700_000_000_000,
+    ...(o.source ? { source: o.source } : {}),
+    ...(o.id ? { id: o.id } : {}),
+    ...o.extra,
+  });
+}
 
 /** A changeset over `owned` owned records (+ `hand` not owned): `adds` new, `changes` changed, `deletes` owned records removed. */
 function changeset(o: { owned?: number; hand?: number; adds?: number; changes?: number; deletes?: number; ownership?: 'source' | 'full'; keep?: boolean }): Changeset {
@@ -123,7 +149,7 @@ describe('planSync', () => {
     const plan = planSync(cs, info(), ALL, policy({ guards: { max_delete_ratio: 0.49 } }), { ratePerMinute: 100 });
     expect(plan.operations).toEqual([
       { op: 'add', record_id: 'c', record: rec('c') },
-      { op: 'change', record_id: 'a', fields: ['display_name'], patch: { display_name: 'A!' } },
+      { op: 'change', record_id: 'a', fields: ['display_name'], patch: { display_name: 'A!' }, record: rec('a', { display_name: 'A!' }) },
       { op: 'delete', record_id: 'b' },
     ]);
   });
@@ -140,5 +166,36 @@ describe('planSync', () => {
     expect(plan.guards.requiredFlags.allow_mass_delete).toBe(true);
     expect(plan.publish.options.allow_mass_delete).toBe(false);
     expect(plan.replace?.options.allow_mass_delete).toBe(false);
+  });
+
+  it('a plan made again at another time is another plan; a fall-back names the plan it replaces', () => {
+    const cs = changeset({ changes: 3 });
+    const a = planSync(cs, info(), ALL, policy(), { ratePerMinute: 100 });
+    const b = planSync(cs, info(), ALL, policy(), { ratePerMinute: 100 }, { extra: { now: 1_700_000_000_001, supersedes: a.id } });
+    expect(b.id).not.toBe(a.id);
+    expect([a.supersedes, b.supersedes]).toEqual([null, a.id]);
+  });
+
+  it('decides with what the key has shown (issue 11, A12): held and unproven → unsent; a key that publishes → direct writes', () => {
+    const held = planSync(changeset({ deletes: 60 }), info(), ALL, policy({ guards: { max_delete_ratio: 0.49 } }), { ratePerMinute: 100 }, { extra: { key: { roles: ALL, shown: { records: null, jobs: null } } } });
+    expect(held).toMatchObject({ held: true, unsent: true, direct: false, keyShown: null });
+    expect(held.reason).toMatch(/kept unsent until approved/);
+    const legacy = planSync(changeset({ changes: 3 }), info(), ALL, policy(), { ratePerMinute: 100 }, { extra: { key: { roles: ALL, shown: { records: 'publishes', jobs: null } } } });
+    expect(legacy).toMatchObject({ path: 'per_record', unsent: false, direct: true, keyShown: 'publishes' });
+    const only = planSync(changeset({ changes: 3 }), info(), ALL, policy({ staging: false }), { ratePerMinute: 100 }, { extra: { stageOnly: true } });
+    expect(only).toMatchObject({ stageOnly: true, direct: false, unsent: false });
+  });
+
+  it('an import plan names its upload copy beside the plan file, with the fields the reader found', () => {
+    const source: PlanSource = {
+      file: '/exports/items.csv', fileHash: 'ab'.repeat(32), rowCount: 102, importable: true,
+      uploadFields: { mapping: { record_id: 'sku' }, encoding: 'utf-8' }, headerLine: 1,
+    };
+    const plan = planSync(changeset({ changes: 60, adds: 2 }), info(), ALL, policy(), { ratePerMinute: 100 }, { source });
+    expect(plan.path).toBe('import');
+    expect(plan.upload).toEqual({
+      path: `/state.db.plans/${plan.id}.upload`, filename: 'items.csv', contentType: 'text/csv', sha256: source.fileHash, mapping: { record_id: 'sku' }, encoding: 'utf-8',
+    });
+    expect(plan.source).toEqual({ fileHash: source.fileHash, rowCount: 102, at: 1_700_000_000_000 });
   });
 });

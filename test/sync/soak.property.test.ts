@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FaultRule } from '../../src/emulator/faults.js';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { onCrashPoint } from '../../src/sync/crash-hook.js';
+import { onCrashPoint } from '../../src/sync/executor/crash-hook.js';
 import { rec, scenario, type Scenario } from './harness.js';
 
 /**

@@ -1,7 +1,7 @@
 import { openSync, writeSync, closeSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { asConnectorError } from '../../src/sync/unexpected.js';
+import { asConnectorError } from '../../src/sync/executor/unexpected.js';
 
 // Review of issue 18: a full disk under state_dir was STATE_ERROR (stop, exit 1) when SQLite met it first and
 // IO_ERROR (retry) when a sort run did, naming neither the folder nor the fix.

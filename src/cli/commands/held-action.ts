@@ -39,7 +39,7 @@ export function registerHeldAction(program: Command, action: HeldAction, descrip
       try {
         const ds = cli.dataset(name);
         if (action === 'approve' && human && !opts.yes && io.stdin.isTTY) {
-          const { heldPreviewLines } = await import('../../sync/held-preview.js');
+          const { heldPreviewLines } = await import('../../sync/executor/held-preview.js');
           const preview = cli.engine.heldPreview(ds);
           // Nothing held: the engine's approve says so in its own words.
           if (preview) {

@@ -2,12 +2,16 @@ import type { Command } from 'commander';
 import { ExitCode } from '../exit-codes.js';
 // The operator named the file: a link is followed.
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
-import type { PlanPreview } from '../../sync/preview.js';
+import type { PlanPreview } from '../../sync/executor/preview.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
 
 /** The plan as lines for a person. */
 export function planLines(p: PlanPreview): string[] {
   const out: string[] = [`file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+  if (p.stopped) {
+    out.push(`a sync would stop before planning: ${p.stopped.code}: ${p.stopped.message}`);
+    return out;
+  }
   if (p.rejected || !p.plan) {
     out.push(`rejected: ${p.rejected}`);
     return out;
@@ -29,16 +33,17 @@ export function register(program: Command): void {
     .description('show what a sync would do (counts, first changes, path and why, guards); sends nothing but reads')
     .argument('<dataset>', 'dataset name from the configuration')
     .requiredOption('--file <path>', 'the export file to plan from')
+    .option('--no-publish', 'plan as `sync --no-publish` would: stage the change and leave it for approve or the portal')
     .option('--json', 'print the plan as JSON (the default when stdout is not a terminal)')
     .action(
-      runAction(async (name: string, opts: { file: string; json?: boolean }, cmd: Command) => {
+      runAction(async (name: string, opts: { file: string; json?: boolean; publish: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const human = humanOutput(opts);
         const { logger, progress } = await commandLogger(cmd, config, human, undefined, process.stderr);
         const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, logger, [name], 'plan');
         try {
-          const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW));
+          const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW, { publish: opts.publish }));
           progress?.clear();
           process.stdout.write(human ? `${planLines(p).join('\n')}\n` : `${JSON.stringify(p)}\n`);
           // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).

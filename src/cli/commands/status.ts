@@ -11,7 +11,7 @@ export function register(program: Command): void {
       runAction(async (opts: { json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const { cliEngine } = await import('../../sync/cli-engine.js');
-        const { nextScheduledRuns } = await import('../../sync/next-runs.js');
+        const { nextScheduledRuns } = await import('../../triggers/next-runs.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), []);
         try {
           const all = [];

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openCurrentStateDb, type StateDb } from '../../snapshot/db.js';
-import { planDir } from '../../sync/exec-plan.js';
+import { planDir } from '../../sync/executor/plan-files.js';
 import type { Finding } from './checks.js';
 
 /** A path as one shell word (quoted only when it needs to be). */

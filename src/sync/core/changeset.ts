@@ -1,0 +1,97 @@
+import type { DatasetRecord, RecordField, RecordPatch } from '../../model/record.js';
+import type { OwnershipMode } from './policy.js';
+
+/** A record whose published content differs from the source. */
+export interface RecordChange {
+  record_id: string;
+  /** The top-level fields that change (A33: aliases and attributes whole). */
+  fields: RecordField[];
+  /** PATCH body: only `fields`. */
+  patch: RecordPatch;
+  /** The whole record as it should be published (for replace bodies and confirm). */
+  record: DatasetRecord;
+  /** It was not owned before: adopted by this sync (issue 7). */
+  adopted: boolean;
+}
+
+/** A record to delete. */
+export interface RecordDelete {
+  record_id: string;
+  /** The connector owned it; false only in ownership: full. */
+  owned: boolean;
+}
+
+/** An owned record someone else edited on the server, and what this sync does about it (issue 7). */
+export interface ForeignEditNote {
+  record_id: string;
+  fields: RecordField[];
+  resolution: 'overwrite' | 'keep';
+}
+
+/** Counts of a changeset; the planner, the guards and the summary read these. */
+export interface ChangesetCounts {
+  /** Records in the source export (after mapping). */
+  source: number;
+  /** Records in the snapshot (the published dataset as last confirmed). */
+  snapshot: number;
+  /** Snapshot records the connector owned before this sync. */
+  snapshotOwned: number;
+  adds: number;
+  changes: number;
+  deletes: number;
+  unchanged: number;
+  /** Not-owned snapshot records whose record_id the source contains, now owned. */
+  adopted: number;
+  /** Records the connector owns after this sync (= source). */
+  owned: number;
+  /** Records the connector does not own and leaves alone (carried over by a replace); 0 in ownership: full. */
+  notOwned: number;
+  /** Deletes of records the connector did not own (ownership: full only). */
+  notOwnedDeletes: number;
+  /** Records the sync may delete: owned + adopted (source) or every snapshot record (full). The delete-ratio base. */
+  deletable: number;
+  /** Records in the dataset after the sync: source + notOwned. */
+  result: number;
+}
+
+export type { RecordText } from '../../snapshot/record-json.js';
+import type { RecordText } from '../../snapshot/record-json.js';
+
+/** The first operations of a changeset, held in memory for display (`plan`); the rest stay where the changeset is. */
+export interface ChangesetHead {
+  adds: DatasetRecord[];
+  changes: RecordChange[];
+  deletes: RecordDelete[];
+}
+
+/** Operations kept in a ChangesetHead, of each kind. */
+export const HEAD_OPERATIONS = 100;
+
+/** What a changeset is without its records: small, serialised into the plan file. */
+export interface ChangesetSummary {
+  ownership: OwnershipMode;
+  counts: ChangesetCounts;
+  /** sha256 over every operation: equal changesets have equal digests. */
+  digest: string;
+  foreignEdits: ForeignEditNote[];
+  head: ChangesetHead;
+}
+
+/**
+ * The difference between the source and the snapshot. Each list is in
+ * record_id byte order and can be iterated again; a large one is read from
+ * disk as it is iterated (changeset-files.ts), a small one may be an array.
+ */
+export interface Changeset extends ChangesetSummary {
+  /** The desired owned records (kept foreign fields applied), as canonical JSON. Not serialised into plans. */
+  records: Iterable<RecordText>;
+  adds: Iterable<DatasetRecord>;
+  /** The adds as canonical JSON, as they are on disk (confirm needs no record objects). */
+  addTexts: Iterable<RecordText>;
+  changes: Iterable<RecordChange>;
+  deletes: Iterable<RecordDelete>;
+  /** record_ids adopted as owned (for StateDb confirm's `own`). */
+  adopted: Iterable<string>;
+  /** The folder its lists are read from, when on disk (changeset-files.ts). */
+  folder?: string;
+}

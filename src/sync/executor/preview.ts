@@ -1,0 +1,43 @@
+import type { DatasetConfig } from '../../config/schema.js';
+import type { LinkPolicy } from '../../sources/open-file.js';
+import type { ExecContext } from './context.js';
+import { diffSource } from '../core/diff.js';
+import { heldGateVerdict, type GateStop } from './held-gate.js';
+import { makePlan } from './make-plan.js';
+import type { SyncPlan } from '../core/plan.js';
+import { reconcile } from './reconcile.js';
+import { readSource } from './source-read.js';
+import { WorkDir } from './work-dir.js';
+
+/** What `plan` prints: the plan, plus the source facts. */
+export interface PlanPreview {
+  file: string;
+  rows: number;
+  rowErrors: number;
+  rejected: string | null;
+  /** The code of the refusal (TRUNCATED, ROW_ERRORS…), when rejected. */
+  rejectedCode: string | null;
+  /** A held change or a pending draft a sync would stop at before planning (then no plan). */
+  stopped: GateStop | null;
+  /** The plan a sync would run now (the same planner, with the same inputs: what the key has shown, the held gate, the upload). */
+  plan: SyncPlan | null;
+}
+
+/** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
+export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, opts: { stageOnly: boolean; links?: LinkPolicy }): Promise<PlanPreview> {
+  const work = WorkDir.open(ctx.planDir, ctx.dataset);
+  try {
+    const src = await readSource(file, ds.source, ds.mapping, work.dir, { links: opts.links });
+    const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length };
+    if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, plan: null };
+    const stopped = await heldGateVerdict(ctx, src.fileHash);
+    if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, plan: null };
+    const view = await reconcile(ctx);
+    const options = { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit };
+    const changeset = await diffSource(src.sorted!, ctx.store.reader(), options, work.changesetDir());
+    const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly });
+    return { ...facts, rejected: null, rejectedCode: null, stopped: null, plan };
+  } finally {
+    work.remove();
+  }
+}

@@ -1,0 +1,64 @@
+import type { Dataset } from '../../api/wire.js';
+import { ConnectorError } from '../../errors.js';
+import type { OurRecords } from '../../snapshot/rebuild.js';
+import type { RebuildReport } from '../../snapshot/types.js';
+import type { ExecContext } from './context.js';
+import { checkpoint } from './interrupt.js';
+
+/** What the server holds now, and whether the snapshot was rebuilt to match it. */
+export interface ServerView {
+  dataset: Dataset;
+  etag: string;
+  rebuilt: RebuildReport | null;
+}
+
+/**
+ * Compare the snapshot with the server's active version (A25) and rebuild it
+ * from `GET /records` (A7) when they differ: first run, a foreign publish, a
+ * 412. A publish during the read (the page ETag moves, A8) restarts it.
+ * `ours`: records of a change of ours that a person published (not foreign edits).
+ */
+export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecords): Promise<ServerView> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const { value: ds } = await ctx.client.getDataset();
+    const info = ctx.store.info();
+    const etag = `"v${ds.active_version}"`;
+    if (!force && info.activeVersion === ds.active_version) return { dataset: ds, etag, rebuilt: null };
+    const rebuild = ctx.store.beginRebuild();
+    let moved = false;
+    try {
+      for await (const page of ctx.client.listRecordPages()) {
+        checkpoint(ctx); // reads only: stopping here leaves the snapshot as it was
+        if (page.etag !== null && page.etag !== etag) {
+          moved = true;
+          break;
+        }
+        rebuild.add(page.records);
+      }
+    } catch (err) {
+      rebuild.abort();
+      throw err;
+    }
+    if (moved) {
+      rebuild.abort();
+      force = true;
+      continue;
+    }
+    const report = rebuild.commit(ds.active_version, etag, ours);
+    ctx.logger.info(
+      { event: 'reconcile.done', firstRun: info.activeVersion === null, version: ds.active_version, ...report, foreignEdits: report.foreignEdits.length },
+      'snapshot rebuilt from the server',
+    );
+    for (const fe of report.foreignEdits.slice(0, 50)) {
+      ctx.logger.warn(
+        { event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: ctx.policy.on_foreign_edit },
+        'a record the connector owns was edited on the server',
+      );
+    }
+    return { dataset: ds, etag, rebuilt: report };
+  }
+  throw new ConnectorError('SERVER_BUSY_PUBLISHING', 'The dataset kept changing while it was read; trying again later.', {
+    action: 'retry',
+    context: { dataset: ctx.dataset },
+  });
+}

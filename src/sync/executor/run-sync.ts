@@ -1,0 +1,227 @@
+import { ApiError } from '../../api/errors.js';
+import type { DatasetConfig } from '../../config/schema.js';
+import { ConnectorError, type ErrorAction } from '../../errors.js';
+import { JobEndedError } from './apply-replace.js';
+import type { ExecContext } from './context.js';
+import { diffSource } from '../core/diff.js';
+import { execute, logUnsent, unsentHold, type ExecEnd } from './execute.js';
+import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
+import * as ledger from './ledger.js';
+import { heldGate } from './held-gate.js';
+import { makePlan } from './make-plan.js';
+import type { SyncPlan } from '../core/plan.js';
+import { ImportNotEquivalentError } from './apply-import.js';
+import { reconcile } from './reconcile.js';
+import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
+import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './drafts.js';
+import { asConnectorError } from './unexpected.js';
+import { checkpoint, InterruptedError } from './interrupt.js';
+import type { LinkPolicy } from '../../sources/open-file.js';
+import { readSource, rowLinesOf, serverRowErrors, sourceLines, writeServerRejects, type SourceRead } from './source-read.js';
+import { WorkDir } from './work-dir.js';
+import { stopMessage } from './stop-messages.js';
+import { actionForResult, type SyncResult } from '../outcome.js';
+
+/** Options of one sync. */
+export interface SyncOptions {
+  /** false: stage the change and leave it for a person (never publish). Default: the policy decides. */
+  publish?: boolean;
+  /** Abort to stop the sync between two journaled steps (never mid-request): result 'interrupted', the plan stays open for resume. */
+  signal?: AbortSignal;
+}
+
+/** Row errors of a rejected file shown in its log line. */
+const FIRST_ROW_ERRORS = 5;
+/** Re-read, re-diff, re-plan at most this often per sync (CONFLICT, 412, expiry). */
+const MAX_PLANS = 3;
+
+/** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
+export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy): Promise<void> {
+  const s = ctx.summary;
+  let src: SourceRead | null = null;
+  // The export sorted on disk and each diff's changeset (issue 18); a plan's changeset moves beside its plan file.
+  const work = WorkDir.open(ctx.planDir, ctx.dataset);
+  try {
+    src = await readSource(file, ds.source, ds.mapping, work.dir, { links });
+    s.fileHash = src.fileHash;
+    s.rows = src.rows;
+    s.rowErrors = src.rowErrors.length;
+    if (src.rejected) {
+      // The first few row errors in the line itself, so the journal says what to fix; the reject file has them all.
+      const first_row_errors = src.rowErrors.slice(0, FIRST_ROW_ERRORS).map((e) => ({ line: e.line, column: e.column, code: e.code, reason: e.reason }));
+      ctx.logger.error(
+        { event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile, row_errors: src.rowErrors.length, first_row_errors },
+        src.rejected.message,
+      );
+      return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
+    }
+    checkpoint(ctx);
+    const resumed = await resumeOpenPlan(ctx);
+    checkpoint(ctx);
+    const gate = await heldGate(ctx, src.fileHash);
+    if (gate) return end(ctx, gate.result, gate.code, gate.message);
+
+    let force = resumed?.end === 'superseded';
+    // A new plan names the one it replaces (ledger.ts): the plan a resume dropped, or this sync's last.
+    let supersedes = resumed?.end === 'superseded' ? resumed.planId : null;
+    let importable = src.importability;
+    const stageOnly = opts.publish === false;
+    for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
+      checkpoint(ctx);
+      const view = await reconcile(ctx, force);
+      const changeset = await diffSource(src.sorted!, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit }, work.changesetDir());
+      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes });
+      fill(ctx, plan);
+      for (const fe of changeset.foreignEdits.slice(0, 50)) {
+        ctx.logger.warn({ event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
+      }
+      ctx.logger.info({ event: 'sync.planned', planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }, 'sync planned');
+      if (plan.path === 'none') {
+        if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
+        ledger.unchanged(ctx, changeset, { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() }, view.dataset.active_version);
+        const wasPublished = resumed && resumed.end !== 'superseded' && resumed.end.kind === 'published';
+        return end(ctx, wasPublished ? 'published' : 'unchanged', null, null);
+      }
+      if (plan.keyShown === 'publishes') warnLegacyKey(ctx, { planId: plan.id });
+      checkpoint(ctx);
+      const begin = (p: SyncPlan) => ledger.begin(ctx, p, changeset, { links: src!.links, ...(p.unsent ? { unsent: unsentHold({ plan: p }, null, p.keyWhy!) } : {}) });
+      let run = await begin(plan);
+      if (!run) {
+        // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
+        importable = { importable: false, reason: 'the export changed after it was read' };
+        ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.id }, 'the export changed after it was read; sending the records instead of uploading it');
+        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id });
+        fill(ctx, plan);
+        run = (await begin(plan))!;
+      }
+      if (plan.unsent) {
+        const h = unsentHold(run, null, plan.keyWhy!);
+        logUnsent(ctx, run, null);
+        return ended(ctx, { kind: 'held', held: h.kind, version: null, reason: h.reason, evaluation: null });
+      }
+      try {
+        const done = await execute(ctx, run, ledger.stepsOf(ctx, plan.id));
+        return ended(ctx, done);
+      } catch (err) {
+        supersedes = plan.id;
+        if (err instanceof ApiError && err.code === 'DRAFT_PENDING' && attempt < MAX_PLANS) {
+          // A11: a draft appeared under a replace or a publishing write; ours are settled, so it is foreign.
+          await abandonPlan(ctx, plan.id, err.message);
+          const pending = (await ctx.client.getDataset()).value.draft_version;
+          const stop = pending === null ? null : await otherDraft(ctx, pending);
+          if (stop) return end(ctx, stop.result, stop.code, stop.message);
+          force = true;
+          continue;
+        }
+        // A12: after the key published a write unasked, do not plan anew and send more within this sync.
+        if (!needsReplan(err) || attempt === MAX_PLANS || ctx.summary.warnings.includes(LEGACY_KEY_WARNING)) throw err;
+        if (err instanceof ImportNotEquivalentError) {
+          importable = { importable: false, reason: err.message };
+          ctx.summary.warnings.push(err.message);
+          ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', code: err.code, ...err.context }, 'the server read the file differently; planning again with PUT /records');
+        } else {
+          ctx.logger.warn({ event: 'reconcile.drift', kind: 'replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
+        }
+        await abandonPlan(ctx, plan.id, (err as Error).message);
+        force = true;
+      }
+    }
+  } catch (err) {
+    await failed(ctx, err, src);
+  } finally {
+    // A3: rows the server refused go to the reject file beside the export, after the reader's own.
+    await writeServerRejects(ctx.refused, src);
+    work.remove();
+  }
+}
+
+function fill(ctx: ExecContext, p: SyncPlan): void {
+  const s = ctx.summary;
+  s.adds = p.counts.adds;
+  s.changes = p.counts.changes;
+  s.deletes = p.counts.deletes;
+  s.owned = p.counts.owned;
+  s.notOwned = p.counts.notOwned;
+  s.path = p.path === 'none' ? 'none' : p.path;
+  s.pathReason = p.reason;
+  s.guards = { held: p.held, reasons: p.guards.results.filter((r) => r.holds).map((r) => r.message) };
+}
+
+function ended(ctx: ExecContext, done: ExecEnd): void {
+  if (done.kind === 'published') {
+    ctx.summary.version = done.version;
+    ctx.logger.info({ event: 'sync.published', version: done.version }, 'published');
+    return end(ctx, 'published', null, null);
+  }
+  // The server refused every record: the input, not the moment, is wrong (exit 1, not 75).
+  if (done.kind === 'nothing') return end(ctx, 'failed', 'ALL_REFUSED', `the server refused all ${done.refused} records`, 'reject');
+  ctx.summary.version = done.version;
+  const result = done.held === 'guard' ? 'held' : 'staged';
+  return end(ctx, result, `HELD_${done.held.toUpperCase()}`, done.reason);
+}
+
+/** Set how the sync ended; the action is the failure's own when there is one, else what the result implies. */
+function end(ctx: ExecContext, result: SyncResult, code: string | null, message: string | null, action: ErrorAction | null = actionForResult(result)): void {
+  ctx.summary.result = result;
+  ctx.summary.code = code;
+  ctx.summary.action = action;
+  ctx.summary.message = message;
+}
+
+/** Classify a failure by its action (house style 5): stop the dataset, reject the input, or fail for a later retry. */
+async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null): Promise<void> {
+  // Never thrown on (engine.sync reports every failure): anything unexpected gets a code and an action too.
+  const err = asConnectorError(thrown, ctx.dataset, ctx.db.path);
+  if (err instanceof InterruptedError) {
+    // Asked to stop between steps: the open plan (if any) stays for resume.
+    ctx.store.recordOutcome('interrupted', { code: err.code });
+    ctx.logger.warn({ event: 'sync.failed', kind: 'interrupted', code: err.code }, err.message);
+    return end(ctx, 'interrupted', err.code, err.message, err.action);
+  }
+  if (err instanceof MixedDraftError) {
+    const stop = holdMixed(ctx, err, src?.fileHash ?? null);
+    return end(ctx, stop.result, stop.code, stop.message);
+  }
+  if (err instanceof ForeignDraftError) {
+    // Nothing was sent: the plan is over; the draft is held as foreign (foreignDraft) and reported.
+    ledger.blocked(ctx, ledger.openPlan(ctx)?.planId ?? null, { result: 'waiting', detail: { code: err.code, version: err.version } });
+    return end(ctx, 'waiting', err.code, err.message, err.action);
+  }
+  if (err instanceof JobEndedError) {
+    const rows = src ? serverRowErrors(src.file, sourceLines(src), err.job.errors, rowLinesOf(err)) : [];
+    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    ctx.refused.push(...rows);
+    ctx.summary.rowErrors += rows.length;
+    const result = err.job.status === 'FAILED' ? 'failed' : 'held';
+    ledger.rejected(ctx, result, { code: err.code, message: err.message, job_id: err.job.job_id });
+    ctx.logger.error({ event: 'sync.failed', kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
+    return end(ctx, result, err.code, err.message, err.action);
+  }
+  if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
+    const rows = serverRowErrors(src.file, sourceLines(src), err.rowErrors, rowLinesOf(err));
+    ctx.refused.push(...rows);
+    ctx.summary.rowErrors += rows.length;
+    ledger.rejected(ctx, 'rejected', { code: err.code, message: err.message });
+    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    return end(ctx, 'rejected', err.code, err.message, err.action);
+  }
+  // A refused or blocked request: the plan is over, and a draft it staged is discarded when only ours
+  // (left for the next run when the server cannot be read now). A retry-class failure stays open for resume.
+  if (err.action === 'reject' || err.action === 'hold') await abandonOpenPlan(ctx, err.message);
+  const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
+  const message = stopMessage(err);
+  ctx.store.recordOutcome(result, { code: err.code, message });
+  ctx.logger.error({ event: result === 'stopped' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, message);
+  return end(ctx, result, err.code, message, err.action);
+}
+
+async function abandonOpenPlan(ctx: ExecContext, why: string): Promise<void> {
+  const open = ledger.openPlan(ctx);
+  if (!open) return;
+  try {
+    await abandonPlan(ctx, open.planId, why);
+  } catch (err) {
+    if (err instanceof MixedDraftError) holdMixed(ctx, err, null);
+    // Otherwise the plan stays open: the next run resumes or abandons it, its draft still known.
+  }
+}

@@ -1,0 +1,312 @@
+import { read } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import iconv from 'iconv-lite';
+import type { MappingConfig } from '../../mapping/config.js';
+import type { DatasetRecord } from '../../model/record.js';
+import { recordJson } from '../../snapshot/record-json.js';
+import type { SourceConfig } from '../../sources/config.js';
+import { bomEncoding } from '../../sources/decode.js';
+import { boundText } from '../../sources/excerpt.js';
+import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../../sources/open-file.js';
+import { readExport, writeRejectFile, type ExportCounts, type RowError } from '../../sources/index.js';
+import { SourceError } from '../../sources/errors.js';
+import { rowErrorVerdict } from '../../sources/pipeline.js';
+import { importability, importableConfig, type Importability } from '../core/importable.js';
+import type { PlanSource } from '../core/plan.js';
+import { SourceSorter, type SortedSource } from '../core/sorted-source.js';
+
+/** The records of one export with where each came from. */
+export interface SourceRead {
+  file: string;
+  fileHash: string;
+  /** Size of the file in bytes. */
+  bytes: number;
+  rows: number;
+  /** Records made of it (repeated record_ids left out). */
+  records: number;
+  /** The records sorted by record_id on disk (issue 18); null when the file was refused. */
+  sorted: SortedSource | null;
+  rowErrors: RowError[];
+  rejected: SourceError | null;
+  /** Where the reject file was written, when there were row errors. */
+  rejectFile: string | null;
+  /** Whether the server could map this file itself (POST /imports, A14). */
+  importability: Importability;
+  /** How the file was allowed to be a link (its upload copy is opened the same way). */
+  links: LinkPolicy;
+}
+
+/**
+ * Read and map an export (src/sources) into `workDir`, sorted by record_id
+ * there (sorted-source.ts), and write its reject file beside it when rows
+ * were refused. `opts.links`: whether the path may be a link (default
+ * never). Memory stays bounded whatever the export's size: repeated
+ * record_ids are found by the sort instead of a set of every key (issue 18).
+ */
+export async function readSource(
+  file: string,
+  source: unknown,
+  mapping: unknown,
+  workDir: string,
+  opts: { runBytes?: number; links?: LinkPolicy } = {},
+): Promise<SourceRead> {
+  const src = source as SourceConfig;
+  const map = mapping as MappingConfig;
+  const links = opts.links ?? NEVER_FOLLOW;
+  const reader = readExport(file, src, map, { check_duplicates: false, links });
+  const sorter = new SourceSorter(workDir, opts.runBytes);
+  // Facts for importability, gathered as the records stream past (only when the configuration allows an upload).
+  const mayImport = !('reason' in importableConfig(src, map));
+  let n = 0;
+  let oneLineEach = true;
+  let emptyAttributes = false;
+  try {
+    for await (const batch of reader.batches()) {
+      const { records, lines } = batch;
+      for (let i = 0; i < records.length; i++) {
+        const rec = records[i]!;
+        const line = lines[i]!;
+        sorter.add(rec.record_id, line, recordJson(rec));
+        if (!mayImport) continue;
+        if (line !== ++n + 1) oneLineEach = false;
+        if (!emptyAttributes && hasEmptyAttribute(rec)) emptyAttributes = true;
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof SourceError)) {
+      sorter.discardRuns();
+      throw err;
+    }
+  }
+  const r = reader.result!;
+  const counts: ExportCounts = { ...r.counts };
+  let rejected = r.rejected;
+  let rowErrors = r.row_errors;
+  // Sorted also when refused, so that the reject file lists the repeated ids as the reader's own check would.
+  const dups = new DuplicateErrors(file, src.max_row_errors_kept);
+  let sorted: SortedSource | null = sorter.finish((id, line, first) => dups.add(id, line, first));
+  if (dups.count > 0) {
+    counts.records -= dups.count;
+    counts.bad_rows += dups.count;
+    counts.row_errors += dups.count;
+    rowErrors = mergeByLine(rowErrors, dups.kept(), src.max_row_errors_kept);
+    // A refusal of the file itself (limits, header) stands; one for bad rows is judged again with these.
+    if (!rejected || rejected.code === 'ROW_ERRORS') rejected = rowErrorVerdict(file, counts, src);
+  }
+  if (rejected) sorted = null;
+  const rejectFile = rowErrors.length > 0 ? await writeRejectFile(file, rowErrors).catch(() => null) : null;
+  let imp: Importability = { importable: false, reason: 'the file was refused' };
+  if (!rejected) {
+    const cfg = importableConfig(src, map);
+    if ('reason' in cfg) imp = { importable: false, reason: cfg.reason };
+    else {
+      const head = await readHead(file, src, links);
+      imp = importability({
+        source: src,
+        mapping: map,
+        encoding: head.encoding,
+        rows: counts.rows,
+        records: counts.records,
+        rowErrors: counts.row_errors,
+        oneLineEach,
+        rawHeader: head.cells,
+        header: r.header,
+        aliasesMerged: r.aliases_merged_rows > 0,
+        compression: r.compression,
+        emptyAttributes,
+      });
+    }
+  }
+  return {
+    file,
+    fileHash: r.sha256,
+    bytes: r.bytes,
+    rows: counts.rows,
+    records: rejected ? 0 : counts.records,
+    sorted,
+    rowErrors,
+    rejected,
+    rejectFile,
+    importability: imp,
+    links,
+  };
+}
+
+function hasEmptyAttribute(rec: DatasetRecord): boolean {
+  const a = rec.attributes;
+  for (const k in a) if (a[k] === '') return true;
+  return false;
+}
+
+/** The row errors of repeated record_ids the sort found: the first `max` by line are kept (in memory never more than twice that). */
+class DuplicateErrors {
+  count = 0;
+  #kept: RowError[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly max: number,
+  ) {}
+
+  add(id: string, line: number, first: number): void {
+    this.count++;
+    this.#kept.push({ file: this.file, line, column: 'record_id', value: id, reason: `duplicate record_id "${id}": also at line ${first}`, code: 'DUPLICATE_KEY' });
+    if (this.#kept.length >= 2 * this.max) this.#prune();
+  }
+
+  /** The kept errors, by line. */
+  kept(): RowError[] {
+    this.#prune();
+    return this.#kept;
+  }
+
+  #prune(): void {
+    this.#kept.sort((a, b) => a.line - b.line);
+    this.#kept.length = Math.min(this.#kept.length, this.max);
+  }
+}
+
+/** Two lists of row errors in line order as one, cut to `max` (the first by line, as the reader keeps them). */
+function mergeByLine(a: readonly RowError[], b: readonly RowError[], max: number): RowError[] {
+  const out: RowError[] = [];
+  let i = 0;
+  let j = 0;
+  while (out.length < max && (i < a.length || j < b.length)) {
+    if (j >= b.length || (i < a.length && a[i]!.line <= b[j]!.line)) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  return out;
+}
+
+/**
+ * What the planner needs to know of the file (`imp`: the read's importability,
+ * or a later verdict of this sync; `headerLine`: the 1-based line of its header).
+ */
+export function planSource(src: SourceRead, imp: Importability = src.importability, headerLine = 1): PlanSource {
+  return {
+    file: src.file,
+    fileHash: src.fileHash,
+    rowCount: src.rows,
+    fileBytes: src.bytes,
+    headerLine,
+    importable: imp.importable,
+    ...(imp.importable ? { uploadFields: imp.fields } : { notImportableReason: imp.reason }),
+  };
+}
+
+const HEAD_BYTES = 64 * 1024;
+
+/** The encoding a CSV is decoded with and its first line's cells as the server reads a header (trimmed); cells null when unreadable. */
+async function readHead(file: string, source: SourceConfig, links: LinkPolicy): Promise<{ encoding: string; cells: string[] | null }> {
+  const f = await openRegularFile(file, links);
+  let head: Buffer;
+  try {
+    const buf = Buffer.alloc(HEAD_BYTES);
+    const bytesRead = await new Promise<number>((res, rej) => read(f.fd, buf, 0, HEAD_BYTES, 0, (err, n) => (err ? rej(err) : res(n))));
+    head = buf.subarray(0, bytesRead);
+  } finally {
+    await closeFile(f.fd);
+  }
+  const bom = bomEncoding(head);
+  const encoding = source.encoding === 'auto' ? (bom ?? 'utf-8') : source.encoding;
+  if (encoding === 'utf-16le' || encoding === 'utf-16be') return { encoding, cells: null };
+  try {
+    const text = iconv.decode(head, encoding === 'shift_jis' ? 'cp932' : encoding);
+    const rows = parse(text, { bom: true, to_line: 1, relax_column_count: true, relax_quotes: true }) as string[][];
+    return { encoding, cells: (rows[0] ?? []).map((c) => c.trim()) };
+  } catch {
+    return { encoding, cells: null };
+  }
+}
+
+/** The 1-based file lines of record ids of an export, found in one pass (A3). */
+export type LineLookup = (ids: Iterable<string>) => ReadonlyMap<string, number>;
+
+/** The lines of an export read by readSource. */
+export function sourceLines(src: SourceRead): LineLookup {
+  return (ids) => src.sorted?.linesOf(ids) ?? new Map();
+}
+
+/**
+ * A3: server row errors as source row errors, for the log and the reject file.
+ * An error naming a record_id goes to that record's line; one without goes by
+ * its `row` through `rowLines` (the path's numbering: records of a JSON body,
+ * or data lines of an uploaded file), else line 0 (unknown).
+ */
+export function serverRowErrors(
+  file: string,
+  lines: LineLookup,
+  errors: ReadonlyArray<{ row?: number | null | undefined; record_id?: string | null | undefined; field?: string | null | undefined; message: string }>,
+  rowLines?: RowLines,
+): RowError[] {
+  const byId = lines(errors.flatMap((e) => (e.record_id ? [e.record_id] : [])));
+  const unplaced = errors.flatMap((e) => ((!e.record_id || !byId.has(e.record_id)) && typeof e.row === 'number' ? [e.row] : []));
+  const byRow = rowLines && unplaced.length > 0 ? rowLines(unplaced) : new Map<number, number>();
+  return errors.map((e) => ({
+    file,
+    line: (e.record_id ? byId.get(e.record_id) : undefined) ?? (typeof e.row === 'number' ? byRow.get(e.row) : undefined) ?? 0,
+    // The server's words may quote the cell it refused: bounded and escaped, as logs quote files (issue 11).
+    column: boundText(e.field ?? 'record', 100),
+    value: boundText(e.record_id ?? '', 130),
+    reason: `server: ${boundText(e.message, 300)}`,
+    code: 'INVALID_RECORD' as const,
+  }));
+}
+
+/** Server row numbers (A3, 1-based) to 1-based source file lines, where known; asked for several at once. */
+export type RowLines = (rows: readonly number[]) => ReadonlyMap<number, number>;
+
+const ROW_LINES = new WeakMap<object, RowLines>();
+
+/** Remember how the rows of an error a path raised map to file lines (read back by rowLinesOf). */
+export function withRowLines<E extends object>(err: E, rowLines: RowLines): E {
+  ROW_LINES.set(err, rowLines);
+  return err;
+}
+
+/** The row numbering of an error, when the path that raised it said (withRowLines). */
+export function rowLinesOf(err: unknown): RowLines | undefined {
+  return err !== null && typeof err === 'object' ? ROW_LINES.get(err) : undefined;
+}
+
+/** A3 for an uploaded file: `row` counts data lines after the header, so the file line is the header's line plus `row`. */
+export function uploadRowLines(headerLine: number): RowLines {
+  return (rows) => new Map(rows.filter((row) => row >= 1).map((row) => [row, headerLine + row] as const));
+}
+
+/**
+ * A3 for a JSON body: `row` is the 1-based index into the records sent.
+ * `bodyIds` gives the ids at those indices (one pass over the body), `lines` their source lines.
+ */
+export function bodyRowLines(bodyIds: (rows: ReadonlySet<number>) => ReadonlyMap<number, string>, lines: LineLookup): RowLines {
+  return (rows) => {
+    const ids = bodyIds(new Set(rows));
+    const byId = lines(ids.values());
+    const out = new Map<number, number>();
+    for (const [row, id] of ids) {
+      const line = byId.get(id);
+      if (line !== undefined) out.set(row, line);
+    }
+    return out;
+  };
+}
+
+/**
+ * Write the reject file of each export some of whose rows the server refused
+ * (A3): the reader's own row errors of that file first, when it is the one
+ * just read, then the server's. Best effort: a reject file that cannot be
+ * written does not change the sync's outcome.
+ */
+export async function writeServerRejects(rows: readonly RowError[], src: SourceRead | null): Promise<void> {
+  const byFile = new Map<string, RowError[]>();
+  for (const r of rows) {
+    if (!r.file) continue;
+    const list = byFile.get(r.file);
+    if (list) list.push(r);
+    else byFile.set(r.file, [r]);
+  }
+  for (const [file, list] of byFile) {
+    const ownRows = src && src.file === file ? src.rowErrors : [];
+    await writeRejectFile(file, [...ownRows, ...list.sort((a, b) => a.line - b.line)]).catch(() => null);
+  }
+}
