@@ -2,6 +2,7 @@ import { ConnectorError, hasCode } from '../errors.js';
 import type { ExecContext } from './context.js';
 import type { DraftCounts } from './exec-plan.js';
 import { RunJournal } from './run-journal.js';
+import { event } from '../log/events.js';
 
 /**
  * Whose draft is it? A pending draft blocks publishing writes and replaces,
@@ -89,12 +90,12 @@ export async function foreignDraft(ctx: ExecContext, version: number): Promise<D
   if (ctx.policy.on_foreign_draft === 'discard') {
     await ctx.client.discardVersion(version);
     ctx.summary.warnings.push(`discarded a foreign draft ${version} (on_foreign_draft: discard)`);
-    ctx.logger.warn({ event: 'draft.discarded', kind: 'foreign_draft', version }, 'discarded a draft the connector did not make');
+    ctx.logger.warn(event('draft.discarded', { kind: 'foreign_draft', version }), 'discarded a draft the connector did not make');
     return null;
   }
   const message = `draft ${version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
   ctx.store.hold({ kind: 'foreign_draft', version, reason: message, planId: null, summary: null });
-  ctx.logger.warn({ event: 'sync.skipped', kind: 'foreign_draft', version }, 'a foreign draft blocks the dataset');
+  ctx.logger.warn(event('sync.skipped', { kind: 'foreign_draft', version }), 'a foreign draft blocks the dataset');
   return { result: 'waiting', code: 'DRAFT_PENDING', message };
 }
 
@@ -115,7 +116,7 @@ export function holdMixed(ctx: ExecContext, err: MixedDraftError, fileHash: stri
     ctx.store.recordOutcome('waiting', { code: err.code, version: err.version, planId: err.planId });
     if (ctx.db.journal.plan(err.planId)?.status === 'open') ctx.db.journal.finishPlan(err.planId, 'mixed');
   });
-  ctx.logger.warn({ event: 'sync.skipped', kind: 'mixed_draft', version: err.version, counts: err.counts, sent: err.sent, planId: err.planId }, 'a draft holds the connector\'s writes and someone else\'s changes: left for a person');
+  ctx.logger.warn(event('sync.skipped', { kind: 'mixed_draft', version: err.version, counts: err.counts, sent: err.sent, planId: err.planId }), 'a draft holds the connector\'s writes and someone else\'s changes: left for a person');
   return { result: 'waiting', code: err.code, message: err.message };
 }
 
@@ -150,5 +151,5 @@ export async function settleOrphan(ctx: ExecContext, planId: string, version: nu
   } catch (err) {
     if (!hasCode(err, 'DRAFT_EXPIRED', 'VERSION_NOT_FOUND', 'CONFLICT')) throw err;
   }
-  ctx.logger.warn({ event: 'draft.discarded', kind: 'own_orphan', version, planId }, 'discarded a draft a stopped sync of the connector had left');
+  ctx.logger.warn(event('draft.discarded', { kind: 'own_orphan', version, planId }), 'discarded a draft a stopped sync of the connector had left');
 }

@@ -23,6 +23,7 @@ import { resumeOpenPlan } from './resume.js';
 import { runSync, type SyncOptions } from './run-sync.js';
 import { writeServerRejects } from './source-read.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
+import { event } from '../log/events.js';
 
 /** What the engine is built from; effects are passed in (house style). */
 export interface SyncEngineDeps {
@@ -192,7 +193,7 @@ function failedOutside(summary: SyncSummary, logger: Logger, err: ConnectorError
   summary.code = err.code;
   summary.action = err.action;
   summary.message = err.message;
-  logger.error({ event: err.action === 'stop' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, err.message);
+  logger.error(event(err.action === 'stop' ? 'dataset.stopped' : 'sync.failed', { code: err.code, action: err.action }), err.message);
 }
 
 /** The dataset's policy with defaults (config may hold it parsed already). */

@@ -8,6 +8,7 @@ import { warnLegacyKey } from './legacy-key.js';
 import { checkpoint } from './interrupt.js';
 import { stagingOf } from './key-staging.js';
 import type { RunJournal } from './run-journal.js';
+import { event } from '../log/events.js';
 
 /** How execute left a plan. */
 export type ExecEnd = PublishEnd | { kind: 'nothing'; refused: number };
@@ -47,7 +48,7 @@ export async function execute(ctx: ExecContext, plan: ExecPlan, rj: RunJournal):
         // A replace job cannot be stopped half-way: say what went out unheld; later ones stay unsent (run-sync.ts).
         const msg = `published although a guard would have held it (${plan.heldBy}): the key ignores staging`;
         ctx.summary.warnings.push(msg);
-        ctx.logger.warn({ event: 'guard.held', kind: 'legacy_published', version: stage.version, reason: plan.heldBy }, msg);
+        ctx.logger.warn(event('guard.held', { kind: 'legacy_published', version: stage.version, reason: plan.heldBy }), msg);
       }
     }
     // Issue 11: the same end as a published draft, so adoptions and the source are confirmed on every path.
@@ -68,7 +69,7 @@ export function holdUnsent(ctx: ExecContext, plan: ExecPlan, published: number |
   const why = plan.heldBy ?? 'staged only (publish=false)';
   const reason = `${why}; ${keyWhy}, so ${published === null ? 'the change is' : 'the rest of the change is'} kept unsent: approve sends it, discard drops it`;
   hold(ctx, plan, kind, null, reason, null);
-  ctx.logger.warn({ event: 'guard.held', kind: 'unsent', planId: plan.planId, published, reason: why, requiredFlags: plan.requiredFlags ?? null }, 'change kept unsent for a person');
+  ctx.logger.warn(event('guard.held', { kind: 'unsent', planId: plan.planId, published, reason: why, requiredFlags: plan.requiredFlags ?? null }), 'change kept unsent for a person');
   return { kind: 'held', held: kind, version: null, reason, evaluation: null };
 }
 
@@ -107,14 +108,13 @@ function reportRefused(ctx: ExecContext, plan: ExecPlan, refused: RefusedOp[]): 
   }
   for (const r of refused.slice(0, 50)) {
     ctx.logger.error(
-      {
-        event: 'file.rejected', kind: 'server_row_error',
+      event('file.rejected', { kind: 'server_row_error',
         file: plan.file,
         line: lines.get(r.op.id) ?? null,
         record_id: r.op.id,
         code: r.error.code,
-        errors: r.error.rowErrors.map((e) => ({ field: e.field, message: e.message })),
-      },
+        errors: r.error.rowErrors.map((e) => ({ field: e.field, message: e.message }))
+      }),
       'server refused a record',
     );
   }

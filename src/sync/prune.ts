@@ -1,5 +1,6 @@
 import type { ExecContext } from './context.js';
 import { removePlan } from './exec-plan.js';
+import { event } from '../log/events.js';
 
 /** How long finished plans and their journal steps are kept: status shows them, and drafts of ours are recognised by them (well past a draft's 24 hours). */
 export const FINISHED_PLAN_KEEP_MS = 30 * 24 * 60 * 60 * 1000;
@@ -15,8 +16,8 @@ export function pruneJournal(ctx: ExecContext): void {
     const held = ctx.store.held()?.planId ?? null;
     const ids = ctx.db.journal.prune(ctx.db.clock.now() - FINISHED_PLAN_KEEP_MS, { dataset: ctx.dataset, keep: held ? [held] : [] });
     for (const id of ids) removePlan(ctx.planDir, id);
-    if (ids.length) ctx.logger.debug({ event: 'sync.progress', kind: 'journal_pruned', plans: ids.length }, 'old finished plans removed from the journal');
+    if (ids.length) ctx.logger.debug(event('sync.progress', { kind: 'journal_pruned', plans: ids.length }), 'old finished plans removed from the journal');
   } catch (err) {
-    ctx.logger.warn({ event: 'sync.progress', kind: 'journal_prune_failed', err }, 'old finished plans could not be removed from the journal');
+    ctx.logger.warn(event('sync.progress', { kind: 'journal_prune_failed', err }), 'old finished plans could not be removed from the journal');
   }
 }

@@ -14,6 +14,7 @@ import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from './guar
 import type { RunJournal } from './run-journal.js';
 import { MixedDraftError, onlyOurs, sentCounts } from './drafts.js';
 import { checkpoint } from './interrupt.js';
+import { event } from '../log/events.js';
 
 /** How the publish step ended. */
 export type PublishEnd =
@@ -78,7 +79,7 @@ export async function verifyAndPublish(
   if (evaluation.holds) {
     const reason = evaluation.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ');
     hold(ctx, plan, 'guard', version, reason, evaluation);
-    ctx.logger.warn({ event: 'guard.held', version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }, 'guard held the change');
+    ctx.logger.warn(event('guard.held', { version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }), 'guard held the change');
     return { kind: 'held', held: 'guard', version, reason, evaluation };
   }
   if (publishDenied) return portalPublish(ctx, plan, version);
@@ -115,7 +116,7 @@ export async function publishDraft(
       rj.failed(stepName, { code: err.code });
       const evaluation = draftGuards(ctx, plan, plan.expected);
       hold(ctx, plan, 'guard', version, `server refused: ${err.code}`, evaluation);
-      ctx.logger.warn({ event: 'guard.held', version, code: err.code, requiredFlags: evaluation.requiredFlags }, 'server guard held the change');
+      ctx.logger.warn(event('guard.held', { version, code: err.code, requiredFlags: evaluation.requiredFlags }), 'server guard held the change');
       return { kind: 'held', held: 'guard', version, reason: err.code, evaluation };
     }
     throw err;
@@ -128,7 +129,7 @@ export async function publishDraft(
 function portalPublish(ctx: ExecContext, plan: ExecPlan, version: number): PublishEnd {
   const reason = 'the key has no publish role: a person must publish this draft in the portal';
   hold(ctx, plan, 'publish_required', version, reason, null);
-  ctx.logger.warn({ event: 'sync.staged', kind: 'publish_required', version }, 'draft staged; a person must publish it in the portal');
+  ctx.logger.warn(event('sync.staged', { kind: 'publish_required', version }), 'draft staged; a person must publish it in the portal');
   return { kind: 'held', held: 'publish_required', version, reason, evaluation: null };
 }
 

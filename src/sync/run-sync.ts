@@ -23,6 +23,7 @@ import { planSource, readSource, rowLinesOf, serverRowErrors, sourceLines, write
 import { WorkDir } from './work-dir.js';
 import { stopMessage } from './stop-messages.js';
 import { actionForResult, type SyncResult } from './outcome.js';
+import { event } from '../log/events.js';
 
 /** Options of one sync. */
 export interface SyncOptions {
@@ -54,7 +55,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       // The first few row errors in the line itself, so the journal says what to fix; the reject file has them all.
       const first_row_errors = src.rowErrors.slice(0, FIRST_ROW_ERRORS).map((e) => ({ line: e.line, column: e.column, code: e.code, reason: e.reason }));
       ctx.logger.error(
-        { event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile, row_errors: src.rowErrors.length, first_row_errors },
+        event('file.rejected', { file, code: src.rejected.code, rejectFile: src.rejectFile, row_errors: src.rowErrors.length, first_row_errors }),
         src.rejected.message,
       );
       return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
@@ -75,13 +76,13 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src, importable) });
       fill(ctx, splan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
-        ctx.logger.warn({ event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
+        ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
       }
       // Issue 11 (key-staging.ts): what the key has shown decides whether the change may be sent staged, or directly.
       const shown = splan.path === 'none' ? null : keyShownFor(ctx, splan.path);
       const staging = splan.path === 'none' ? null : decideStaging(syncPlanFacts(splan, opts.publish === false), shown);
       if (staging?.why) ctx.summary.pathReason += stagingNote(staging);
-      ctx.logger.info({ event: 'sync.planned', planId: splan.id, path: splan.path, reason: ctx.summary.pathReason, ...splan.counts }, 'sync planned');
+      ctx.logger.info(event('sync.planned', { planId: splan.id, path: splan.path, reason: ctx.summary.pathReason, ...splan.counts }), 'sync planned');
       if (splan.path === 'none' || !staging) {
         if (splan.blocked) return end(ctx, 'stopped', splan.blocked.code, splan.blocked.message);
         ctx.db.transaction(() => {
@@ -99,7 +100,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
           // The export changed since it was read: what would be uploaded is not what was diffed.
           plan.path = 'replace';
           ctx.summary.path = 'replace';
-          ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.planId }, 'the export changed after it was read; sending the records instead of uploading it');
+          ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', planId: plan.planId }), 'the export changed after it was read; sending the records instead of uploading it');
         }
       }
       plan.direct = staging.direct;
@@ -130,9 +131,9 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         if (err instanceof ImportNotEquivalentError) {
           importable = { importable: false, reason: err.message };
           ctx.summary.warnings.push(err.message);
-          ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', code: err.code, ...err.context }, 'the server read the file differently; planning again with PUT /records');
+          ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', code: err.code, ...err.context }), 'the server read the file differently; planning again with PUT /records');
         } else {
-          ctx.logger.warn({ event: 'reconcile.drift', kind: 'replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
+          ctx.logger.warn(event('reconcile.drift', { kind: 'replan', code: (err as ConnectorError).code, attempt }), 'the server moved on; reading again and planning anew');
         }
         await abandonPlan(ctx, plan.planId, (err as Error).message);
         force = true;
@@ -191,7 +192,7 @@ function fill(ctx: ExecContext, p: SyncPlan): void {
 function ended(ctx: ExecContext, done: ExecEnd): void {
   if (done.kind === 'published') {
     ctx.summary.version = done.version;
-    ctx.logger.info({ event: 'sync.published', version: done.version }, 'published');
+    ctx.logger.info(event('sync.published', { version: done.version }), 'published');
     return end(ctx, 'published', null, null);
   }
   // The server refused every record: the input, not the moment, is wrong (exit 1, not 75).
@@ -216,7 +217,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   if (err instanceof InterruptedError) {
     // Asked to stop between steps: the open plan (if any) stays for resume.
     ctx.store.recordOutcome('interrupted', { code: err.code });
-    ctx.logger.warn({ event: 'sync.failed', kind: 'interrupted', code: err.code }, err.message);
+    ctx.logger.warn(event('sync.failed', { kind: 'interrupted', code: err.code }), err.message);
     return end(ctx, 'interrupted', err.code, err.message, err.action);
   }
   if (err instanceof MixedDraftError) {
@@ -232,13 +233,13 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   }
   if (err instanceof JobEndedError) {
     const rows = src ? serverRowErrors(src.file, sourceLines(src), err.job.errors, rowLinesOf(err)) : [];
-    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    for (const r of rows.slice(0, 50)) ctx.logger.error(event('file.rejected', { kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }), 'server refused a row');
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, `job ${err.job.status}`);
     const result = err.job.status === 'FAILED' ? 'failed' : 'held';
     ctx.store.recordOutcome(result, { code: err.code, message: err.message, job_id: err.job.job_id });
-    ctx.logger.error({ event: 'sync.failed', kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
+    ctx.logger.error(event('sync.failed', { kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }), err.message);
     return end(ctx, result, err.code, err.message, err.action);
   }
   if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
@@ -247,7 +248,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     ctx.summary.rowErrors += rows.length;
     closeOpenPlan(ctx, 'rejected');
     ctx.store.recordOutcome('rejected', { code: err.code, message: err.message });
-    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    for (const r of rows.slice(0, 50)) ctx.logger.error(event('file.rejected', { kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }), 'server refused a row');
     return end(ctx, 'rejected', err.code, err.message, err.action);
   }
   // A refused or blocked request: the plan is over, and a draft it staged is discarded when only ours
@@ -256,7 +257,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   const message = stopMessage(err);
   ctx.store.recordOutcome(result, { code: err.code, message });
-  ctx.logger.error({ event: result === 'stopped' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, message);
+  ctx.logger.error(event(result === 'stopped' ? 'dataset.stopped' : 'sync.failed', { code: err.code, action: err.action }), message);
   return end(ctx, result, err.code, message, err.action);
 }
 

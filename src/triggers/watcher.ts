@@ -111,7 +111,7 @@ export class FolderWatcher {
       if (this.#cfg.polling && typeof path === 'string' && dirname(resolve(path)) === this.dir) this.#onEvent(path);
     });
     fsw.on('error', (err) => {
-      this.#log?.warn({ event: 'watch.error', dir: this.dir, err }, 'watch error');
+      this.#log?.warn(event('watch.error', { dir: this.dir, err }), 'watch error');
       // An error about one file (e.g. EACCES) is not the end of the watch; a folder that went away is.
       this.#checkRoot();
     });
