@@ -3,7 +3,7 @@ import type { DatasetConfig } from '../config/schema.js';
 import { event } from '../log/events.js';
 import { disposeFile, fateDir, type Disposal, type DisposeOptions, type FileFate } from '../triggers/after.js';
 import type { WatchConfig } from '../triggers/config.js';
-import type { ReadyFile } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/ready-file.js';
 import type { HealthState } from './health-state.js';
 
 /** What disposeReported needs. */

@@ -6,7 +6,7 @@ import type { RebuildReport } from '../snapshot/types.js';
 import { fateDir } from '../triggers/after.js';
 import { findArchivedExport } from '../triggers/archive-lookup.js';
 import type { DatasetJob } from '../triggers/queue.js';
-import type { ReadyFile } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/ready-file.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonState } from './ports.js';
 

@@ -5,7 +5,7 @@ import { event } from '../log/events.js';
 import type { SyncResult, SyncSummary } from '../sync/outcome.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { FileFate } from '../triggers/after.js';
-import { SourceError } from '../sources/errors.js';
+import { SourceError } from '../model/source-error.js';
 import { hashFile } from '../sources/open-file.js';
 import { linkPolicyFor } from '../triggers/links.js';
 import type { DatasetJob } from '../triggers/queue.js';

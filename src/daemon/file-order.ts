@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { event } from '../log/events.js';
 import type { DatasetJob } from '../triggers/queue.js';
-import type { ReadyFile } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/ready-file.js';
 import type { FileJobResult } from './file-job.js';
 import type { Timers } from './timers.js';
 

@@ -3,7 +3,7 @@ import type { MappingConfig } from '../mapping/config.js';
 import type { SourceConfig } from './config.js';
 import { compressionOf, readHead, type Compression } from './compressed.js';
 import { readCsvRows } from './csv.js';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 import { ByteMeter } from './meter.js';
 import { NEVER_FOLLOW, closeFile, fileState, hashFd, openRegularFile, type LinkPolicy, type OpenedFile } from './open-file.js';
 import { RowPipeline } from './pipeline.js';

@@ -13,7 +13,7 @@ import { InterruptedError } from './interrupt.js';
 import { pruneJournal } from './prune.js';
 import { actionForResult, emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './approve.js';
-import { policySchema, type Policy } from './policy.js';
+import { policySchema, type Policy } from '../config/policy.js';
 import type { LinkPolicy } from '../sources/open-file.js';
 import { previewPlan, type PlanPreview } from './preview.js';
 import { heldPreview, type HeldPreview } from './held-preview.js';

@@ -4,7 +4,7 @@ import type { SnapshotInfo } from '../snapshot/types.js';
 import type { Changeset, ChangesetCounts, ForeignEditNote } from './changeset.js';
 import { jobEstimate, perRecordCost, replaceCost, secs, type CostEstimate, type RateBudget } from './cost.js';
 import { evaluateGuards, guardCountsOf, type GuardEvaluation } from './guards.js';
-import type { Policy } from './policy.js';
+import type { Policy } from '../config/policy.js';
 
 export type { RateBudget, CostEstimate } from './cost.js';
 

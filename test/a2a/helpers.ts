@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { A2aClient, type A2aClientOptions } from '../../src/a2a/client.js';
 import type { TaskEvent } from '../../src/a2a/wire.js';
 import type { Clock } from '../../src/clock.js';
-import type { DatasetAlertStatus } from '../../src/daemon/alerts.js';
+import type { DatasetAlertStatus } from '../../src/alerts/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { ScriptBook } from '../../src/emulator/a2a/script.js';
 import type { A2aEmulator, A2aEmulatorOptions } from '../../src/emulator/a2a/emulator.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
 import { readExport } from '../../src/sources/read.js';
-import { SourceError } from '../../src/sources/errors.js';
+import { SourceError } from '../../src/model/source-error.js';
 import { simpleMapping, tempDir } from './helpers.js';
 
 // A file changed while it is read never yields a usable result: its rows come from a file that never existed whole.

@@ -11,7 +11,7 @@ import { Secret } from '../../src/secret.js';
 import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { SyncEngine } from '../../src/sync/engine.js';
-import { policySchema } from '../../src/sync/policy.js';
+import { policySchema } from '../../src/config/policy.js';
 
 /** One scenario: an emulator over real HTTP, a dataset and key, a state db in a temp dir, an engine. */
 export interface Scenario {

@@ -4,7 +4,7 @@ import { snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader
 import type { Changeset } from '../../src/sync/changeset.js';
 import { diffSorted } from '../../src/sync/diff.js';
 import { planSync, type KeyRole, type PlanSnapshotInfo, type SyncPath } from '../../src/sync/plan.js';
-import { policySchema, type Policy } from '../../src/sync/policy.js';
+import { policySchema, type Policy } from '../../src/config/policy.js';
 import { rec, recs } from './diff-fixtures.js';
 
 const ALL: KeyRole[] = ['read', 'write', 'replace', 'publish'];
