@@ -34,8 +34,7 @@ describe('daemon: newer exports win over retries of older ones', () => {
     await waitEvent(log.lines, 'file.processed');
     // b.csv replaced the retry of a.csv; firing any retry timer left must not bring a.csv back.
     expect(timers.labels()).not.toContain('retry');
-    timers.fire('retry');
-    await new Promise((r) => setTimeout(r, 100));
+    expect(timers.fire('retry')).toBe(0);
     await service.datasets.idle();
     expect(stockOf('retry-order')).toEqual(new Set([45]));
     expect(events(log.lines, 'sync.summary', { result: 'published' })).toHaveLength(1);
