@@ -5,12 +5,14 @@ import { disposeFile, fateDir, type Disposal, type DisposeOptions, type FileFate
 import type { WatchConfig } from '../triggers/config.js';
 import type { ReadyFile } from '../triggers/ready-file.js';
 import type { HealthState } from './health-state.js';
+import type { Clock } from '../clock.js';
 
 /** What disposeReported needs. */
 export interface DisposeDeps {
   logger: Logger;
   health: HealthState;
-  now(): number;
+  /** The one clock (src/clock.ts). */
+  clock: Clock;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function disposeReported(
       event('file.dispose_failed', { file: file.path, fate, after: ds.watch.after, dir, code, hint, err }),
       'cannot move the file after its sync',
     );
-    deps.health.set(ds.name, 'dispose', 'DISPOSE_FAILED', `cannot ${what}: ${code}; ${hint}`, deps.now());
+    deps.health.set(ds.name, 'dispose', 'DISPOSE_FAILED', `cannot ${what}: ${code}; ${hint}`, deps.clock.now());
     return null;
   }
 }

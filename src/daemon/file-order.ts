@@ -4,7 +4,7 @@ import { event } from '../log/events.js';
 import type { DatasetJob } from '../triggers/queue.js';
 import type { ReadyFile } from '../triggers/ready-file.js';
 import type { FileJobResult } from './file-job.js';
-import type { Timers } from './timers.js';
+import type { Clock } from '../clock.js';
 
 /** Back-off of a file whose sync must be tried again. */
 export interface RetryDelays {
@@ -29,7 +29,8 @@ export const fromFolder = (job: FileJob) => job.origin === 'watch' || job.origin
 /** What FileOrder needs of its dataset runtime. */
 export interface FileOrderDeps {
   logger: Logger;
-  timers: Timers;
+  /** The one clock (src/clock.ts): retry back-off waits on its timers. */
+  clock: Clock;
   retry: RetryDelays;
   /** Put a job (a retry that is due) on the dataset's queue. */
   push(job: FileJob): void;
@@ -144,7 +145,7 @@ export class FileOrder {
     this.#retryDelay = slow ? r.slowMs : Math.min(r.maxMs, this.#retryDelay === 0 ? r.firstMs : this.#retryDelay * 2);
     this.#pendingRetry?.cancel();
     this.#deps.logger.info(event('sync.retry_scheduled', { file: job.file.path, retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
-    const cancel = this.#deps.timers.after(this.#retryDelay, () => void this.#retry(job), 'retry');
+    const cancel = this.#deps.clock.after(this.#retryDelay, () => void this.#retry(job), 'retry');
     this.#pendingRetry = { job, cancel, slow };
   }
 

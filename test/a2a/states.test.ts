@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/clock.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCall } from '../../src/a2a/conversation.js';
 import { describeOutcome } from '../../src/a2a/outcome-report.js';
@@ -146,7 +147,7 @@ describe('A2A states the document does not list: over real HTTP against the scri
 
     const aborted = new AbortController();
     const waiting = clientFor(emu.url, ALICE_KEY, {
-      clock: { now: () => 0, sleep: async (_ms, signal) => (aborted.abort(new Error('stopping')), signal?.throwIfAborted()) },
+      clock: { ...systemClock, now: () => 0, sleep: async (_ms, signal) => (aborted.abort(new Error('stopping')), signal?.throwIfAborted()) },
     });
     const interrupted = await runCall(waiting, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', signal: aborted.signal });
     // The interrupt ends the wait, and the call the connector stops following is canceled (issue 15, rule 4).

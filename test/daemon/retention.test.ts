@@ -41,7 +41,7 @@ describe('daemon: archived files are kept for watch.retention_days', () => {
     const log = capture();
     // The daemon's clock, moved on by hand: later prunes are at most hourly.
     let offsetMs = 0;
-    const clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+    const clock = { ...systemClock, now: () => Date.now() + offsetMs };
     const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock });
     try {
       expect(events(log.lines, 'file.pruned')).toEqual([

@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/clock.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +71,7 @@ export async function scenario(opts: {
   let clientKey = opts.clientKey ?? key;
   const reread = opts.rereadKey;
   // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping; the state db's stamps follow it too.
-  const clock = { now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
+  const clock = { ...systemClock, now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
   const start = (db: StateDb) => new SyncEngine({
     db,
     logger,
