@@ -52,7 +52,7 @@ export class DatasetRuntime {
   #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
   readonly #order: FileOrder;
   #lastPruneAt: number | undefined;
-  /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end (review item 5). */
+  /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end. */
   readonly #stopping = new AbortController();
 
   constructor(ds: DatasetConfig, deps: RuntimeDeps) {
@@ -276,7 +276,7 @@ export class DatasetRuntime {
     if (fromFolder(job) && this.#deps.clock.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
   }
 
-  /** Delete archived files older than watch.retention_days from processed/ and failed/ (review item 6). */
+  /** Delete archived files older than watch.retention_days from processed/ and failed/. */
   async #prune(): Promise<void> {
     if (!this.#ds.watch) return;
     this.#lastPruneAt = this.#deps.clock.now();

@@ -16,7 +16,7 @@ export interface DisposeDeps {
 }
 
 /**
- * Apply the watch's `after` to a file and say when it fails (review item 2):
+ * Apply the watch's `after` to a file and say when it fails:
  * a file.dispose_failed line with the folder, errno and what to check, and a
  * `dispose` reason in /healthz until a later disposal of the dataset succeeds.
  * Returns null when it failed; the file (and its marker) then stay in the folder.

@@ -123,7 +123,7 @@ export async function runFileJob(
       log.warn(event('file.skipped', { file: file.path, origin, reason, why: err.message }), 'file skipped: not opened');
       return { next: 'dispose', fate: 'processed', accepted: false };
     }
-    // Review item 8: there but not readable (permissions, I/O): keep it and try again once fixed.
+    // There but not readable (permissions, I/O): keep it and try again once fixed.
     const hint = 'grant the service user read access to the file (and search access to its folder)';
     log.error(event('file.unreadable', { file: file.path, origin, code, hint, err }), 'cannot read the export');
     deps.health.set(ds.name, 'file', 'FILE_UNREADABLE', `cannot read ${file.path}: ${code}; ${hint}`, deps.clock.now());

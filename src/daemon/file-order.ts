@@ -39,7 +39,7 @@ export interface FileOrderDeps {
 }
 
 /**
- * Retries and "newer exports win" for one dataset (review item 1): a file that
+ * Retries and "newer exports win" for one dataset: a file that
  * must be tried again waits with back-off (doubling, or the slow delay); a file
  * about to run replaces a pending retry of an older one; and a folder file
  * older than one already synced, or than one waiting for its retry, is

@@ -27,7 +27,7 @@ export interface WatchSupervisorDeps {
 }
 
 /**
- * Keeps one folder watched (review item 4): a folder missing at start-up
+ * Keeps one folder watched: a folder missing at start-up
  * (share not yet mounted), removed, renamed or remounted is watched again
  * once it is back, retried with back-off; meanwhile /healthz says the
  * dataset is not watching. A reload calls `restartIfFailed` to try at once.

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { capture, daemonFixture, drop, exportCsv, freePort, healthz as getHealthz, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
-// Review item 2: a file that cannot be moved after its sync is said so (log and
+// A file that cannot be moved after its sync is said so (log and
 // /healthz), keeps its marker, and its move is tried again.
 describe('daemon: a failed move to processed/ is reported and retried', () => {
   const fx = daemonFixture();

@@ -13,7 +13,7 @@ async function aged(path: string, ageMs: number, now = Date.now()): Promise<void
   await utimes(path, (now - ageMs) / 1000, (now - ageMs) / 1000);
 }
 
-// Review item 6: processed/ and failed/ do not grow without limit.
+// Processed/ and failed/ do not grow without limit.
 describe('daemon: archived files are kept for watch.retention_days', () => {
   const fx = daemonFixture();
 

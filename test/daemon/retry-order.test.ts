@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { capture, daemonFixture, drop, events, exportCsv, ManualClock, serviceScenario, until, waitEvent } from './service-harness.js';
 
-// Review item 1: an older export must never be published over a newer one,
+// An older export must never be published over a newer one,
 // whether through a pending retry or a late file with an older modification time.
 describe('daemon: newer exports win over retries of older ones', () => {
   const fx = daemonFixture();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { capture, daemonFixture, drop, exportCsv, freePort, healthz, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
-// Review item 7: "API unreachable" names the address, the errno and the setting to check.
+// "API unreachable" names the address, the errno and the setting to check.
 describe('daemon: an API that cannot be reached', () => {
   const fx = daemonFixture();
 

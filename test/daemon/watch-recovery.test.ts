@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { capture, daemonFixture, drop, exportCsv, freePort, healthz, type Line, ManualClock, serviceScenario, until, waitEvent } from './service-harness.js';
 
-// Review item 4: a folder that is missing, removed, replaced or remounted is
+// A folder that is missing, removed, replaced or remounted is
 // watched again once it is back, and /healthz says so while it is not watched.
 describe('daemon: the folder watch recovers', () => {
   const fx = daemonFixture();

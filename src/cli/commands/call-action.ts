@@ -166,7 +166,7 @@ export function callExitCode(o: CallOutcome): number {
 async function callSettings(cmd: Command): Promise<CallAlertConfig | undefined> {
   const path = globalOptions(cmd).config;
   const source = cmd.parent?.getOptionValueSource('config');
-  // Only a default config that is really not there is skipped; one that cannot be read fails (review item 11).
+  // Only a default config that is really not there is skipped; one that cannot be read fails.
   if (source === 'default' && (await configAbsent(path))) return undefined;
   const config = await loadConfig(path);
   const alerts = (config as { alerts?: unknown }).alerts;
