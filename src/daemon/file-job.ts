@@ -136,7 +136,7 @@ export async function runFileJob(
     accepted = true;
   } else {
     try {
-      const summary = await deps.engine.sync(ds, { file: file.path, links }, deps.signal ? { signal: deps.signal } : {});
+      const summary = await deps.engine.sync(ds, { file: file.path, links, sha256: hash }, deps.signal ? { signal: deps.signal } : {});
       deps.onSummary?.(summary);
       next = nextForResult(summary.result);
       accepted = next.next === 'dispose' && next.fate === 'processed';

@@ -40,6 +40,8 @@ export interface SyncInput {
   file: string;
   /** Whether `file` may be a symbolic link: never (default; a file found in a watch folder), within folders, or always (a path the operator named). */
   links?: LinkPolicy;
+  /** The file's sha256 as the file job took it (one hash per file): the read must find the same bytes. */
+  sha256?: string;
 }
 
 export type { SyncOptions } from './run-sync.js';
@@ -84,7 +86,7 @@ export class SyncEngine {
           const ctx = this.#ctx(ds, summary, opts.signal);
           client = ctx.client;
           before = ctx.client.stats;
-          await runSync(ctx, ds, input.file, opts, input.links);
+          await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
           pruneJournal(ctx);
         });
       } catch (err) {

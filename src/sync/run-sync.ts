@@ -41,13 +41,13 @@ const FIRST_ROW_ERRORS = 5;
 const MAX_PLANS = 3;
 
 /** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
-export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy): Promise<void> {
+export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string): Promise<void> {
   const s = ctx.summary;
   let src: SourceRead | null = null;
   // The export sorted on disk and each diff's changeset (issue 18); a plan's changeset moves beside its plan file.
   const work = WorkDir.open(ctx.planDir, ctx.dataset);
   try {
-    src = await readSource(file, ds.source, ds.mapping, work.dir, { links });
+    src = await readSource(file, ds.source, ds.mapping, work.dir, { links, ...(sha256 ? { sha256 } : {}) });
     s.fileHash = src.fileHash;
     s.rows = src.rows;
     s.rowErrors = src.rowErrors.length;

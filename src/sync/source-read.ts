@@ -48,12 +48,12 @@ export async function readSource(
   source: unknown,
   mapping: unknown,
   workDir: string,
-  opts: { runBytes?: number; links?: LinkPolicy } = {},
+  opts: { runBytes?: number; links?: LinkPolicy; sha256?: string } = {},
 ): Promise<SourceRead> {
   const src = source as SourceConfig;
   const map = mapping as MappingConfig;
   const links = opts.links ?? NEVER_FOLLOW;
-  const reader = readExport(file, src, map, { check_duplicates: false, links });
+  const reader = readExport(file, src, map, { check_duplicates: false, links, ...(opts.sha256 ? { sha256: opts.sha256 } : {}) });
   const sorter = new SourceSorter(workDir, opts.runBytes);
   // Facts for importability, gathered as the records stream past (only when the configuration allows an upload).
   const mayImport = !('reason' in importableConfig(src, map));
