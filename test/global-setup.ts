@@ -10,6 +10,9 @@ import { fileURLToPath } from 'node:url';
  * that thousands of test state dirs do not pile up in /tmp. KEEP_TEST_TMP=1 keeps it to look into a failure.
  */
 export default function setup(): () => void {
+  // Each project of test/vitest.config.ts names this file; one run builds once and makes one TMPDIR.
+  if (process.env.DC_TEST_BUILT === String(process.pid)) return () => undefined;
+  process.env.DC_TEST_BUILT = String(process.pid);
   const root = fileURLToPath(new URL('..', import.meta.url));
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], {
     cwd: root,

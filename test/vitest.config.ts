@@ -3,16 +3,41 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
+/**
+ * The slow project: what starts processes or kills them. A test that runs the
+ * CLI as a child process is named `*.cli.test.ts`; one that starts other
+ * node processes `*.child-process.test.ts`; one that is slow for another
+ * reason `*.slow.test.ts`. The crash suite and the end-to-end suite are slow
+ * by folder. Everything else (pure units, emulator scenarios, the daemon
+ * in-process) is the fast project, `npm test`.
+ */
+const SLOW = [
+  'test/crash/**/*.test.ts',
+  'test/e2e/**/*.test.ts',
+  'test/**/*.slow.test.ts',
+  'test/**/*.cli.test.ts',
+  'test/**/*.child-process.test.ts',
+  // Several processes racing for one state db or one dataset lock.
+  'test/snapshot/migrate-race.test.ts',
+  'test/sync/process-lock.test.ts',
+  'test/sync/process-lock-boot.test.ts',
+  'test/sync/cli-commands.test.ts',
+];
+
 export default defineConfig({
   root,
   test: {
-    include: ['test/**/*.test.ts'],
     exclude: ['test/bench/**', 'node_modules/**'],
+    // Builds dist/ once for both projects (global-setup.ts guards a second call).
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // .ci/run reads the totals from this file; vitest's own summary is for people.
     reporters: ['default', ['json', { outputFile: 'node_modules/.cache/vitest-results.json' }]],
+    projects: [
+      { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: ['test/bench/**', 'node_modules/**', ...SLOW] } },
+      { extends: true, test: { name: 'slow', include: SLOW } },
+    ],
   },
 });

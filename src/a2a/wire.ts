@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Wire schemas of the agent-to-agent call API, all in one place so that
- * correcting an assumption (A26–A30) against the real service is a one-file
+ * correcting an assumption (A26–A30, explained in docs/contract.md) against the real service is a one-file
  * change. Reading is tolerant: unknown fields are ignored, and the alternative
  * spellings A28 lists are accepted.
  */
@@ -11,7 +11,7 @@ import { z } from 'zod';
 export const DOCUMENT_TASK_STATES = ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled'] as const;
 
 /*
- * Wire note A27-states (beside A26–A30; not in wire-assumptions.md): the
+ * Wire note A27-states (beside A26–A30 of docs/contract.md, not one of them): the
  * document lists six states, A2A 0.3 has three more, and a careful client
  * must not hang or misreport on them:
  * - `rejected`: the agent refused the task. Terminal; the call is reported as

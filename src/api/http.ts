@@ -11,6 +11,7 @@ import type { Admission, RateLimiter } from './rate-limiter.js';
 import { decideRetry, isNotSentCode, parseRetryAfter, type FailureKind, type RetryPolicy } from './retry.js';
 import { errorBodySchema, preconditionDetailsSchema, rowErrorsInDetailsSchema } from './wire.js';
 import { isKeyRefusal, KeyRing, type Rekeyed, type SendOutcome } from './key-ring.js';
+import type { HttpResponse } from './response.js';
 
 /**
  * The transport of the API client: one keep-alive undici Pool per client,
@@ -41,15 +42,6 @@ export interface HttpRequest {
    */
   onlyKey?: string;
   signal?: AbortSignal;
-}
-
-/** A successful answer, body parsed as JSON (null when empty). */
-export interface HttpResponse {
-  status: number;
-  etag: string | null;
-  /** A35: the server replayed an earlier answer for this Idempotency-Key. */
-  replayed: boolean;
-  body: unknown;
 }
 
 /** Counters for the engine's summary line and for metrics. */

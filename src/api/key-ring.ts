@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { event } from '../log/events.js';
 import { redactText, type Secret } from '../secret.js';
 import type { ApiError } from './errors.js';
-import type { HttpResponse } from './http.js';
+import type { HttpResponse } from './response.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { FailureKind } from './retry.js';
 

@@ -3,8 +3,9 @@ import type { DatasetRecord } from '../model/record.js';
 
 /**
  * Every response shape of the Business Dataset Editing API, one schema per
- * response, each citing the wire assumption it encodes. Correcting an
- * assumption against the real service is a change to this file alone.
+ * response, each citing the wire assumption it encodes (A1–A35, explained
+ * in docs/contract.md). Correcting an assumption against the real service is
+ * a change to this file alone.
  *
  * Reading is tolerant: objects are not strict (unknown fields are dropped),
  * and the alternative spellings the assumptions list are accepted. Values of

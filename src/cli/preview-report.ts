@@ -2,9 +2,10 @@ import type { DatasetRecord } from '../model/record.js';
 import type { MappingConfig } from '../mapping/config.js';
 import type { SourceConfig } from '../sources/config.js';
 import { readExport } from '../sources/read.js';
-import { SourceError } from '../sources/errors.js';
+import { SourceError } from '../model/source-error.js';
 import { rowErrorVerdict } from '../sources/pipeline.js';
-import type { ExportResult, RowError } from '../sources/types.js';
+import type { ExportResult } from '../sources/types.js';
+import type { RowError } from '../model/row-error.js';
 import { safeJson, visible } from './terminal-text.js';
 import { ALWAYS_FOLLOW } from '../sources/open-file.js';
 

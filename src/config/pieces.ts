@@ -4,6 +4,6 @@
  */
 export { sourceConfigSchema } from '../sources/config.js';
 export { mappingConfigSchema } from '../mapping/config.js';
-export { policySchema } from '../sync/core/policy.js';
+export { policySchema } from './policy.js';
 export { watchConfigSchema, schedulesConfigSchema } from '../triggers/config.js';
-export { alertsConfigSchema } from '../daemon/alerts-config.js';
+export { alertsConfigSchema } from './alerts.js';

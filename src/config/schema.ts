@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { demoConfigSchema } from '../daemon/demo-config.js';
+import { demoConfigSchema } from './demo.js';
 import { apiConfigSchema, type ApiConfig } from './api.js';
 import { LOG_LEVELS } from './defaults.js';
 import type { ConfigIssue } from './errors.js';

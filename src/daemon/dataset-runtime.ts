@@ -5,7 +5,8 @@ import { canonicalJson } from '../model/canonical.js';
 import { event } from '../log/events.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
-import { FolderWatcher, type ReadyFile } from '../triggers/watcher.js';
+import { FolderWatcher } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/ready-file.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { disposeReported } from './dispose.js';
 import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.js';
@@ -18,7 +19,6 @@ import type { HealthState } from './health-state.js';
 import { syncHeldHealth } from './held-health.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
-import { systemTimers, type Timers } from './timers.js';
 import { WatchSupervisor } from './watch-supervisor.js';
 
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
@@ -33,8 +33,6 @@ export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 
   tmpDir: string;
   cronStarter?: CronStarter;
   retry?: RetryDelays;
-  /** The runtime's own waits (retry back-off, watcher restarts); tests fire them by hand. */
-  timers?: Timers;
   /** `run --once`: take what waits in the folder now, start no watcher and no schedule. */
   once?: boolean;
   /** Each finished sync and each file job that threw (`run --once` exits by them). */
@@ -54,17 +52,15 @@ export class DatasetRuntime {
   readonly #queue: DatasetQueue;
   #watch: WatchSupervisor | undefined;
   #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
-  readonly #timers: Timers;
   readonly #order: FileOrder;
   #lastPruneAt: number | undefined;
-  /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end (review item 5). */
+  /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end. */
   readonly #stopping = new AbortController();
 
   constructor(ds: DatasetConfig, deps: RuntimeDeps) {
     this.#ds = ds;
     this.#deps = deps;
     this.#log = deps.logger.child({ dataset: ds.name });
-    this.#timers = deps.timers ?? systemTimers;
     this.#queue = new DatasetQueue({
       run: (job) => this.#run(job),
       superseded: (job, by) => {
@@ -76,7 +72,7 @@ export class DatasetRuntime {
     });
     this.#order = new FileOrder({
       logger: this.#log,
-      timers: this.#timers,
+      clock: this.#deps.clock,
       retry: deps.retry ?? DEFAULT_RETRY,
       push: (job) => void this.#queue.push(job),
       supersede: (job, by) => this.#supersede(job, by),
@@ -165,7 +161,7 @@ export class DatasetRuntime {
           onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch' }),
           onSuperseded: (file) => void this.#archive(file),
         },
-        { dataset: this.name, logger: this.#log, health: this.#deps.health, timers: this.#timers, now: this.#deps.now },
+        { dataset: this.name, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock },
       );
       await this.#watch.start();
     }
@@ -192,7 +188,7 @@ export class DatasetRuntime {
       files = await new FolderWatcher(ds.watch, { onReady: () => undefined, onSuperseded: () => undefined }, { logger: this.#log }).waiting();
     } catch (err) {
       const errno = (err as NodeJS.ErrnoException).code ?? 'WATCH_FAILED';
-      this.#deps.health.set(this.name, 'watch', 'WATCH_FAILED', `cannot read ${ds.watch.path}: ${errno}`, this.#deps.now());
+      this.#deps.health.set(this.name, 'watch', 'WATCH_FAILED', `cannot read ${ds.watch.path}: ${errno}`, this.#deps.clock.now());
       this.#log.error(event('watch.failed', { watch: ds.watch.path, code: 'WATCH_FAILED', errno }), 'cannot read the export folder');
       const hint = WATCH_HINTS[errno];
       // A folder that is missing or not ours is a setting to fix (run --once exits 78 for it); anything else may pass.
@@ -227,7 +223,7 @@ export class DatasetRuntime {
       state: this.#deps.state,
       health: this.#deps.health,
       logger: this.#log,
-      now: this.#deps.now,
+      clock: this.#deps.clock,
       tmpDir: this.#deps.tmpDir,
     });
   }
@@ -249,7 +245,7 @@ export class DatasetRuntime {
             state: this.#deps.state,
             logger: this.#log,
             health,
-            now: this.#deps.now,
+            clock: this.#deps.clock,
             push: (j) => this.#queue.push(j),
             // An export waiting for its retry is held by FileOrder, not the queue: it is newer than the archived one too.
             exportWaiting: () => this.#queue.fileWaiting || this.#order.hasPending(),
@@ -262,7 +258,7 @@ export class DatasetRuntime {
         health.clear(this.name, job.kind);
       } catch (err) {
         const code = (err as { code?: unknown }).code;
-        health.set(this.name, job.kind, typeof code === 'string' ? code : 'INTERNAL', `${job.kind} failed`, this.#deps.now());
+        health.set(this.name, job.kind, typeof code === 'string' ? code : 'INTERNAL', `${job.kind} failed`, this.#deps.clock.now());
         this.#log.error(event('sync.failed', { task: job.kind, code, err }), `${job.kind} failed`);
       }
       return;
@@ -276,7 +272,7 @@ export class DatasetRuntime {
       onError: (err) => {
         this.#deps.onError?.(this.name, err);
         const code = (err as { code?: unknown }).code;
-        health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.now());
+        health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.clock.now());
       },
     });
     this.#order.accepted(job, next);
@@ -286,18 +282,19 @@ export class DatasetRuntime {
     // Another export processed: a drift not repaired again is no longer the last word.
     if (next.accepted) driftHealth(ds, this.#deps);
     this.#order.ran(job, next);
-    if (fromFolder(job) && this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
+    if (fromFolder(job) && this.#deps.clock.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
   }
 
-  /** Delete archived files older than watch.retention_days from processed/ and failed/ (review item 6). */
+  /** Delete archived files older than watch.retention_days from processed/ and failed/. */
   async #prune(): Promise<void> {
     if (!this.#ds.watch) return;
-    this.#lastPruneAt = this.#deps.now();
+    this.#lastPruneAt = this.#deps.clock.now();
     await pruneArchives(this.#ds.watch, this.#lastPruneAt, this.#log);
   }
 
   #onSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
-    const { metrics, health, now } = this.#deps;
+    const { metrics, health, clock } = this.#deps;
+    const now = () => clock.now();
     metrics.recordSync(s, now());
     this.#deps.onSummary?.(s);
     const heldOf = (d: string) => this.#deps.state.held(d);
@@ -321,7 +318,7 @@ export class DatasetRuntime {
   async #archive(file: ReadyFile, by?: ReadyFile): Promise<void> {
     const ds = this.#ds;
     if (!ds.watch) return;
-    const opts = { now: this.#deps.now(), timezone: this.#deps.timezone };
+    const opts = { now: this.#deps.clock.now(), timezone: this.#deps.timezone };
     const d = await disposeReported({ ...ds, watch: ds.watch }, file, 'superseded', opts, { ...this.#deps, logger: this.#log });
     if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
   }

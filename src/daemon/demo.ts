@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import { startEmulator, type RunningEmulator } from '../emulator/server.js';
 import { generateDatasetKey } from '../emulator/keys.js';
 import { event } from '../log/events.js';
-import type { DemoConfig } from './demo-config.js';
+import type { DemoConfig } from '../config/demo.js';
 
 /** A running demo: the embedded emulator and the config to serve. */
 export interface Demo {

@@ -3,18 +3,20 @@ import type { DatasetConfig } from '../config/schema.js';
 import { event } from '../log/events.js';
 import { disposeFile, fateDir, type Disposal, type DisposeOptions, type FileFate } from '../triggers/after.js';
 import type { WatchConfig } from '../triggers/config.js';
-import type { ReadyFile } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/ready-file.js';
 import type { HealthState } from './health-state.js';
+import type { Clock } from '../clock.js';
 
 /** What disposeReported needs. */
 export interface DisposeDeps {
   logger: Logger;
   health: HealthState;
-  now(): number;
+  /** The one clock (src/clock.ts). */
+  clock: Clock;
 }
 
 /**
- * Apply the watch's `after` to a file and say when it fails (review item 2):
+ * Apply the watch's `after` to a file and say when it fails:
  * a file.dispose_failed line with the folder, errno and what to check, and a
  * `dispose` reason in /healthz until a later disposal of the dataset succeeds.
  * Returns null when it failed; the file (and its marker) then stay in the folder.
@@ -42,7 +44,7 @@ export async function disposeReported(
       event('file.dispose_failed', { file: file.path, fate, after: ds.watch.after, dir, code, hint, err }),
       'cannot move the file after its sync',
     );
-    deps.health.set(ds.name, 'dispose', 'DISPOSE_FAILED', `cannot ${what}: ${code}; ${hint}`, deps.now());
+    deps.health.set(ds.name, 'dispose', 'DISPOSE_FAILED', `cannot ${what}: ${code}; ${hint}`, deps.clock.now());
     return null;
   }
 }

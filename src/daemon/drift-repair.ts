@@ -6,9 +6,10 @@ import type { RebuildReport } from '../snapshot/types.js';
 import { fateDir } from '../triggers/after.js';
 import { findArchivedExport } from '../triggers/archive-lookup.js';
 import type { DatasetJob } from '../triggers/queue.js';
-import type { ReadyFile } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/ready-file.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonState } from './ports.js';
+import type { Clock } from '../clock.js';
 
 /** Drift a reconcile found that applying the shop's export again would undo. */
 export interface Drift {
@@ -50,7 +51,8 @@ export interface DriftRepairDeps {
   state: DaemonState;
   logger: Logger;
   health: HealthState;
-  now(): number;
+  /** The one clock (src/clock.ts). */
+  clock: Clock;
   /** Put a job on the dataset's queue; false when it is stopped. */
   push(job: DatasetJob): boolean;
   /** True when an export already waits: in the queue, or for its retry. */
@@ -180,7 +182,7 @@ export async function requeuePendingReapply(ds: DatasetConfig, deps: Pick<DriftR
  * applied again; clear once the export or the drift changes. Call at start,
  * after a reconcile and after an export is processed.
  */
-export function driftHealth(ds: DatasetConfig, deps: Pick<DriftRepairDeps, 'state' | 'health' | 'now'>): void {
+export function driftHealth(ds: DatasetConfig, deps: Pick<DriftRepairDeps, 'state' | 'health' | 'clock'>): void {
   const last = deps.state.lastReapply(ds.name);
   if (last?.status !== 'repeated' || deps.state.lastFileHash(ds.name) !== last.hash) {
     deps.health.clear(ds.name, HEALTH_TOPIC);
@@ -188,7 +190,7 @@ export function driftHealth(ds: DatasetConfig, deps: Pick<DriftRepairDeps, 'stat
   }
   const message =
     'the server showed the same drift again after the last export was applied again (a field the server changes, or someone who edits these records each time?); it is not applied again until the export or the drift changes';
-  deps.health.set(ds.name, HEALTH_TOPIC, 'DRIFT_REPEATED', message, deps.now());
+  deps.health.set(ds.name, HEALTH_TOPIC, 'DRIFT_REPEATED', message, deps.clock.now());
 }
 
 /** The newest export archived in processed/ with content `hash`, or why there is none. */

@@ -5,13 +5,14 @@ import { event } from '../log/events.js';
 import type { SyncResult, SyncSummary } from '../sync/outcome.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { FileFate } from '../triggers/after.js';
-import { SourceError } from '../sources/errors.js';
+import { SourceError } from '../model/source-error.js';
 import { hashFile } from '../sources/open-file.js';
 import { linkPolicyFor } from '../triggers/links.js';
 import type { DatasetJob } from '../triggers/queue.js';
 import { disposeReported } from './dispose.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine, DaemonState } from './ports.js';
+import type { Clock } from '../clock.js';
 
 /** What happens next with a file after its sync. */
 export type FileNext =
@@ -78,7 +79,8 @@ export interface FileJobDeps {
   logger: Logger;
   health: HealthState;
   timezone: string;
-  now(): number;
+  /** The one clock (src/clock.ts). */
+  clock: Clock;
   /** A summary of a finished sync (metrics, health). */
   onSummary?(s: SyncSummary): void;
   /** A sync threw (health). */
@@ -121,10 +123,10 @@ export async function runFileJob(
       log.warn(event('file.skipped', { file: file.path, origin, reason, why: err.message }), 'file skipped: not opened');
       return { next: 'dispose', fate: 'processed', accepted: false };
     }
-    // Review item 8: there but not readable (permissions, I/O): keep it and try again once fixed.
+    // There but not readable (permissions, I/O): keep it and try again once fixed.
     const hint = 'grant the service user read access to the file (and search access to its folder)';
     log.error(event('file.unreadable', { file: file.path, origin, code, hint, err }), 'cannot read the export');
-    deps.health.set(ds.name, 'file', 'FILE_UNREADABLE', `cannot read ${file.path}: ${code}; ${hint}`, deps.now());
+    deps.health.set(ds.name, 'file', 'FILE_UNREADABLE', `cannot read ${file.path}: ${code}; ${hint}`, deps.clock.now());
     return { next: 'retry', slow: false, accepted: false };
   }
   const skip = skipReason(hash, deps.state.lastFileHash(ds.name), job.reapplyOf);
@@ -134,7 +136,7 @@ export async function runFileJob(
     accepted = true;
   } else {
     try {
-      const summary = await deps.engine.sync(ds, { file: file.path, links }, deps.signal ? { signal: deps.signal } : {});
+      const summary = await deps.engine.sync(ds, { file: file.path, links, sha256: hash }, deps.signal ? { signal: deps.signal } : {});
       deps.onSummary?.(summary);
       next = nextForResult(summary.result);
       accepted = next.next === 'dispose' && next.fate === 'processed';
@@ -147,7 +149,7 @@ export async function runFileJob(
   }
   if (next.next === 'dispose' && (origin === 'watch' || origin === 'startup') && ds.watch) {
     const watched = { ...ds, watch: ds.watch };
-    const opts = { now: deps.now(), timezone: deps.timezone, rejectSource: rejectFilePath(file.path) };
+    const opts = { now: deps.clock.now(), timezone: deps.timezone, rejectSource: rejectFilePath(file.path) };
     const d = await disposeReported(watched, file, next.fate, opts, deps);
     // Try the move again later: the content is then known, so the retry only moves it.
     if (d === null) return { next: 'retry', slow: false, accepted };

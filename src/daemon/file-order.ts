@@ -2,9 +2,9 @@ import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { event } from '../log/events.js';
 import type { DatasetJob } from '../triggers/queue.js';
-import type { ReadyFile } from '../triggers/watcher.js';
+import type { ReadyFile } from '../triggers/ready-file.js';
 import type { FileJobResult } from './file-job.js';
-import type { Timers } from './timers.js';
+import type { Clock } from '../clock.js';
 
 /** Back-off of a file whose sync must be tried again. */
 export interface RetryDelays {
@@ -29,7 +29,8 @@ export const fromFolder = (job: FileJob) => job.origin === 'watch' || job.origin
 /** What FileOrder needs of its dataset runtime. */
 export interface FileOrderDeps {
   logger: Logger;
-  timers: Timers;
+  /** The one clock (src/clock.ts): retry back-off waits on its timers. */
+  clock: Clock;
   retry: RetryDelays;
   /** Put a job (a retry that is due) on the dataset's queue. */
   push(job: FileJob): void;
@@ -38,7 +39,7 @@ export interface FileOrderDeps {
 }
 
 /**
- * Retries and "newer exports win" for one dataset (review item 1): a file that
+ * Retries and "newer exports win" for one dataset: a file that
  * must be tried again waits with back-off (doubling, or the slow delay); a file
  * about to run replaces a pending retry of an older one; and a folder file
  * older than one already synced, or than one waiting for its retry, is
@@ -144,7 +145,7 @@ export class FileOrder {
     this.#retryDelay = slow ? r.slowMs : Math.min(r.maxMs, this.#retryDelay === 0 ? r.firstMs : this.#retryDelay * 2);
     this.#pendingRetry?.cancel();
     this.#deps.logger.info(event('sync.retry_scheduled', { file: job.file.path, retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
-    const cancel = this.#deps.timers.after(this.#retryDelay, () => void this.#retry(job), 'retry');
+    const cancel = this.#deps.clock.after(this.#retryDelay, () => void this.#retry(job), 'retry');
     this.#pendingRetry = { job, cancel, slow };
   }
 

@@ -13,7 +13,7 @@ export interface DaemonEngine {
    * Sync one export file; one at a time per dataset (the daemon's queue already ensures it).
    * `signal` stops it between journaled steps (result interrupted; the next start resumes it).
    */
-  sync(ds: DatasetConfig, input: { file: string; links?: LinkPolicy }, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
+  sync(ds: DatasetConfig, input: { file: string; links?: LinkPolicy; sha256?: string }, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
   /** Read the published records from the server and repair drift in the snapshot (when the engine offers it); says what the rebuild found. */
   reconcile?(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<{ rebuilt: RebuildReport | null }>;
   /** Finish work the journal says was in flight when the process last stopped. */

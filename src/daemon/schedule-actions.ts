@@ -10,6 +10,7 @@ import type { NamedSchedule } from '../triggers/scheduler.js';
 import { draftExpiry } from './draft-expiry.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonState } from './ports.js';
+import type { Clock } from '../clock.js';
 
 /** What a fired schedule may touch. */
 export interface ScheduleDeps {
@@ -17,7 +18,8 @@ export interface ScheduleDeps {
   state: DaemonState;
   health: HealthState;
   logger: Logger;
-  now(): number;
+  /** The one clock (src/clock.ts). */
+  clock: Clock;
   tmpDir: string;
   /** Aborted when the daemon stops or the schedules are replaced: a running export command is killed. */
   signal?: AbortSignal;
@@ -40,7 +42,7 @@ export async function runSchedule(ds: DatasetConfig, s: NamedSchedule, deps: Sch
       const path = resolve(c.path);
       const st = await stat(path).catch(() => undefined);
       if (!st?.isFile()) {
-        deps.health.set(ds.name, topic, 'FILE_NOT_FOUND', `${path} is missing`, deps.now());
+        deps.health.set(ds.name, topic, 'FILE_NOT_FOUND', `${path} is missing`, deps.clock.now());
         deps.logger.warn(event('file.skipped', { schedule: s.name, file: path, reason: 'missing' }), 'file skipped');
         return;
       }
@@ -70,23 +72,23 @@ export async function runSchedule(ds: DatasetConfig, s: NamedSchedule, deps: Sch
           return;
         }
         const why = err instanceof ConnectorError ? `: ${err.message}` : '';
-        deps.health.set(ds.name, topic, code, `export command ${s.name} failed${why}`, deps.now());
+        deps.health.set(ds.name, topic, code, `export command ${s.name} failed${why}`, deps.clock.now());
         deps.logger.error(event('command.failed', { schedule: s.name, code, ...context, err }), 'export command failed');
       }
       return;
     }
     case 'draft_check': {
-      const e = draftExpiry(deps.state.held(ds.name), deps.now(), c.warn_before_ms);
+      const e = draftExpiry(deps.state.held(ds.name), deps.clock.now(), c.warn_before_ms);
       if (e.state === 'none' || e.state === 'ok') {
         deps.health.clear(ds.name, 'draft');
         return;
       }
       const fields = { version: e.version, kind: e.kind, age_ms: e.ageMs, left_ms: e.leftMs };
       if (e.state === 'expiring') {
-        deps.health.set(ds.name, 'draft', 'DRAFT_EXPIRING', `draft v${e.version} expires in ${Math.round(e.leftMs / 60_000)} min`, deps.now());
+        deps.health.set(ds.name, 'draft', 'DRAFT_EXPIRING', `draft v${e.version} expires in ${Math.round(e.leftMs / 60_000)} min`, deps.clock.now());
         deps.logger.warn(event('draft.expiring', fields), 'draft expiring: approve or discard it');
       } else {
-        deps.health.set(ds.name, 'draft', 'DRAFT_EXPIRED', `draft v${e.version} has expired`, deps.now());
+        deps.health.set(ds.name, 'draft', 'DRAFT_EXPIRED', `draft v${e.version} has expired`, deps.clock.now());
         deps.logger.error(event('draft.expired', fields), 'draft expired');
       }
       return;

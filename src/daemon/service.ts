@@ -12,10 +12,10 @@ import { canonicalJson } from '../model/canonical.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
 import { SyncEngine } from '../sync/engine.js';
 import type { CronStarter } from '../triggers/scheduler.js';
-import { AlertMonitor } from './alert-monitor.js';
-import { alertStatus, callAlertsFromConfig, type CallAlerts, type DatasetAlertStatus, type PlacedAlert } from './alerts.js';
+import { AlertMonitor } from '../alerts/monitor.js';
+import { alertStatus, callAlertsFromConfig, type CallAlerts, type DatasetAlertStatus, type PlacedAlert } from '../alerts/alerts.js';
 import { ClientPool } from './clients.js';
-import { DatasetSet } from './daemon.js';
+import { DatasetSet } from './config-delta.js';
 import type { RetryDelays } from './file-order.js';
 import type { Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -26,7 +26,6 @@ import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine } from './ports.js';
 import { daemonState } from './state.js';
 import { holdStateDir } from './state-dir-lock.js';
-import type { Timers } from './timers.js';
 
 /** Options of the daemon. */
 export interface ServiceOptions {
@@ -37,12 +36,11 @@ export interface ServiceOptions {
   /** --log-level was given: the config's log.level does not apply. */
   logLevelFromCli?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** The one clock (src/clock.ts): time, waits, and the daemon's own timers (retries, watcher restarts) that tests fire by hand. */
   clock?: Clock;
   /** Tests fire schedules by hand. */
   cronStarter?: CronStarter;
   retry?: RetryDelays;
-  /** The daemon's own waits (retries, watcher restarts); tests fire them by hand. */
-  timers?: Timers;
   /** Time between call-alert checks (default one minute). */
   alertCheckIntervalMs?: number;
   /** Another daemon took this one's state_dir (its lease ran out while this process was suspended): stop now. */
@@ -157,14 +155,13 @@ export class Service {
       metrics: this.metrics,
       health: this.health,
       timezone: config.timezone,
-      now: () => clock.now(),
+      clock,
       tmpDir: join(config.state_dir, 'tmp'),
       ...(this.opts.cronStarter ? { cronStarter: this.opts.cronStarter } : {}),
       ...(this.opts.once ? { once: true } : {}),
       ...(this.opts.onSummary ? { onSummary: this.opts.onSummary } : {}),
       ...(this.opts.onError ? { onError: this.opts.onError } : {}),
       ...(this.opts.retry ? { retry: this.opts.retry } : {}),
-      ...(this.opts.timers ? { timers: this.opts.timers } : {}),
     });
     this.#reportKeyFailures(failed);
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);

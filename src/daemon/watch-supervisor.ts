@@ -4,7 +4,7 @@ import { event } from '../log/events.js';
 import type { WatchConfig } from '../triggers/config.js';
 import { FolderWatcher, type FolderWatcherEvents } from '../triggers/watcher.js';
 import type { HealthState } from './health-state.js';
-import type { Timers } from './timers.js';
+import type { Clock } from '../clock.js';
 
 /** What to do about a watch folder that cannot be watched, by errno. */
 /** What to do about a watch folder that cannot be used, by errno: a setting or a permission to fix, not a fault. */
@@ -23,12 +23,12 @@ export interface WatchSupervisorDeps {
   dataset: string;
   logger: Logger;
   health: HealthState;
-  timers: Timers;
-  now(): number;
+  /** The one clock (src/clock.ts): restarts wait on its timers. */
+  clock: Clock;
 }
 
 /**
- * Keeps one folder watched (review item 4): a folder missing at start-up
+ * Keeps one folder watched: a folder missing at start-up
  * (share not yet mounted), removed, renamed or remounted is watched again
  * once it is back, retried with back-off; meanwhile /healthz says the
  * dataset is not watching. A reload calls `restartIfFailed` to try at once.
@@ -89,7 +89,7 @@ export class WatchSupervisor {
   async #startOnce(retrying: boolean): Promise<void> {
     if (this.#closed || this.watching) return;
     this.#cancelTimer?.();
-    const { health, dataset, logger, now } = this.#deps;
+    const { health, dataset, logger, clock } = this.#deps;
     const w = new FolderWatcher(this.#cfg, { ...this.#events, onLost: (reason) => void this.#lost(w, reason) }, { logger });
     try {
       await w.start();
@@ -97,7 +97,7 @@ export class WatchSupervisor {
       await w.close();
       const code = (err as NodeJS.ErrnoException).code ?? 'WATCH_FAILED';
       const first = !retrying || health.report().reasons.every((r) => r.dataset !== dataset || r.topic !== 'watch');
-      health.set(dataset, 'watch', 'WATCH_FAILED', `not watching ${w.dir}: ${code}; retrying until the folder can be read`, now());
+      health.set(dataset, 'watch', 'WATCH_FAILED', `not watching ${w.dir}: ${code}; retrying until the folder can be read`, clock.now());
       this.#schedule('watch.restart', this.#nextDelay());
       // A folder that is not there or not ours is a setting to fix, not a fault: the fix, no stack trace.
       const hint = WATCH_HINTS[code];
@@ -124,8 +124,8 @@ export class WatchSupervisor {
     if (this.#closed || this.#watcher !== w) return;
     this.#watcher = undefined;
     this.#cancelTimer?.();
-    const { health, dataset, logger, now } = this.#deps;
-    health.set(dataset, 'watch', 'WATCH_LOST', `not watching ${w.dir}: ${reason}; watching again once it is back`, now());
+    const { health, dataset, logger, clock } = this.#deps;
+    health.set(dataset, 'watch', 'WATCH_LOST', `not watching ${w.dir}: ${reason}; watching again once it is back`, clock.now());
     logger.error(event('watch.failed', { watch: w.dir, code: 'WATCH_LOST', reason }), 'watched folder lost');
     await w.close();
     this.#delayMs = 0;
@@ -148,7 +148,7 @@ export class WatchSupervisor {
   #schedule(label: 'watch.restart' | 'watch.check', ms: number): void {
     this.#cancelTimer?.();
     if (this.#closed) return;
-    this.#cancelTimer = this.#deps.timers.after(
+    this.#cancelTimer = this.#deps.clock.after(
       ms,
       () => {
         this.#cancelTimer = undefined;

@@ -6,12 +6,13 @@ import type { Clock } from '../clock.js';
  * that `advance()` grows, so a test can pass 24 hours in a millisecond while
  * timers keep running. In `manual` mode time stands still until advanced, and
  * `sleep()` advances it instead of waiting (so a client given this clock never
- * waits in real time).
+ * waits in real time) and fires the timers of `after()` that come due.
  */
 export class EmulatorClock implements Clock {
   readonly mode: 'real' | 'manual';
   #offsetMs = 0;
   #manualNowMs: number;
+  readonly #timers = new Set<{ due: number; fn: () => void }>();
 
   constructor(opts: { mode?: 'real' | 'manual'; startMs?: number } = {}) {
     this.mode = opts.mode ?? 'real';
@@ -29,6 +30,27 @@ export class EmulatorClock implements Clock {
     if (!(ms >= 0)) throw new RangeError('advance() takes a non-negative number of milliseconds');
     if (this.mode === 'manual') this.#manualNowMs += ms;
     else this.#offsetMs += ms;
+    this.#fireDue();
+  }
+
+  /** Real mode: an unref'd timer. Manual mode: runs when `advance()` reaches its time. */
+  after(ms: number, fn: () => void): () => void {
+    if (this.mode === 'real') {
+      const t = setTimeout(fn, ms);
+      t.unref();
+      return () => clearTimeout(t);
+    }
+    const timer = { due: this.now() + Math.max(0, ms), fn };
+    this.#timers.add(timer);
+    return () => void this.#timers.delete(timer);
+  }
+
+  #fireDue(): void {
+    const due = [...this.#timers].filter((t) => t.due <= this.now()).sort((a, b) => a.due - b.due);
+    for (const t of due) {
+      this.#timers.delete(t);
+      t.fn();
+    }
   }
 
   /** Real mode: wait. Manual mode: advance time by `ms` and resolve at once. */

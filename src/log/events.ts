@@ -38,6 +38,7 @@ export const LOG_EVENTS = [
   'sync.retry_scheduled',
   'sync.retry_now',
   'watch.failed',
+  'watch.error',
   'watch.started',
   'demo.sample_copied',
   'demo.dataset_added',

@@ -1,5 +1,5 @@
-import { SourceError } from '../sources/errors.js';
-import { excerptList } from '../sources/excerpt.js';
+import { SourceError } from '../model/source-error.js';
+import { excerptList } from '../model/excerpt.js';
 import type { ColumnRef } from './config.js';
 
 /** A resolved column: 0-based index and the name used in row errors. */

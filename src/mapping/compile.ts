@@ -1,10 +1,11 @@
 import { validateRecord, type AttributeValue, type DatasetRecord } from '../model/record.js';
-import { boundText } from '../sources/excerpt.js';
-import type { RowError } from '../sources/types.js';
+import { boundText } from '../model/excerpt.js';
+import type { RowError } from '../model/row-error.js';
 import type { FieldObject, MappingConfig } from './config.js';
 import { HeaderIndex } from './columns.js';
 import { compileFieldSource } from './field-source.js';
-import { compileTransforms, defaultBooleanParser, splitter, type Transform, type TransformContext } from './transforms.js';
+import { compileTransforms, defaultBooleanParser, splitter, type TransformContext } from './transforms.js';
+import type { Transform } from './value.js';
 import { ValueError, asText, isEmpty, type Value } from './value.js';
 import { quickValidFor } from './quick-check.js';
 

@@ -1,7 +1,6 @@
 import type { DATE_ORDERS } from './transform-config.js';
-import type { Transform } from './transforms.js';
-import { ValueError, asText } from './value.js';
-import { excerpt } from '../sources/excerpt.js';
+import { ValueError, asText, type Transform } from './value.js';
+import { excerpt } from '../model/excerpt.js';
 
 export type DateOrder = (typeof DATE_ORDERS)[number];
 

@@ -1,7 +1,8 @@
 import type { FieldObject } from './config.js';
 import { HeaderIndex, type Column } from './columns.js';
 import { compileConditions } from './conditions.js';
-import { compileTransforms, type Transform, type TransformContext } from './transforms.js';
+import { compileTransforms, type TransformContext } from './transforms.js';
+import type { Transform } from './value.js';
 import { ValueError, asText, type Value } from './value.js';
 
 /** Where a field's value is read from one row. */

@@ -1,7 +1,6 @@
 import type { NumberGrammar } from './transform-config.js';
-import { ValueError, asText } from './value.js';
-import type { Transform } from './transforms.js';
-import { excerpt } from '../sources/excerpt.js';
+import { ValueError, asText, type Transform } from './value.js';
+import { excerpt } from '../model/excerpt.js';
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -1,5 +1,5 @@
 import { ValueError } from './value.js';
-import { excerpt } from '../sources/excerpt.js';
+import { excerpt } from '../model/excerpt.js';
 
 const SCIENTIFIC = /^([+-]?)(\d+)(?:[.,](\d*))?[eE]\+?(\d{1,3})$/;
 

@@ -2,13 +2,10 @@ import type { NumberGrammar, NumberOptions, TransformSpec } from './transform-co
 import { dateParser } from './date.js';
 import { numberParser } from './number.js';
 import { fixScientific } from './scientific.js';
-import { ValueError, asText, isEmpty, type Value } from './value.js';
-import { excerpt } from '../sources/excerpt.js';
+import { ValueError, asText, isEmpty, type Transform, type Value } from './value.js';
+import { excerpt } from '../model/excerpt.js';
 
 export { plainDecimal } from './number.js';
-
-/** One compiled transform. */
-export type Transform = (v: Value) => Value;
 
 /** What the mapping around a transform decides for it. */
 export interface TransformContext {

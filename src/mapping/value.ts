@@ -3,6 +3,9 @@ import { ConnectorError } from '../errors.js';
 /** A value on its way through a field's transforms; '' and null both mean empty. */
 export type Value = string | number | boolean | null | string[];
 
+/** One compiled transform. */
+export type Transform = (v: Value) => Value;
+
 /** True for '', null and []. */
 export function isEmpty(v: Value): boolean {
   return v === '' || v === null || (Array.isArray(v) && v.length === 0);

@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 import { Utf8Checker } from './utf8-check.js';
 
 // Encodings whose text could be UTF-8 read wrongly: every UTF-8 byte sequence decodes to something in them.

@@ -2,7 +2,7 @@ import { read } from 'node:fs';
 import { promisify } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import type { SourceConfig } from './config.js';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 import type { ByteMeter } from './meter.js';
 import { fdReadStream } from './open-file.js';
 import type { OpenExport } from './types.js';

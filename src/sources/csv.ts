@@ -5,11 +5,11 @@ import type { SourceConfig } from './config.js';
 import { StreamDecoder, bomEncoding } from './decode.js';
 import { Utf8Checker } from './utf8-check.js';
 import { ByteGuard } from './byte-guard.js';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 import { checkCsvHead } from './sniff.js';
 import type { ByteMeter } from './meter.js';
 import type { OpenExport, RowSink } from './types.js';
-import { boundText } from './excerpt.js';
+import { boundText } from '../model/excerpt.js';
 
 /** Physical line breaks inside a record's cells (\r\n, \n or a lone \r count one each). */
 function breaksIn(cells: string[]): number {

@@ -1,6 +1,6 @@
 import iconv from 'iconv-lite';
 import type { SourceEncoding } from './config.js';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 
 const BOMS: Array<{ bytes: number[]; encoding: 'utf-8' | 'utf-16le' | 'utf-16be' }> = [
   { bytes: [0xef, 0xbb, 0xbf], encoding: 'utf-8' },

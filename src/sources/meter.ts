@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 
 /** Hashes and counts the bytes of a file as they stream past, refusing more than `maxBytes`. */
 export class ByteMeter {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 
 /**
  * Whether a read may follow a path that is a symbolic link (issue 11). A

@@ -2,11 +2,12 @@ import type { DatasetRecord } from '../model/record.js';
 import type { MappingConfig } from '../mapping/config.js';
 import { BAD, FILTERED, compileMapping, truncateValue, type RowMapper } from '../mapping/compile.js';
 import type { SourceConfig } from './config.js';
-import { SourceError } from './errors.js';
-import { excerpt } from './excerpt.js';
+import { SourceError } from '../model/source-error.js';
+import { excerpt } from '../model/excerpt.js';
 import { cleanHeader, headerCleaner, isBlankRow } from './header.js';
 import { KeyIndex } from './key-index.js';
-import type { ExportCounts, RecordBatch, RowError } from './types.js';
+import type { ExportCounts, RecordBatch } from './types.js';
+import type { RowError } from '../model/row-error.js';
 
 /**
  * The pure core of a read: raw rows in file order → header → mapped,

@@ -3,7 +3,7 @@ import type { MappingConfig } from '../mapping/config.js';
 import type { SourceConfig } from './config.js';
 import { compressionOf, readHead, type Compression } from './compressed.js';
 import { readCsvRows } from './csv.js';
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 import { ByteMeter } from './meter.js';
 import { NEVER_FOLLOW, closeFile, fileState, hashFd, openRegularFile, type LinkPolicy, type OpenedFile } from './open-file.js';
 import { RowPipeline } from './pipeline.js';
@@ -60,7 +60,15 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     } finally {
       // Files are identified by content (house style 7), so a refused file gets its whole hash too.
       const complete = meter.bytes === size || size === 0 || size > this.source.limits.max_file_bytes;
-      const sha256 = complete || opened === null ? meter.digest() : await hashFd(opened.fd).catch(() => meter.digest());
+      const expected = this.options.sha256;
+      let sha256: string;
+      if (complete || opened === null) {
+        sha256 = meter.digest();
+        if (expected !== undefined && opened !== null && meter.bytes === size && size > 0 && sha256 !== expected && rejected?.code !== 'FILE_CHANGED') {
+          rejected = this.changedSinceHashed(expected, sha256);
+          sha256 = expected;
+        }
+      } else sha256 = expected ?? (await hashFd(opened.fd).catch(() => meter.digest()));
       if (opened) await closeFile(opened.fd);
       this.done = {
         file: this.file,
@@ -110,6 +118,15 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
    * place would leave rows read from a file that never existed whole, and
    * rows missing from it would be deleted. Then it is read again later.
    */
+  /** The bytes read are not the ones hashed when the file was handed on: it was rewritten in between. */
+  private changedSinceHashed(expected: string, read: string): SourceError {
+    return new SourceError(
+      'FILE_CHANGED',
+      `${this.file}: its content changed after it was found (sha256 ${expected.slice(0, 12)}… then, ${read.slice(0, 12)}… when read); nothing from it was used — it is read again once it settles (if the writer pauses, raise watch.settle_ms)`,
+      { file: this.file, setting: 'watch.settle_ms' },
+    );
+  }
+
   private async checkUnchanged(opened: OpenedFile, meter: ByteMeter, readToEnd: boolean): Promise<void> {
     const now = await fileState(opened.fd);
     if ((!readToEnd || meter.bytes === opened.size) && now.size === opened.size && now.mtimeMs === opened.mtimeMs) return;
@@ -139,6 +156,13 @@ export interface ReadOptions {
    * every valid record is then yielded, also after a bad row.
    */
   check_duplicates?: boolean;
+  /**
+   * The file's content hash as taken when it was handed on (the watcher's
+   * file job hashes each file once): a read that finds other bytes is
+   * FILE_CHANGED, and a read refused before the end needs no second pass to
+   * name the file's content.
+   */
+  sha256?: string;
 }
 
 /** Start reading an export through a source and mapping (parsed configs); nothing is read until iterated. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fitName, splitExt } from '../file-names.js';
-import type { RowError } from './types.js';
+import type { RowError } from '../model/row-error.js';
 
 /** Where the reject file of an export goes: beside it, `<name>.rejected.csv` (a long name shortened to fit, fitName). */
 export function rejectFilePath(file: string): string {

@@ -1,4 +1,4 @@
-import { SourceError } from './errors.js';
+import { SourceError } from '../model/source-error.js';
 import { bomEncoding } from './decode.js';
 import type { SourceConfig } from './config.js';
 

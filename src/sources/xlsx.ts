@@ -1,8 +1,8 @@
 import { fdReadStream } from './open-file.js';
 import type { SourceConfig } from './config.js';
 import type { ByteMeter } from './meter.js';
-import { SourceError } from './errors.js';
-import { boundText, excerpt, excerptList } from './excerpt.js';
+import { SourceError } from '../model/source-error.js';
+import { boundText, excerpt, excerptList } from '../model/excerpt.js';
 import { checkXlsxHead } from './sniff.js';
 import type { OpenExport, RowSink } from './types.js';
 import { WorkbookArchive } from './xlsx/archive.js';

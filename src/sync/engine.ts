@@ -13,7 +13,7 @@ import { InterruptedError } from './executor/interrupt.js';
 import { pruneJournal } from './executor/prune.js';
 import { actionForResult, emptySummary, finalResult, logSummary, type SyncSummary } from './outcome.js';
 import { approveHeld, discardHeld, type HeldActionResult } from './executor/approve.js';
-import { policySchema, type Policy } from './core/policy.js';
+import { policySchema, type Policy } from '../config/policy.js';
 import type { LinkPolicy } from '../sources/open-file.js';
 import { previewPlan, type PlanPreview } from './executor/preview.js';
 import { heldPreview, type HeldPreview } from './executor/held-preview.js';
@@ -23,6 +23,7 @@ import { resumeOpenPlan } from './executor/resume.js';
 import { runSync, type SyncOptions } from './executor/run-sync.js';
 import { writeServerRejects } from './executor/source-read.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
+import { event } from '../log/events.js';
 
 /** What the engine is built from; effects are passed in (house style). */
 export interface SyncEngineDeps {
@@ -39,6 +40,8 @@ export interface SyncInput {
   file: string;
   /** Whether `file` may be a symbolic link: never (default; a file found in a watch folder), within folders, or always (a path the operator named). */
   links?: LinkPolicy;
+  /** The file's sha256 as the file job took it (one hash per file): the read must find the same bytes. */
+  sha256?: string;
 }
 
 export type { SyncOptions } from './executor/run-sync.js';
@@ -83,7 +86,7 @@ export class SyncEngine {
           const ctx = this.#ctx(ds, summary, opts.signal);
           client = ctx.client;
           before = ctx.client.stats;
-          await runSync(ctx, ds, input.file, opts, input.links);
+          await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
           pruneJournal(ctx);
         });
       } catch (err) {
@@ -192,7 +195,7 @@ function failedOutside(summary: SyncSummary, logger: Logger, err: ConnectorError
   summary.code = err.code;
   summary.action = err.action;
   summary.message = err.message;
-  logger.error({ event: err.action === 'stop' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, err.message);
+  logger.error(event(err.action === 'stop' ? 'dataset.stopped' : 'sync.failed', { code: err.code, action: err.action }), err.message);
 }
 
 /** The dataset's policy with defaults (config may hold it parsed already). */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ErrorAction } from '../errors.js';
+import { event } from '../log/events.js';
 
 /**
  * The result of one sync and its one `sync.summary` log line. `result` is
@@ -114,7 +115,7 @@ export function finalResult(s: SyncSummary): SyncResult {
 export function logSummary(logger: Logger, s: SyncSummary): void {
   const ok = s.result === 'published' || s.result === 'unchanged';
   const level = ok ? 'info' : s.result === 'held' || s.result === 'staged' || s.result === 'waiting' || s.result === 'interrupted' ? 'warn' : 'error';
-  logger[level]({ event: 'sync.summary', ...s }, 'sync summary');
+  logger[level](event('sync.summary', { ...s }), 'sync summary');
 }
 
 /** CLI exit code for a result (PLAN.md: 0 ok, 1 failure, 3 held for a person, 75 temp failure). */

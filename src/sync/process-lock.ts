@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ConnectorError } from '../errors.js';
 import { currentBootId, currentMachineId, type LockOwner, type LockRow, type LockTable } from '../snapshot/locks.js';
 import { checkpoint } from './executor/interrupt.js';
+import { event } from '../log/events.js';
 
 /** How the shared per-dataset lock is held and waited for. */
 export interface LockSettings {
@@ -95,7 +96,7 @@ export class SharedLocks {
       if (this.now() >= deadline) throw busy(holder);
       if (!waited) {
         waited = true;
-        this.logger.info({ event: 'sync.skipped', kind: 'dataset_busy', dataset: name, purpose, holder: holder.label, pid: holder.pid, waitMs }, 'another process works on the dataset; waiting');
+        this.logger.info(event('sync.skipped', { kind: 'dataset_busy', dataset: name, purpose, holder: holder.label, pid: holder.pid, waitMs }), 'another process works on the dataset; waiting');
       }
       await this.sleep(Math.max(1, Math.min(pollMs, deadline - this.now())));
     }
@@ -104,7 +105,7 @@ export class SharedLocks {
         if (!this.table.refresh(name, this.#owner.id, this.now(), leaseMs)) {
           clearInterval(timer); // someone else's now: nothing left to refresh
           if (opts.onLost) opts.onLost();
-          else this.logger.warn({ event: 'sync.failed', kind: 'lock_lost', dataset: name, purpose }, 'the dataset lock ran out and was taken over');
+          else this.logger.warn(event('sync.failed', { kind: 'lock_lost', dataset: name, purpose }), 'the dataset lock ran out and was taken over');
         }
       } catch {
         // The next refresh tries again; the lease has two more thirds to run.

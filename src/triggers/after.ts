@@ -6,7 +6,7 @@ import { fitName, NAME_MAX_BYTES, splitExt } from '../file-names.js';
 import { zonedParts } from '../zoned-time.js';
 import { rejectFilePath } from '../sources/reject-file.js';
 import type { WatchConfig } from './config.js';
-import type { ReadyFile } from './watcher.js';
+import type { ReadyFile } from './ready-file.js';
 
 /** Why a file leaves the folder. */
 export type FileFate = 'processed' | 'failed' | 'superseded';

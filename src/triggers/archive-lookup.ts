@@ -2,7 +2,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NEVER_FOLLOW, hashFile } from '../sources/open-file.js';
 import { isArchivedName } from './retention.js';
-import type { ReadyFile } from './watcher.js';
+import type { ReadyFile } from './ready-file.js';
 
 /**
  * The newest export archived in `dir` (processed/) whose content is `hash`, or

@@ -102,7 +102,7 @@ interface Ended {
   killed?: 'timeout' | 'abort';
 }
 
-/** A minimal environment (review item 11): a key given to the daemon through env: must not reach the command. */
+/** A minimal environment: a key given to the daemon through env: must not reach the command. */
 export function commandEnv(s: CommandSchedule, from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const name of COMMAND_BASE_ENV) if (from[name] !== undefined) env[name] = from[name];
@@ -120,7 +120,7 @@ function run(
   signal: AbortSignal | undefined,
 ): Promise<Ended> {
   return new Promise((done) => {
-    // Its own process group (detached), so a kill reaches every process it started (review item 3).
+    // Its own process group (detached), so a kill reaches every process it started.
     const child = spawn(program, args, { shell: false, cwd: s.cwd, env: commandEnv(s), stdio: ['ignore', stdout, 'pipe'], detached: true });
     let err = Buffer.alloc(0);
     child.stderr?.on('data', (chunk: Buffer) => {

@@ -1,4 +1,4 @@
-import type { ReadyFile } from './watcher.js';
+import type { ReadyFile } from './ready-file.js';
 
 /** Where a file job came from (logged with the sync); reapply: the last export, from processed/, after a reconcile found drift. */
 export type FileOrigin = 'watch' | 'startup' | 'reread' | 'command' | 'reapply';

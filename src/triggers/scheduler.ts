@@ -1,6 +1,7 @@
 import { schedule as cronSchedule } from 'node-cron';
 import type { Logger } from 'pino';
 import type { ScheduleConfig } from './config.js';
+import { event } from '../log/events.js';
 
 /** A started cron job. */
 export interface CronHandle {
@@ -22,7 +23,7 @@ export type CronStarter = (expression: string, timezone: string, fire: () => voi
  */
 export function nodeCronStarterWith(logger?: Logger): CronStarter {
   const say = (level: 'debug' | 'warn' | 'error') => (message: unknown, err?: unknown) =>
-    logger?.[level]({ event: 'schedule.warning', message: String(message instanceof Error ? message.message : message), err }, 'cron library message');
+    logger?.[level](event('schedule.warning', { message: String(message instanceof Error ? message.message : message), err }), 'cron library message');
   const cronLogger = { info: say('debug'), debug: say('debug'), warn: say('debug'), error: say('error') };
   return (expression, timezone, fire) => {
     const task = cronSchedule(expression, () => fire(), { timezone, logger: cronLogger });

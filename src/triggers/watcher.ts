@@ -10,19 +10,8 @@ import type { WatchConfig } from './config.js';
 import { watchLinkPolicy } from './links.js';
 import { compileMarker, type Marker } from './marker.js';
 import { nameFilter, type NameFilter } from './patterns.js';
-import { SettleTracker, type FileObservation } from './settle.js';
-
-/** A complete export file, as the watcher hands it on. Watchers don't parse (house style 6). */
-export interface ReadyFile extends FileObservation {
-  /** Absolute path. */
-  path: string;
-  /** Base name. */
-  name: string;
-  /** The marker file that gated it, when a marker is configured. */
-  markerPath?: string;
-  /** A symbolic link followed under watch.follow_symlinks (size and mtime are its target's); moving it moves the link. */
-  viaLink?: boolean;
-}
+import { SettleTracker } from './settle.js';
+import type { ReadyFile } from './ready-file.js';
 
 /** Callbacks of a folder watcher. */
 export interface FolderWatcherEvents {
@@ -111,7 +100,7 @@ export class FolderWatcher {
       if (this.#cfg.polling && typeof path === 'string' && dirname(resolve(path)) === this.dir) this.#onEvent(path);
     });
     fsw.on('error', (err) => {
-      this.#log?.warn({ event: 'watch.error', dir: this.dir, err }, 'watch error');
+      this.#log?.warn(event('watch.error', { dir: this.dir, err }), 'watch error');
       // An error about one file (e.g. EACCES) is not the end of the watch; a folder that went away is.
       this.#checkRoot();
     });

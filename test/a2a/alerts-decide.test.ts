@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { alertsConfigSchema, decideAlerts, withinHours, type DatasetAlertStatus } from '../../src/daemon/alerts.js';
-import type { AlertRules } from '../../src/daemon/alerts-decide.js';
+import { alertsConfigSchema, decideAlerts, withinHours, type DatasetAlertStatus } from '../../src/alerts/alerts.js';
+import type { AlertRules } from '../../src/alerts/decide.js';
 
 const MIN = 60_000;
 /** 2025-06-02 10:00 in Tokyo (01:00 UTC). */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
-import { AlertMonitor } from '../../src/daemon/alert-monitor.js';
-import { alertsConfigSchema, CallAlerts, type CallAlertConfig, type DatasetAlertStatus } from '../../src/daemon/alerts.js';
+import { AlertMonitor } from '../../src/alerts/monitor.js';
+import { alertsConfigSchema, CallAlerts, type CallAlertConfig, type DatasetAlertStatus } from '../../src/alerts/alerts.js';
 import { MODE_PRESETS, type ModePresetName } from '../../src/emulator/a2a/modes.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startEmu } from './helpers.js';

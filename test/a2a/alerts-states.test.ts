@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alertsConfigSchema, CallAlerts, type CallAlertConfig } from '../../src/daemon/alerts.js';
+import { alertsConfigSchema, CallAlerts, type CallAlertConfig } from '../../src/alerts/alerts.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { Secret } from '../../src/secret.js';

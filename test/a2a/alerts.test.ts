@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A2aClient } from '../../src/a2a/client.js';
-import { alertsConfigSchema, alertStatus, CallAlerts, callAlertsFromConfig, type CallAlertConfig } from '../../src/daemon/alerts.js';
+import { alertsConfigSchema, alertStatus, CallAlerts, callAlertsFromConfig, type CallAlertConfig } from '../../src/alerts/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { startA2aEmulator } from '../../src/emulator/a2a/server.js';

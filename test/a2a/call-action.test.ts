@@ -5,7 +5,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import { placeCall, type CallIo } from '../../src/cli/commands/call-action.js';
-import type { CallOptions } from '../../src/cli/commands/call.js';
+import type { CallOptions } from '../../src/cli/commands/call-options.js';
 import { MODE_PRESETS, type ModePresetName } from '../../src/emulator/a2a/modes.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import { ALICE_KEY, gatedClock, holdFirstEvent, hookClock, N, SCRIPTS, startEmu } from './helpers.js';

@@ -1,8 +1,8 @@
 import { request } from 'undici';
 import { A2aClient, type A2aClientOptions } from '../../src/a2a/client.js';
 import type { TaskEvent } from '../../src/a2a/wire.js';
-import type { Clock } from '../../src/clock.js';
-import type { DatasetAlertStatus } from '../../src/daemon/alerts.js';
+import { systemClock, type Clock } from '../../src/clock.js';
+import type { DatasetAlertStatus } from '../../src/alerts/alerts.js';
 import { Secret } from '../../src/secret.js';
 import type { ScriptBook } from '../../src/emulator/a2a/script.js';
 import type { A2aEmulator, A2aEmulatorOptions } from '../../src/emulator/a2a/emulator.js';
@@ -75,6 +75,7 @@ export function hookClock(onSleep: (ms: number) => void = () => undefined): Cloc
   let now = 1_700_000_000_000;
   return {
     sleeps,
+    after: systemClock.after,
     now: () => now,
     sleep: async (ms) => {
       sleeps.push(ms);
@@ -94,6 +95,7 @@ export function gatedClock(): Clock & { sleeps: number[]; release(): void } {
   const waiting = new Set<() => void>();
   return {
     sleeps,
+    after: systemClock.after,
     now: () => 1_700_000_000_000,
     sleep: (ms, signal) =>
       new Promise<void>((resolve, reject) => {

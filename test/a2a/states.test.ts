@@ -1,10 +1,11 @@
+import { systemClock } from '../../src/clock.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCall } from '../../src/a2a/conversation.js';
 import { describeOutcome } from '../../src/a2a/outcome-report.js';
 import { Transcript } from '../../src/a2a/transcript.js';
 import { isTerminal, parseTaskEvent, type TaskEvent } from '../../src/a2a/wire.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
-import { ALICE_KEY, clientFor, collect, hookClock, N, shape, startEmu } from './helpers.js';
+import { ALICE_KEY, clientFor, collect, eventually, hookClock, N, shape, startEmu } from './helpers.js';
 
 // A27-states: the A2A 0.3 task states the document does not list.
 
@@ -146,7 +147,7 @@ describe('A2A states the document does not list: over real HTTP against the scri
 
     const aborted = new AbortController();
     const waiting = clientFor(emu.url, ALICE_KEY, {
-      clock: { now: () => 0, sleep: async (_ms, signal) => (aborted.abort(new Error('stopping')), signal?.throwIfAborted()) },
+      clock: { ...systemClock, now: () => 0, sleep: async (_ms, signal) => (aborted.abort(new Error('stopping')), signal?.throwIfAborted()) },
     });
     const interrupted = await runCall(waiting, { to: N.unknownHeld, goal: 'Chat' }, { answer: async () => 'x', signal: aborted.signal });
     // The interrupt ends the wait, and the call the connector stops following is canceled (issue 15, rule 4).
@@ -160,7 +161,7 @@ describe('A2A states the document does not list: over real HTTP against the scri
     const t = await client.startCall({ to: N.never, goal: 'Ringing' });
     const stream = collect(client.resubscribe(t.taskId));
     await emu.emulator.waitForState(t.taskId, 'submitted');
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => (emu.emulator.task(t.taskId)?.subscribers.size ?? 0) > 0, 'the stream to attach');
     emu.emulator.hangUp(t.taskId, 'rejected', 'too many calls today');
     expect(shape(await stream)).toEqual(['task:submitted', 'status-update:rejected:too many calls today']);
     await client.close();

@@ -3,7 +3,7 @@ import { runCall } from '../../src/a2a/conversation.js';
 import { DEFAULT_SSE_STYLE } from '../../src/emulator/a2a/sse-writer.js';
 import type { RunningA2aEmulator } from '../../src/emulator/a2a/server.js';
 import type { TaskEvent } from '../../src/a2a/wire.js';
-import { clientFor, collect, N, shape, startEmu } from './helpers.js';
+import { clientFor, collect, eventually, N, shape, startEmu } from './helpers.js';
 
 const UNTIL_QUESTION = [
   'task:submitted',
@@ -90,7 +90,7 @@ describe('A2A streams over real HTTP', () => {
     const client = clientFor(emu.url);
     const t = await client.startCall({ to: N.never, goal: 'Ringing' });
     const stream = collect(client.resubscribe(t.taskId));
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => (emu.emulator.task(t.taskId)?.subscribers.size ?? 0) > 0, 'the stream to attach');
     await client.cancel(t.taskId);
     expect(shape(await stream)).toEqual(['task:submitted', 'status-update:canceled']);
     await client.close();

@@ -1,5 +1,5 @@
 import { DatasetClient, type DatasetClientOptions } from '../../src/api/client.js';
-import type { Clock } from '../../src/clock.js';
+import { systemClock, type Clock } from '../../src/clock.js';
 import { EmulatorClock, startEmulator, type EmulatorSeedInput, type RunningEmulator } from '../../src/emulator/index.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { Secret } from '../../src/secret.js';
@@ -102,6 +102,9 @@ export class IdleClock implements Clock {
   constructor(private readonly w: World) {}
   now(): number {
     return this.w.clock.now();
+  }
+  after(ms: number, fn: () => void, label: string): () => void {
+    return systemClock.after(ms, fn, label);
   }
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     while (this.inFlight() > 0) await new Promise((r) => setImmediate(r));

@@ -15,7 +15,7 @@ const { readExport } = await import(new URL('sources/read.js', dist).href);
 const { readSource, planSource } = await import(new URL('sync/executor/source-read.js', dist).href);
 const { diffSource } = await import(new URL('sync/core/diff.js', dist).href);
 const { planSync } = await import(new URL('sync/core/plan.js', dist).href);
-const { policySchema } = await import(new URL('sync/core/policy.js', dist).href);
+const { policySchema } = await import(new URL('config/policy.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
 
 const [mode, file, statePath] = process.argv.slice(2);

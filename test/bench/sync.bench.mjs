@@ -25,7 +25,7 @@ if (mode === '--emulator') {
   const [url, dir, file, mappingName] = args;
   const exports = await import('./exports.mjs');
   const { loadConfig } = await import(new URL('config/load.js', dist).href);
-  const { cliEngine } = await import(new URL('sync/cli-engine.js', dist).href);
+  const { cliEngine } = await import(new URL('cli/engine.js', dist).href);
   const { default: pino } = await import('pino');
   mkdirSync(dir, { recursive: true });
   const cfg = join(dir, 'connector.json.yaml');

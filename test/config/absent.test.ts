@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
 import { configAbsent, loadConfig } from '../../src/config/load.js';
 
-// Review item 11: `call` skips the allow-list of the default config only when that file is really absent.
+// `call` skips the allow-list of the default config only when that file is really absent.
 describe('configAbsent', () => {
   it('is true for ENOENT only; a config that is there but cannot be read fails to load, naming the file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dc-absent-'));

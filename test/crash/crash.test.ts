@@ -7,7 +7,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { openStateDb } from '../../src/snapshot/db.js';
-import { cliEngine } from '../../src/sync/cli-engine.js';
+import { cliEngine } from '../../src/cli/engine.js';
 import { runCli } from '../sync/cli-child.js';
 
 /**

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { capture, daemonFixture, drop, exportCsv, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
 // A daemon on a fresh folder makes processed/ and failed/ itself, under a
 // watcher that is already running: the exports after them must still be seen,
@@ -20,8 +20,8 @@ describe('daemon: archive folders made after the watch started', () => {
       const log = capture();
       // Manual timers: a watcher restart (watch.restart) would have to be fired by the test, so a
       // sub-folder mistaken for the folder going away fails here instead of recovering unseen.
-      const timers = new ManualTimers();
-      fx.services.push(await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers }));
+      const timers = new ManualClock();
+      fx.services.push(await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: timers }));
       await waitEvent(log.lines, 'daemon.started');
       expect(await readdir(s.inbox)).toEqual([]);
 

@@ -2,9 +2,9 @@ import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { capture, daemonFixture, drop, exportCsv, freePort, healthz as getHealthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, healthz as getHealthz, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
-// Review item 2: a file that cannot be moved after its sync is said so (log and
+// A file that cannot be moved after its sync is said so (log and
 // /healthz), keeps its marker, and its move is tried again.
 describe('daemon: a failed move to processed/ is reported and retried', () => {
   const fx = daemonFixture();
@@ -15,8 +15,8 @@ describe('daemon: a failed move to processed/ is reported and retried', () => {
     const watch = { path: s.inbox, include: ['*.csv'], settle_ms: 100, poll_interval_ms: 30, marker: '{name}.done' };
     await s.writeConfig({ shop: s.dataset({ watch }) }, { health: { listen: `127.0.0.1:${await freePort()}` } });
     const log = capture();
-    const timers = new ManualTimers();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers });
+    const timers = new ManualClock();
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: timers });
     try {
       const healthz = () => getHealthz(service.healthAddress!.port);
       await drop(s.inbox, 's2.csv', exportCsv(3));

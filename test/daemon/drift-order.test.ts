@@ -9,7 +9,7 @@ import {
   drop,
   events,
   exportCsv,
-  ManualTimers,
+  ManualClock,
   manualCron,
   portalDrift,
   RECONCILE,
@@ -35,9 +35,9 @@ describe('daemon: drift repair and an export waiting for its retry', () => {
   async function newerExportWaitsForRetry(s: ServiceScenario) {
     await s.writeConfig({ shop: s.dataset({ schedules: RECONCILE }) });
     const log = capture();
-    const timers = new ManualTimers();
+    const timers = new ManualClock();
     const cron = manualCron();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers, cronStarter: cron.starter });
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: timers, cronStarter: cron.starter });
     fx.services.push(service);
     const t0 = Date.now() - 120_000;
     await drop(s.inbox, 'stock.csv', exportCsv(4, 3), t0);

@@ -7,7 +7,7 @@ import { Service } from '../../src/daemon/service.js';
 import { createLogger, zonedTimestamp } from '../../src/log/logger.js';
 import { emptySummary } from '../../src/sync/outcome.js';
 import { connectorVersion } from '../../src/version.js';
-import { capture, daemonFixture, drop, exportCsv, freePort, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
 let server: HealthServer | undefined;
 afterEach(async () => {
@@ -87,7 +87,7 @@ describe('daemon: version and last success across a restart', () => {
       (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n').find((l) => l.startsWith('dataset_connector_last_success_timestamp_seconds{'));
 
     const log = capture();
-    let service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers: new ManualTimers() });
+    let service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: new ManualClock() });
     let first: string | undefined;
     try {
       expect(await waitEvent(log.lines, 'daemon.started')).toMatchObject({ version: connectorVersion(), node: process.versions.node });
@@ -100,7 +100,7 @@ describe('daemon: version and last success across a restart', () => {
       await service.stop();
     }
     const again = capture();
-    service = await Service.start({ configPath: s.configPath, logger: again.logger, env: s.env, timers: new ManualTimers() });
+    service = await Service.start({ configPath: s.configPath, logger: again.logger, env: s.env, clock: new ManualClock() });
     try {
       await waitEvent(again.lines, 'daemon.started');
       // Seconds from the db's milliseconds: the same second as the metric the sync set.

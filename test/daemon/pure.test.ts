@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DatasetConfig } from '../../src/config/schema.js';
-import { configDelta } from '../../src/daemon/daemon.js';
+import { configDelta } from '../../src/daemon/config-delta.js';
 import { DRAFT_LIFETIME_MS, draftExpiry } from '../../src/daemon/draft-expiry.js';
 import { driftToRepair } from '../../src/daemon/drift-repair.js';
 import { nextForError, nextForResult, skipReason } from '../../src/daemon/file-job.js';

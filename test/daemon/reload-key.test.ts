@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { capture, daemonFixture, drop, events, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
 
-// Review item 11: a key that cannot be read at reload is not reported as a stopped dataset when it keeps running.
+// A key that cannot be read at reload is not reported as a stopped dataset when it keeps running.
 describe('daemon: a key unreadable at reload', () => {
   const fx = daemonFixture();
 

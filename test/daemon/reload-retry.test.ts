@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { createEmulatorClock, keyFingerprint, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { capture, drop, events, exportCsv, freePort, healthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, drop, events, exportCsv, freePort, healthz, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
 // A dataset stopped (a 401 after a key's grace ended, a dataset_id typo) keeps its export for the slow
 // retry (15 minutes by default). The operator's fix arrives with a reload: a new key in the key file, or
 // a corrected config. That reload retries the held export at once, through the queue.
-// ManualTimers: the retry timer never fires here, so a publish can only come from the reload.
+// ManualClock: the retry timer never fires here, so a publish can only come from the reload.
 
 const MINUTE = 60_000;
 
@@ -46,8 +46,8 @@ describe('daemon: a reload that fixes a stopped dataset retries its export at on
     const port = await freePort();
     await s.writeConfig({ shop: { ...ds, api: { ...(ds.api as object), key: { file: keyFile } } } }, { health: { listen: `127.0.0.1:${port}` } });
     const log = capture();
-    const timers = new ManualTimers();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: {}, timers });
+    const timers = new ManualClock();
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: {}, clock: timers });
     services.push(service);
     await drop(s.inbox, 'stock-1.csv', exportCsv(3, 1));
     await waitEvent(log.lines, 'sync.summary', { result: 'published' });
@@ -109,8 +109,8 @@ describe('daemon: a reload that fixes a stopped dataset retries its export at on
     const ds = s.dataset();
     await s.writeConfig({ shop: { ...ds, api: { ...(ds.api as object), dataset_id: 'stop-4O4' } } });
     const log = capture();
-    const timers = new ManualTimers();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers });
+    const timers = new ManualClock();
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: timers });
     services.push(service);
     await drop(s.inbox, 'stock.csv', exportCsv(3, 5));
     expect(await waitEvent(log.lines, 'sync.summary', { result: 'stopped' })).toMatchObject({ code: 'DATASET_NOT_FOUND' });

@@ -13,7 +13,7 @@ async function aged(path: string, ageMs: number, now = Date.now()): Promise<void
   await utimes(path, (now - ageMs) / 1000, (now - ageMs) / 1000);
 }
 
-// Review item 6: processed/ and failed/ do not grow without limit.
+// Processed/ and failed/ do not grow without limit.
 describe('daemon: archived files are kept for watch.retention_days', () => {
   const fx = daemonFixture();
 
@@ -41,7 +41,7 @@ describe('daemon: archived files are kept for watch.retention_days', () => {
     const log = capture();
     // The daemon's clock, moved on by hand: later prunes are at most hourly.
     let offsetMs = 0;
-    const clock = { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+    const clock = { ...systemClock, now: () => Date.now() + offsetMs };
     const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock });
     try {
       expect(events(log.lines, 'file.pruned')).toEqual([

@@ -2,9 +2,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { capture, daemonFixture, drop, events, exportCsv, ManualTimers, serviceScenario, until, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, events, exportCsv, ManualClock, serviceScenario, until, waitEvent } from './service-harness.js';
 
-// Review item 1: an older export must never be published over a newer one,
+// An older export must never be published over a newer one,
 // whether through a pending retry or a late file with an older modification time.
 describe('daemon: newer exports win over retries of older ones', () => {
   const fx = daemonFixture();
@@ -18,8 +18,8 @@ describe('daemon: newer exports win over retries of older ones', () => {
     const s = await serviceScenario(fx.emu, 'retry-order');
     await s.writeConfig({ shop: s.dataset() });
     const log = capture();
-    const timers = new ManualTimers();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers });
+    const timers = new ManualClock();
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: timers });
     services.push(service);
 
     const t0 = Date.now() - 60_000;
@@ -34,8 +34,7 @@ describe('daemon: newer exports win over retries of older ones', () => {
     await waitEvent(log.lines, 'file.processed');
     // b.csv replaced the retry of a.csv; firing any retry timer left must not bring a.csv back.
     expect(timers.labels()).not.toContain('retry');
-    timers.fire('retry');
-    await new Promise((r) => setTimeout(r, 100));
+    expect(timers.fire('retry')).toBe(0);
     await service.datasets.idle();
     expect(stockOf('retry-order')).toEqual(new Set([45]));
     expect(events(log.lines, 'sync.summary', { result: 'published' })).toHaveLength(1);
@@ -49,7 +48,7 @@ describe('daemon: newer exports win over retries of older ones', () => {
     const s = await serviceScenario(fx.emu, 'older-file');
     await s.writeConfig({ shop: s.dataset() });
     const log = capture();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers: new ManualTimers() });
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: new ManualClock() });
     services.push(service);
     const t0 = Date.now() - 60_000;
     await drop(s.inbox, 'new.csv', exportCsv(4, 7), t0);

@@ -15,7 +15,7 @@ import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import type { HeldDraft, RebuildReport } from '../../src/snapshot/types.js';
 import { emptySummary, type SyncResult, type SyncSummary } from '../../src/sync/outcome.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
-import { capture, drop, events, ManualTimers } from './service-harness.js';
+import { capture, drop, events, ManualClock } from './service-harness.js';
 
 const runtimes: DatasetRuntime[] = [];
 const dbs: StateDb[] = [];
@@ -87,7 +87,7 @@ class GatedEngine implements DaemonEngine {
 async function runtime(
   ds: DatasetConfig,
   engine: DaemonEngine,
-  opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number; db?: StateDb; logger?: Logger; timers?: ManualTimers } = {},
+  opts: { held?: HeldDraft | null; cron?: CronStarter; now?: () => number; db?: StateDb; logger?: Logger; timers?: ManualClock } = {},
 ) {
   const db = opts.db ?? (await stateDb());
   if (opts.held) db.snapshot(ds.name).hold(opts.held);
@@ -100,10 +100,10 @@ async function runtime(
     metrics: new DaemonMetrics(),
     health,
     timezone: 'UTC',
-    now: opts.now ?? (() => Date.now()),
+    // The timers the test fires (else none run), at the time it says.
+    clock: opts.timers ?? new ManualClock(opts.now),
     tmpDir: join(tmpdir(), 'dc-runtime-tmp'),
     ...(opts.cron ? { cronStarter: opts.cron } : {}),
-    ...(opts.timers ? { timers: opts.timers } : {}),
   });
   runtimes.push(r);
   return { r, health, db };
@@ -123,7 +123,7 @@ async function until(cond: () => boolean | Promise<boolean>, what: string): Prom
 async function firstSyncHeld(engine: GatedEngine) {
   const inbox = await mkdtemp(join(tmpdir(), 'dc-runtime-'));
   const log = capture();
-  const timers = new ManualTimers();
+  const timers = new ManualClock();
   const ds = dataset(inbox);
   const { r } = await runtime(ds, engine, { logger: log.logger, timers });
   await r.start();

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach } from 'vitest';
 import type { Service } from '../../src/daemon/service.js';
-import type { Timers } from '../../src/daemon/timers.js';
+import { systemClock, type Clock } from '../../src/clock.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import type { CronStarter } from '../../src/triggers/scheduler.js';
@@ -46,9 +46,18 @@ export function waitEvent(lines: Line[], name: string, match: Record<string, unk
   return until(() => events(lines, name, match)[count - 1], `${count}× ${name} ${JSON.stringify(match)}`, lines);
 }
 
-/** Timers fired by the test: nothing runs until `fire` says so. */
-export class ManualTimers implements Timers {
+/** The real time and waits, with timers the test fires: no `after()` runs until `fire` says so. */
+export class ManualClock implements Clock {
   readonly pending: Array<{ ms: number; fn: () => void; label: string }> = [];
+  constructor(private readonly nowFn: () => number = () => Date.now()) {}
+
+  now(): number {
+    return this.nowFn();
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return systemClock.sleep(ms, signal);
+  }
 
   after(ms: number, fn: () => void, label: string): () => void {
     const t = { ms, fn, label };

@@ -6,7 +6,7 @@ import { capture, daemonFixture, drop, exportCsv, serviceScenario, waitEvent } f
 
 const modeOf = async (p: string) => (await stat(p)).mode & 0o777;
 
-// Review item 11: outside systemd (no StateDirectoryMode=, UMask=) the snapshot is not readable by others.
+// Outside systemd (no StateDirectoryMode=, UMask=) the snapshot is not readable by others.
 describe('daemon: the state folder it creates', () => {
   const fx = daemonFixture();
 

@@ -2,7 +2,7 @@ import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { capture, daemonFixture, drop, events, exportCsv, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, events, exportCsv, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
 // Issue 11 point 6: a link in the export folder to a file elsewhere is not read, not published, not quoted.
 describe('daemon: a symbolic link in the watch folder', () => {
@@ -18,7 +18,7 @@ describe('daemon: a symbolic link in the watch folder', () => {
     await writeFile(secret, `sku,name,code,stock\nP-9999,${SECRET},x,1\n`);
     await s.writeConfig({ shop: s.dataset() });
     const log = capture();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers: new ManualTimers() });
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: new ManualClock() });
     fx.services.push(service);
 
     const link = join(s.inbox, 'stock.csv');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { capture, daemonFixture, drop, exportCsv, freePort, healthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, healthz, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
-// Review item 7: "API unreachable" names the address, the errno and the setting to check.
+// "API unreachable" names the address, the errno and the setting to check.
 describe('daemon: an API that cannot be reached', () => {
   const fx = daemonFixture();
 
@@ -16,7 +16,7 @@ describe('daemon: an API that cannot be reached', () => {
       { health: { listen: `127.0.0.1:${port}` } },
     );
     const log = capture();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers: new ManualTimers() });
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: new ManualClock() });
     try {
       await drop(s.inbox, 'stock.csv', exportCsv(2));
       const summary = await waitEvent(log.lines, 'sync.summary');

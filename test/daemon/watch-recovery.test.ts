@@ -1,9 +1,9 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
-import { capture, daemonFixture, drop, exportCsv, freePort, healthz, type Line, ManualTimers, serviceScenario, until, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, healthz, type Line, ManualClock, serviceScenario, until, waitEvent } from './service-harness.js';
 
-// Review item 4: a folder that is missing, removed, replaced or remounted is
+// A folder that is missing, removed, replaced or remounted is
 // watched again once it is back, and /healthz says so while it is not watched.
 describe('daemon: the folder watch recovers', () => {
   const fx = daemonFixture();
@@ -15,8 +15,8 @@ describe('daemon: the folder watch recovers', () => {
     const port = await freePort();
     await s.writeConfig({ shop: s.dataset() }, { health: { listen: `127.0.0.1:${port}` } });
     const log = capture();
-    const timers = new ManualTimers();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers });
+    const timers = new ManualClock();
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: timers });
     services.push(service);
     const published = async (name: string, lines: Line[], n: number) => {
       const file = await drop(s.inbox, name, exportCsv(n));

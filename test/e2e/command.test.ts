@@ -22,7 +22,7 @@ async function eventually(cond: () => Promise<boolean>, what: string): Promise<v
   }
 }
 
-// Review item 3: an export command that starts child processes must not hang its schedule,
+// An export command that starts child processes must not hang its schedule,
 // leave orphans behind at a timeout or a stop, or put anything but JSON on stdout.
 describe('daemon end to end: export commands', () => {
   const fx = emulatorFixture();

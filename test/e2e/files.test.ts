@@ -56,7 +56,7 @@ describe('daemon end to end: watched folder', () => {
 
   it('moves a file with bad rows to failed/ with its reject file, publishing nothing from it', async () => {
     const before = emu.emulator.records('e2e-files');
-    // The bad value is a spreadsheet formula: the reject file must not let a spreadsheet run it (review item 9).
+    // The bad value is a spreadsheet formula: the reject file must not let a spreadsheet run it.
     await writeFile(join(s.inbox, 'stock.csv'), exportCsv(41, { stock: (i) => (i === 7 ? '=1+2' : i === 9 ? '@SUM(A1)' : '1') }));
     const rejected = await d.waitFor('file.rejected', { fate: 'failed' });
     const failed = await readdir(join(s.inbox, 'failed'));

@@ -21,7 +21,7 @@ function uidOf(user: string): number | undefined {
 
 const mode = async (path: string) => (await stat(path)).mode & 0o7777;
 
-// Review item 11: install.sh refuses a node the hardened unit cannot run, and --purge removes everything it owns.
+// Install.sh refuses a node the hardened unit cannot run, and --purge removes everything it owns.
 describe('systemd/install.sh', () => {
   it('refuses a node under /home (nvm): ProtectHome=yes would make the unit fail with 203/EXEC', async () => {
     const root = await mkdtemp(join(tmpdir(), 'dc-install-'));

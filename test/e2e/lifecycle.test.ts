@@ -83,7 +83,7 @@ describe('daemon end to end: schedules, reload, stop', () => {
     const summary = d.lines.findIndex((l) => l.event === 'sync.summary');
     expect(stopping).toBeGreaterThan(-1);
     expect(summary).toBeGreaterThan(stopping);
-    // Review item 5: the stop does not wait for the whole sync, only for the request in flight.
+    // The stop does not wait for the whole sync, only for the request in flight.
     expect(d.lines[summary]).toMatchObject({ result: 'interrupted', code: 'INTERRUPTED' });
     expect(fx.emu.emulator.records('e2e-stop').length).toBeLessThan(N);
     expect(await readdir(s.inbox)).toContain('stock.csv');

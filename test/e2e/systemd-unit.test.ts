@@ -38,7 +38,7 @@ describe('systemd unit: notify, watchdog, memory, exposure', () => {
   });
 });
 
-// Review item 10: one dataset's bad key must not stop the service for the others.
+// One dataset's bad key must not stop the service for the others.
 describe('systemd unit: a bad key of one dataset', () => {
   const fx = emulatorFixture();
 

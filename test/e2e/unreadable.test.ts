@@ -7,7 +7,7 @@ import { emulatorFixture, exportCsv, freePort, scenario } from './harness.js';
 const asRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
 
-// Review item 8: an export the service user may not read is not "gone".
+// An export the service user may not read is not "gone".
 describe('daemon end to end: an unreadable export', () => {
   const fx = emulatorFixture();
 

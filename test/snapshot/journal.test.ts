@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/clock.js';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hasCode } from '../../src/errors.js';
@@ -10,7 +11,7 @@ let now = 100;
 beforeEach(() => {
   t = tempDir();
   now = 100;
-  db = openStateDb(join(t.dir, 'state.db'), { clock: { now: () => now, sleep: async () => {} } });
+  db = openStateDb(join(t.dir, 'state.db'), { clock: { ...systemClock, now: () => now, sleep: async () => {} } });
 });
 afterEach(() => {
   db.close();
@@ -59,7 +60,7 @@ describe('Journal', () => {
     db.journal.beginPlan('shop', { planId: 'p1', path: 'per_record' });
     db.journal.recordIntent('p1', { step: 1, kind: 'post', intent: { record_id: 'a' }, idempotencyKey: 'k' });
     db.close();
-    db = openStateDb(join(t.dir, 'state.db'), { clock: { now: () => now, sleep: async () => {} } });
+    db = openStateDb(join(t.dir, 'state.db'), { clock: { ...systemClock, now: () => now, sleep: async () => {} } });
     const p = db.journal.pending('shop')!;
     expect(p.pending[0]).toMatchObject({ kind: 'post', intent: { record_id: 'a' }, idempotencyKey: 'k' });
     db.journal.finishPlan('p1', 'published');

@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/clock.js';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
@@ -10,7 +11,7 @@ let now = 1_000;
 beforeEach(() => {
   t = tempDir();
   now = 1_000;
-  db = openStateDb(join(t.dir, 'state.db'), { clock: { now: () => now, sleep: async () => {} } });
+  db = openStateDb(join(t.dir, 'state.db'), { clock: { ...systemClock, now: () => now, sleep: async () => {} } });
 });
 afterEach(() => {
   db.close();

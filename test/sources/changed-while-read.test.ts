@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { appendFile, rename, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
 import { readExport } from '../../src/sources/read.js';
-import { SourceError } from '../../src/sources/errors.js';
+import { SourceError } from '../../src/model/source-error.js';
 import { simpleMapping, tempDir } from './helpers.js';
 
 // A file changed while it is read never yields a usable result: its rows come from a file that never existed whole.
@@ -54,5 +55,36 @@ describe('a file that changes while it is read', () => {
     });
     expect(r.rejected).toBeNull();
     expect(r.counts.records).toBe(50);
+  });
+});
+
+describe('a file read with the hash it was handed on with (hashed once, at the file job)', () => {
+  const read = async (file: string, sha256: string) => {
+    const reader = readExport(file, sourceConfigSchema.parse({ type: 'csv' }), mappingConfigSchema.parse(simpleMapping), { sha256 });
+    try {
+      for await (const _ of reader.batches());
+    } catch (err) {
+      if (!(err instanceof SourceError)) throw err;
+    }
+    return reader.result!;
+  };
+
+  it('the same bytes: read as usual, named by that hash', async () => {
+    const file = join(await tempDir(), 'stock.csv');
+    const text = `SKU,Name,Code\n${rows(1, 20)}`;
+    await writeFile(file, text);
+    const sha = createHash('sha256').update(text).digest('hex');
+    const r = await read(file, sha);
+    expect(r.rejected).toBeNull();
+    expect(r.sha256).toBe(sha);
+    expect(r.counts.records).toBe(20);
+  });
+
+  it('other bytes than the ones hashed (rewritten in between, same size): FILE_CHANGED, nothing used', async () => {
+    const file = join(await tempDir(), 'stock.csv');
+    const before = `SKU,Name,Code\n${rows(1, 20)}`;
+    await writeFile(file, before.replace('name 1,', 'NAME 1,'));
+    const r = await read(file, createHash('sha256').update(before).digest('hex'));
+    expect(r.rejected).toMatchObject({ code: 'FILE_CHANGED', action: 'retry' });
   });
 });

@@ -5,7 +5,7 @@ import iconv from 'iconv-lite';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
 import { readExport } from '../../src/sources/read.js';
-import { SourceError } from '../../src/sources/errors.js';
+import { SourceError } from '../../src/model/source-error.js';
 import { rejectFilePath, writeRejectFile } from '../../src/sources/reject-file.js';
 import { readText, simpleMapping, tempDir } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import ExcelJS from 'exceljs';
 import { sourceConfigSchema, type SourceConfigInput } from '../../src/sources/config.js';
 import { ByteMeter } from '../../src/sources/meter.js';
-import { SourceError } from '../../src/sources/errors.js';
+import { SourceError } from '../../src/model/source-error.js';
 import { readXlsxRows } from '../../src/sources/xlsx.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile } from '../../src/sources/open-file.js';
 import { isDateFormat } from '../../src/sources/xlsx/styles.js';

@@ -7,7 +7,7 @@ import { openStateDb } from '../../src/snapshot/db.js';
 import { snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
 import { confirmedParts, diffRecords, diffSorted } from '../../src/sync/core/diff.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
-import type { OwnershipMode } from '../../src/sync/core/policy.js';
+import type { OwnershipMode } from '../../src/config/policy.js';
 import { rec, recs, tempDir } from './diff-fixtures.js';
 
 const notOwned = (r: DatasetRecord): SnapshotSeed => ({ record: r, owned: false });

@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/clock.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { Secret } from '../../src/secret.js';
 import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { SyncEngine } from '../../src/sync/engine.js';
-import { policySchema } from '../../src/sync/core/policy.js';
+import { policySchema } from '../../src/config/policy.js';
 
 /** One scenario: an emulator over real HTTP, a dataset and key, a state db in a temp dir, an engine. */
 export interface Scenario {
@@ -73,7 +74,7 @@ export async function scenario(opts: {
   let clientKey = opts.clientKey ?? key;
   const reread = opts.rereadKey;
   // Waits (retry back-off, Retry-After, job polls) move the emulator's clock instead of sleeping; the state db's stamps follow it too.
-  const clock = { now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
+  const clock = { ...systemClock, now: () => em.emulator.clock.now(), sleep: async (ms: number) => em.emulator.clock.advance(Math.max(0, ms)) };
   const start = (db: StateDb) => new SyncEngine({
     db,
     logger,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { evaluateGuards, guardCountsOfDraft } from '../../src/sync/core/guards.js';
-import { policySchema } from '../../src/sync/core/policy.js';
+import { policySchema } from '../../src/config/policy.js';
 
 describe('evaluateGuards against a draft (A19 counts)', () => {
   const p = policySchema.parse({});

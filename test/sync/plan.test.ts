@@ -4,7 +4,7 @@ import { snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader
 import type { Changeset } from '../../src/sync/core/changeset.js';
 import { diffSorted } from '../../src/sync/core/diff.js';
 import { planSync as planWith, type KeyRole, type PlanInputs, type PlanSnapshotInfo, type PlanSource, type SyncPath } from '../../src/sync/core/plan.js';
-import { policySchema, type Policy } from '../../src/sync/core/policy.js';
+import { policySchema, type Policy } from '../../src/config/policy.js';
 import { rec, recs } from './diff-fixtures.js';
 
 const ALL: KeyRole[] = ['read', 'write', 'replace', 'publish'];

@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/clock.js';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -22,7 +23,7 @@ afterEach(async () => {
 /** A second engine on its own connection to the same state db, as a CLI command beside the daemon has. */
 function secondProcess(sc: Scenario, waitMs: number): SyncEngine {
   db2 = openStateDb(join(sc.dir, 'state.db'));
-  const clock = { now: () => sc.em.emulator.clock.now(), sleep: async (ms: number) => sc.em.emulator.clock.advance(Math.max(0, ms)) };
+  const clock = { ...systemClock, now: () => sc.em.emulator.clock.now(), sleep: async (ms: number) => sc.em.emulator.clock.advance(Math.max(0, ms)) };
   return new SyncEngine({
     db: db2,
     logger: pino({ level: 'silent' }),

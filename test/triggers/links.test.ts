@@ -6,7 +6,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { disposeFile } from '../../src/triggers/after.js';
 import { watchConfigSchema, type WatchConfig } from '../../src/triggers/config.js';
-import { FolderWatcher, type ReadyFile } from '../../src/triggers/watcher.js';
+import { FolderWatcher } from '../../src/triggers/watcher.js';
+import type { ReadyFile } from '../../src/triggers/ready-file.js';
 import { SECRET, secretOutside } from '../sources/helpers.js';
 
 // Issue 11 point 6: a link or any non-regular file in a watch folder is never handed on (nor opened), and said once.

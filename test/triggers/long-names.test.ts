@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { rejectFilePath, writeRejectFile } from '../../src/sources/reject-file.js';
 import { archiveName, disposeFile } from '../../src/triggers/after.js';
 import { watchConfigSchema } from '../../src/triggers/config.js';
-import type { ReadyFile } from '../../src/triggers/watcher.js';
+import type { ReadyFile } from '../../src/triggers/ready-file.js';
 
 const NOW = Date.UTC(2024, 3, 12, 3, 15, 0);
 const bytes = (s: string) => Buffer.byteLength(s);

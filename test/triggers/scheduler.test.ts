@@ -84,7 +84,8 @@ describe('dataset scheduler', () => {
     expect(skipped).toEqual(['reconcile-1']);
     let stopped = false;
     const stopping = s.stop().then(() => (stopped = true));
-    await new Promise((r) => setTimeout(r, 10));
+    // Let every pending callback and promise run: stop() must still wait for the running job.
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
     expect(stopped).toBe(false);
     release();
     await stopping;

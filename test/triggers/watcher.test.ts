@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchConfigSchema, type WatchConfig } from '../../src/triggers/config.js';
-import { FolderWatcher, type ReadyFile } from '../../src/triggers/watcher.js';
+import { FolderWatcher } from '../../src/triggers/watcher.js';
+import type { ReadyFile } from '../../src/triggers/ready-file.js';
 
 const SETTLE_MS = 120;
 const watchers: FolderWatcher[] = [];

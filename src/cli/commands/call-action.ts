@@ -10,14 +10,14 @@ import { DEFAULT_WAITS, formatDuration } from '../../a2a/waits.js';
 import type { Clock } from '../../clock.js';
 import { configAbsent, loadConfig } from '../../config/load.js';
 import { resolveKey } from '../../config/key.js';
-import { alertsConfigSchema, type CallAlertConfig } from '../../daemon/alerts-config.js';
+import { alertsConfigSchema, type CallAlertConfig } from '../../config/alerts.js';
 import { startA2aEmulator, type RunningA2aEmulator } from '../../emulator/a2a/server.js';
 import { DEMO_SCRIPT } from '../../emulator/a2a/script.js';
 import { registerSecret } from '../../log/secret-registry.js';
 import { Secret } from '../../secret.js';
 import { globalOptions } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
-import { A2A_KEY_ENV, type CallOptions } from './call.js';
+import { A2A_KEY_ENV, type CallOptions } from './call-options.js';
 
 /** What `call` touches beyond its options; the process gives the real ones, tests their own. */
 export interface CallIo {
@@ -174,7 +174,7 @@ export function callExitCode(o: CallOutcome): number {
 async function callSettings(cmd: Command): Promise<CallAlertConfig | undefined> {
   const path = globalOptions(cmd).config;
   const source = cmd.parent?.getOptionValueSource('config');
-  // Only a default config that is really not there is skipped; one that cannot be read fails (review item 11).
+  // Only a default config that is really not there is skipped; one that cannot be read fails.
   if (source === 'default' && (await configAbsent(path))) return undefined;
   const config = await loadConfig(path);
   const alerts = (config as { alerts?: unknown }).alerts;

@@ -1,20 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { runAction } from '../context.js';
-
-/** Environment variable holding the A2A key when no --key-file is given. */
-export const A2A_KEY_ENV = 'A2A_KEY';
-
-/** Options of `call`. */
-export interface CallOptions {
-  to: string;
-  goal: string;
-  keyFile?: string;
-  baseUrl?: string;
-  answers?: string;
-  yes?: boolean;
-  emulator?: boolean;
-  patienceMinutes?: number;
-}
+import { A2A_KEY_ENV, type CallOptions } from './call-options.js';
 
 function minutes(value: string): number {
   const n = Number(value);

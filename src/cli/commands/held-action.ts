@@ -33,7 +33,7 @@ export function registerHeldAction(program: Command, action: HeldAction, descrip
       const config = await loadConfigFor(cmd);
       const human = humanOutput(opts, io);
       const { logger, progress } = await commandLogger(cmd, config, human, io, process.stderr);
-      const { cliEngine } = await import('../../sync/cli-engine.js');
+      const { cliEngine } = await import('../engine.js');
       const { heldResultReport, nothingHeldReport, printHeldReport } = await import('../held-report.js');
       const cli = await cliEngine(config, logger, [name], action);
       try {

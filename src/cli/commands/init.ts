@@ -36,7 +36,7 @@ export function register(program: Command): void {
           process.stderr.write(`error: --dataset ${JSON.stringify(dataset)}: expected 1–64 of a-z 0-9 _ -, starting with a letter or digit\n`);
           return ExitCode.USAGE;
         }
-        const { proposeConfig } = await import('../../init/run.js');
+        const { proposeConfig } = await import('../init/run.js');
         exitWhenStdoutCloses();
         return proposeConfig(opts.file, { dataset, ...(opts.sheet !== undefined ? { sheet: opts.sheet } : {}) }, process.stdout, process.stderr);
       }),

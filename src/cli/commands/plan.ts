@@ -40,7 +40,7 @@ export function register(program: Command): void {
         const config = await loadConfigFor(cmd);
         const human = humanOutput(opts);
         const { logger, progress } = await commandLogger(cmd, config, human, undefined, process.stderr);
-        const { cliEngine } = await import('../../sync/cli-engine.js');
+        const { cliEngine } = await import('../engine.js');
         const cli = await cliEngine(config, logger, [name], 'plan');
         try {
           const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW, { publish: opts.publish }));

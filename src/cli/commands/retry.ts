@@ -53,7 +53,7 @@ export function register(program: Command): void {
     .action(
       runAction(async (name: string, file: string | undefined, opts: { json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
-        const { cliEngine } = await import('../../sync/cli-engine.js');
+        const { cliEngine } = await import('../engine.js');
         const ds = config.datasets[name];
         if (!ds) throw new ConnectorError('UNKNOWN_DATASET', `no dataset "${name}" in the configuration`, { action: 'reject', context: { dataset: name } });
         if (!ds.watch || ds.watch.after !== 'move') {

@@ -10,7 +10,7 @@ export function register(program: Command): void {
     .action(
       runAction(async (opts: { json?: boolean }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
-        const { cliEngine } = await import('../../sync/cli-engine.js');
+        const { cliEngine } = await import('../engine.js');
         const { nextScheduledRuns } = await import('../../triggers/next-runs.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), []);
         try {

@@ -30,7 +30,7 @@ export function register(program: Command): void {
         const config = await loadConfigFor(cmd);
         const human = humanOutput(opts);
         const { logger, progress } = await commandLogger(cmd, config, human);
-        const { cliEngine } = await import('../../sync/cli-engine.js');
+        const { cliEngine } = await import('../engine.js');
         const cli = await cliEngine(config, logger, [name], 'sync');
         try {
           const summary = await cli.engine.sync(cli.dataset(name), { file: opts.file, links: ALWAYS_FOLLOW }, opts.publish === false ? { publish: false } : {});

@@ -1,5 +1,13 @@
 import type { ServerResponse } from 'node:http';
-import type { TaskEventRecord } from './tasks.js';
+
+/** One event in a task's history: the JSON-RPC `result` of an SSE event (A28). */
+export interface TaskEventRecord {
+  seq: number;
+  name: 'task' | 'statusUpdate';
+  result: Record<string, unknown>;
+  /** The stream closes after this event (input-required or terminal). */
+  final: boolean;
+}
 
 /** How the emulator writes its SSE streams; tests change it to exercise the client's tolerant reader (A28). */
 export interface SseStyle {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { DEFAULT_MODES, type A2aModes } from './modes.js';
+import type { TaskEventRecord } from './sse-writer.js';
 import type { CallScript } from './script.js';
 
 /**
@@ -12,15 +13,6 @@ import type { CallScript } from './script.js';
 export type EmuState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected' | 'auth-required' | 'unknown';
 
 const TERMINAL = new Set<EmuState>(['completed', 'failed', 'canceled', 'rejected']);
-
-/** One event in a task's history: the JSON-RPC `result` of an SSE event (A28). */
-export interface TaskEventRecord {
-  seq: number;
-  name: 'task' | 'statusUpdate';
-  result: Record<string, unknown>;
-  /** The stream closes after this event (input-required or terminal). */
-  final: boolean;
-}
 
 /** Someone reading a task's stream. */
 export interface Subscriber {

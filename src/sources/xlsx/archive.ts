@@ -3,8 +3,8 @@ import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { TextDecoder } from 'node:util';
 import { crc32, createInflateRaw } from 'node:zlib';
-import { SourceError } from '../errors.js';
-import { boundText } from '../excerpt.js';
+import { SourceError } from '../../model/source-error.js';
+import { boundText } from '../../model/excerpt.js';
 
 /** One archive entry as the zip central directory describes it. */
 export interface ZipEntryInfo {

@@ -1,4 +1,4 @@
-import { SourceError } from '../errors.js';
+import { SourceError } from '../../model/source-error.js';
 import { partName, type WorkbookArchive } from './archive.js';
 import { unescapeXstring } from './cell-text.js';
 import { readXml, type XmlHandlers } from './xml.js';

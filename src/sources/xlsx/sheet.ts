@@ -1,5 +1,5 @@
-import { SourceError } from '../errors.js';
-import { boundText } from '../excerpt.js';
+import { SourceError } from '../../model/source-error.js';
+import { boundText } from '../../model/excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
 import { StringItem } from './shared-strings.js';

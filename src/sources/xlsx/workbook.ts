@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { SourceError } from '../errors.js';
+import { SourceError } from '../../model/source-error.js';
 import type { WorkbookArchive } from './archive.js';
 import { readXml } from './xml.js';
 

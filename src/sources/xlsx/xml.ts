@@ -1,5 +1,5 @@
-import { SourceError } from '../errors.js';
-import { boundText } from '../excerpt.js';
+import { SourceError } from '../../model/source-error.js';
+import { boundText } from '../../model/excerpt.js';
 import { partName } from './archive.js';
 import { XmlScanner, XmlSyntaxError } from './xml-scan.js';
 

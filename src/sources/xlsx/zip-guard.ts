@@ -1,4 +1,4 @@
-import { SourceError } from '../errors.js';
+import { SourceError } from '../../model/source-error.js';
 import { partName, type ZipEntryInfo } from './archive.js';
 
 // Small entries compress well for honest reasons (a sheet of one repeated value); the ratio rule is for big ones.

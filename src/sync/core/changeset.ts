@@ -1,5 +1,5 @@
 import type { DatasetRecord, RecordField, RecordPatch } from '../../model/record.js';
-import type { OwnershipMode } from './policy.js';
+import type { OwnershipMode } from '../../config/policy.js';
 
 /** A record whose published content differs from the source. */
 export interface RecordChange {

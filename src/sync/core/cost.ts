@@ -1,4 +1,4 @@
-import type { Policy } from './policy.js';
+import type { Policy } from '../../config/policy.js';
 
 /** The request budget of a key (A24) and, optionally, upload throughput. */
 export interface RateBudget {

@@ -17,7 +17,7 @@ import {
   type RecordText,
 } from './changeset.js';
 import { ChangesetFiles, type ChangesetSink } from './changeset-files.js';
-import type { OwnershipMode, Policy } from './policy.js';
+import type { OwnershipMode, Policy } from '../../config/policy.js';
 import { applyKeptFields } from './ownership.js';
 import type { SortedSource, SourceEntry } from './sorted-source.js';
 

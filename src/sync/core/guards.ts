@@ -1,5 +1,5 @@
 import type { ChangesetCounts } from './changeset.js';
-import type { Policy } from './policy.js';
+import type { Policy } from '../../config/policy.js';
 
 /** The guards of issue 4, in the order they are reported. */
 export type GuardName = 'max_delete_ratio' | 'max_deletes' | 'min_records' | 'empty_result' | 'max_row_drop_ratio';

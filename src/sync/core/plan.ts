@@ -7,7 +7,7 @@ import type { Changeset, ChangesetCounts, ChangesetHead, ChangesetSummary, Forei
 import { channelOf, decideStaging, stagingNote } from './key-staging.js';
 import { jobEstimate, perRecordCost, replaceCost, secs, type CostEstimate, type RateBudget } from './cost.js';
 import { evaluateGuards, guardCountsOf, type GuardEvaluation } from './guards.js';
-import type { Policy } from './policy.js';
+import type { Policy } from '../../config/policy.js';
 
 export type { RateBudget, CostEstimate } from './cost.js';
 

@@ -6,6 +6,7 @@ import type { PlanRun } from './plan-run.js';
 import { draftGuards, publishDraft } from './publish.js';
 import { abandonPlan, needsReplan } from './resume.js';
 import { stagingOf } from './key-knowledge.js';
+import { event } from '../../log/events.js';
 
 /** What approve or discard did. */
 export interface HeldActionResult {
@@ -76,7 +77,7 @@ export async function approveHeld(ctx: ExecContext): Promise<HeldActionResult> {
     }
     throw err;
   }
-  ctx.logger.info({ event: 'draft.approved', version: held.version, flags }, 'held change approved and published');
+  ctx.logger.info(event('draft.approved', { version: held.version, flags }), 'held change approved and published');
   return { dataset: ctx.dataset, action: 'published', version: held.version, flags, message: `published version ${held.version}` };
 }
 
@@ -114,7 +115,7 @@ async function approveUnsent(ctx: ExecContext, held: PlanRun): Promise<HeldActio
     throw new ConnectorError('ALL_REFUSED', `the server refused all ${end.refused} records of the held change`, { action: 'reject', context: { dataset: ctx.dataset } });
   }
   if (end.kind === 'held') return { dataset: ctx.dataset, action: 'staged', version: end.version, code: `HELD_${end.held.toUpperCase()}`, message: end.reason };
-  ctx.logger.info({ event: 'draft.approved', version: end.version, flags, unsent: true }, 'held change approved, sent and published');
+  ctx.logger.info(event('draft.approved', { version: end.version, flags, unsent: true }), 'held change approved, sent and published');
   return { dataset: ctx.dataset, action: 'published', version: end.version, flags, message: `sent and published version ${end.version}` };
 }
 
@@ -132,7 +133,7 @@ export async function discardHeld(ctx: ExecContext): Promise<HeldActionResult> {
   }
   const fileHash = (held.summary as { fileHash?: string | null } | null)?.fileHash ?? null;
   ledger.dropHeld(ctx, held.planId, { result: 'discarded', detail: { version: held.version, fileHash } });
-  ctx.logger.info({ event: 'draft.discarded', version: held.version }, 'held change discarded');
+  ctx.logger.info(event('draft.discarded', { version: held.version }), 'held change discarded');
   const what = held.version === null ? 'the change kept unsent' : `draft ${held.version}`;
   return { dataset: ctx.dataset, action: 'discarded', version: held.version, message: `discarded ${what}` };
 }

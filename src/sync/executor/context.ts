@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import type { DatasetClient } from '../../api/client.js';
 import type { Clock } from '../../clock.js';
 import type { StateDb } from '../../snapshot/db.js';
-import type { RowError } from '../../sources/types.js';
+import type { RowError } from '../../model/row-error.js';
 import type { SnapshotStore } from '../../snapshot/store.js';
-import type { Policy } from '../core/policy.js';
+import type { Policy } from '../../config/policy.js';
 import type { SyncSummary } from '../outcome.js';
 
 /** What execute, resume, approve and discard work with for one dataset. */

@@ -3,6 +3,7 @@ import type { ExecContext } from './context.js';
 import * as ledger from './ledger.js';
 import type { DraftCounts } from '../core/plan.js';
 import type { RunJournal } from './run-journal.js';
+import { event } from '../../log/events.js';
 
 /**
  * Whose draft is it? A pending draft blocks publishing writes and replaces,
@@ -95,12 +96,12 @@ export async function foreignDraft(ctx: ExecContext, version: number): Promise<D
   if (ctx.policy.on_foreign_draft === 'discard') {
     await ctx.client.discardVersion(version);
     ctx.summary.warnings.push(`discarded a foreign draft ${version} (on_foreign_draft: discard)`);
-    ctx.logger.warn({ event: 'draft.discarded', kind: 'foreign_draft', version }, 'discarded a draft the connector did not make');
+    ctx.logger.warn(event('draft.discarded', { kind: 'foreign_draft', version }), 'discarded a draft the connector did not make');
     return null;
   }
   const message = foreignDraftMessage(version);
   ctx.store.hold({ kind: 'foreign_draft', version, reason: message, planId: null, summary: null });
-  ctx.logger.warn({ event: 'sync.skipped', kind: 'foreign_draft', version }, 'a foreign draft blocks the dataset');
+  ctx.logger.warn(event('sync.skipped', { kind: 'foreign_draft', version }), 'a foreign draft blocks the dataset');
   return { result: 'waiting', code: 'DRAFT_PENDING', message };
 }
 
@@ -115,7 +116,7 @@ export function holdMixed(ctx: ExecContext, err: MixedDraftError, fileHash: stri
     { version: err.version, reason: err.message, planId: err.planId, summary: { mixed: true, counts: err.counts, sent: err.sent, fileHash } },
     { code: err.code, version: err.version, planId: err.planId },
   );
-  ctx.logger.warn({ event: 'sync.skipped', kind: 'mixed_draft', version: err.version, counts: err.counts, sent: err.sent, planId: err.planId }, 'a draft holds the connector\'s writes and someone else\'s changes: left for a person');
+  ctx.logger.warn(event('sync.skipped', { kind: 'mixed_draft', version: err.version, counts: err.counts, sent: err.sent, planId: err.planId }), 'a draft holds the connector\'s writes and someone else\'s changes: left for a person');
   return { result: 'waiting', code: err.code, message: err.message };
 }
 
@@ -150,5 +151,5 @@ export async function settleOrphan(ctx: ExecContext, planId: string, version: nu
   } catch (err) {
     if (!hasCode(err, 'DRAFT_EXPIRED', 'VERSION_NOT_FOUND', 'CONFLICT')) throw err;
   }
-  ctx.logger.warn({ event: 'draft.discarded', kind: 'own_orphan', version, planId }, 'discarded a draft a stopped sync of the connector had left');
+  ctx.logger.warn(event('draft.discarded', { kind: 'own_orphan', version, planId }), 'discarded a draft a stopped sync of the connector had left');
 }

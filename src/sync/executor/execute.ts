@@ -1,4 +1,5 @@
 import { applyPerRecord, type RefusedOp } from './apply-per-record.js';
+import { event } from '../../log/events.js';
 import { applyImport } from './apply-import.js';
 import { applyReplace } from './apply-replace.js';
 import type { ExecContext } from './context.js';
@@ -45,7 +46,7 @@ export async function execute(ctx: ExecContext, start: PlanRun, rj: RunJournal):
         // A replace job cannot be stopped half-way: say what went out unheld; later ones stay unsent (planSync).
         const msg = `published although a guard would have held it (${run.plan.heldBy}): the key ignores staging`;
         ctx.summary.warnings.push(msg);
-        ctx.logger.warn({ event: 'guard.held', kind: 'legacy_published', version: stage.version, reason: run.plan.heldBy }, msg);
+        ctx.logger.warn(event('guard.held', { kind: 'legacy_published', version: stage.version, reason: run.plan.heldBy }), msg);
       }
     }
     // Issue 11: the same end as a published draft, so adoptions and the source are confirmed on every path.
@@ -65,7 +66,7 @@ export function unsentHold(run: Pick<PlanRun, 'plan'>, published: number | null,
 /** The log line of a change kept unsent. */
 export function logUnsent(ctx: ExecContext, run: Pick<PlanRun, 'plan'>, published: number | null): void {
   const why = run.plan.heldBy ?? 'staged only (publish=false)';
-  ctx.logger.warn({ event: 'guard.held', kind: 'unsent', planId: run.plan.id, published, reason: why, requiredFlags: run.plan.requiredFlags }, 'change kept unsent for a person');
+  ctx.logger.warn(event('guard.held', { kind: 'unsent', planId: run.plan.id, published, reason: why, requiredFlags: run.plan.requiredFlags }), 'change kept unsent for a person');
 }
 
 /**
@@ -96,14 +97,14 @@ function reportRefused(ctx: ExecContext, run: PlanRun, refused: RefusedOp[]): vo
   }
   for (const r of refused.slice(0, 50)) {
     ctx.logger.error(
-      {
-        event: 'file.rejected', kind: 'server_row_error',
+      event('file.rejected', {
+        kind: 'server_row_error',
         file: plan.file,
         line: lines.get(r.op.record_id) ?? null,
         record_id: r.op.record_id,
         code: r.error.code,
         errors: r.error.rowErrors.map((e) => ({ field: e.field, message: e.message })),
-      },
+      }),
       'server refused a record',
     );
   }

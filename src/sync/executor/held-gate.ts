@@ -7,6 +7,7 @@ import { foreignDraftMessage, isMixed, otherDraft } from './drafts.js';
 import * as ledger from './ledger.js';
 import type { SyncResult } from '../outcome.js';
 import { reconcile } from './reconcile.js';
+import { event } from '../../log/events.js';
 
 /** Why a sync stops before planning: a held change or a foreign draft. */
 export interface GateStop {
@@ -44,12 +45,12 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
       await reconcile(ctx, true, parts ? { records: parts.upsertTexts, own: parts.own } : undefined);
       ledger.dropHeld(ctx, held.planId);
     }
-    ctx.logger.info({ event: 'sync.published', kind: mixed ? 'mixed_published' : 'held_published', version: held.version }, 'the held change was published');
+    ctx.logger.info(event('sync.published', { kind: mixed ? 'mixed_published' : 'held_published', version: held.version }), 'the held change was published');
     return null;
   }
   if (status === 'draft') return held; // pending, though not the dataset's draft: leave it to the gate
   ledger.dropHeld(ctx, held.planId);
-  ctx.logger.warn({ event: 'draft.expired', kind: 'held_gone', version: held.version, status }, 'the held draft is gone; staging again from the current export');
+  ctx.logger.warn(event('draft.expired', { kind: 'held_gone', version: held.version, status }), 'the held draft is gone; staging again from the current export');
   return null;
 }
 
@@ -69,7 +70,7 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
     // Kept unsent (A12): nothing of it is on the server.
     if (same) return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
     ledger.dropHeld(ctx, held.planId);
-    ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: null, planId: held.planId }, 'a newer export replaces the held change');
+    ctx.logger.warn(event('draft.discarded', { kind: 'held_superseded', version: null, planId: held.planId }), 'a newer export replaces the held change');
   } else if (held && held.kind !== 'foreign_draft' && held.version !== null) {
     // Still pending.
     if (same) return { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason };
@@ -82,7 +83,7 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
       throw err;
     }
     ledger.dropHeld(ctx, held.planId);
-    ctx.logger.warn({ event: 'draft.discarded', kind: 'held_superseded', version: held.version }, 'a newer export replaces the held change');
+    ctx.logger.warn(event('draft.discarded', { kind: 'held_superseded', version: held.version }), 'a newer export replaces the held change');
     ds = (await ctx.client.getDataset()).value;
   } else if (held && held.version !== null && isMixed(held.summary)) {
     // Our writes and someone else's in one draft, still pending: only a person decides (never discarded here).

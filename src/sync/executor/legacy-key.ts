@@ -1,4 +1,5 @@
 import type { ExecContext } from './context.js';
+import { event } from '../../log/events.js';
 
 /** A12: what the summary and the log say when the key publishes writes that asked to stage. */
 export const LEGACY_KEY_WARNING =
@@ -8,5 +9,5 @@ export const LEGACY_KEY_WARNING =
 export function warnLegacyKey(ctx: ExecContext, fields: Record<string, unknown> = {}): void {
   if (ctx.summary.warnings.includes(LEGACY_KEY_WARNING)) return;
   ctx.summary.warnings.push(LEGACY_KEY_WARNING);
-  ctx.logger.warn({ event: 'key.warning', kind: 'legacy_key', ...fields }, LEGACY_KEY_WARNING);
+  ctx.logger.warn(event('key.warning', { kind: 'legacy_key', ...fields }), LEGACY_KEY_WARNING);
 }

@@ -2,6 +2,7 @@ import type { ExecContext } from './context.js';
 import { settleHeld } from './held-gate.js';
 import { reconcile, type ServerView } from './reconcile.js';
 import { resumeOpenPlan } from './resume.js';
+import { event } from '../../log/events.js';
 
 /**
  * The daemon's periodic reconcile: first finish what is in flight (an open
@@ -12,7 +13,7 @@ import { resumeOpenPlan } from './resume.js';
  */
 export async function periodicReconcile(ctx: ExecContext): Promise<ServerView> {
   const resumed = await resumeOpenPlan(ctx);
-  if (resumed) ctx.logger.info({ event: 'reconcile.started', kind: 'after_resume', planId: resumed.planId }, 'finished an interrupted sync before reconciling');
+  if (resumed) ctx.logger.info(event('reconcile.started', { kind: 'after_resume', planId: resumed.planId }), 'finished an interrupted sync before reconciling');
   await settleHeld(ctx, (await ctx.client.getDataset()).value);
   return reconcile(ctx, true);
 }

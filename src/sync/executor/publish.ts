@@ -15,6 +15,7 @@ import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from '../cor
 import type { RunJournal } from './run-journal.js';
 import { MixedDraftError, onlyOurs, sentCounts } from './drafts.js';
 import { checkpoint } from './interrupt.js';
+import { event } from '../../log/events.js';
 
 /** How the publish step ended. */
 export type PublishEnd =
@@ -75,7 +76,7 @@ export async function verifyAndPublish(ctx: ExecContext, run: PlanRun, rj: RunJo
   if (evaluation.holds) {
     const reason = evaluation.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ');
     ledger.held(ctx, run, 'guard', version, reason, evaluation);
-    ctx.logger.warn({ event: 'guard.held', version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }, 'guard held the change');
+    ctx.logger.warn(event('guard.held', { version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }), 'guard held the change');
     return { kind: 'held', held: 'guard', version, reason, evaluation };
   }
   if (publishDenied) return portalPublish(ctx, run, version);
@@ -112,7 +113,7 @@ export async function publishDraft(
       rj.failed(stepName, { code: err.code });
       const evaluation = draftGuards(ctx, run, run.expected);
       ledger.held(ctx, run, 'guard', version, `server refused: ${err.code}`, evaluation);
-      ctx.logger.warn({ event: 'guard.held', version, code: err.code, requiredFlags: evaluation.requiredFlags }, 'server guard held the change');
+      ctx.logger.warn(event('guard.held', { version, code: err.code, requiredFlags: evaluation.requiredFlags }), 'server guard held the change');
       return { kind: 'held', held: 'guard', version, reason: err.code, evaluation };
     }
     throw err;
@@ -125,7 +126,7 @@ export async function publishDraft(
 function portalPublish(ctx: ExecContext, run: PlanRun, version: number): PublishEnd {
   const reason = 'the key has no publish role: a person must publish this draft in the portal';
   ledger.held(ctx, run, 'publish_required', version, reason, null);
-  ctx.logger.warn({ event: 'sync.staged', kind: 'publish_required', version }, 'draft staged; a person must publish it in the portal');
+  ctx.logger.warn(event('sync.staged', { kind: 'publish_required', version }), 'draft staged; a person must publish it in the portal');
   return { kind: 'held', held: 'publish_required', version, reason, evaluation: null };
 }
 

@@ -4,6 +4,7 @@ import type { OurRecords } from '../../snapshot/rebuild.js';
 import type { RebuildReport } from '../../snapshot/types.js';
 import type { ExecContext } from './context.js';
 import { checkpoint } from './interrupt.js';
+import { event } from '../../log/events.js';
 
 /** What the server holds now, and whether the snapshot was rebuilt to match it. */
 export interface ServerView {
@@ -46,12 +47,12 @@ export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecor
     }
     const report = rebuild.commit(ds.active_version, etag, ours);
     ctx.logger.info(
-      { event: 'reconcile.done', firstRun: info.activeVersion === null, version: ds.active_version, ...report, foreignEdits: report.foreignEdits.length },
+      event('reconcile.done', { firstRun: info.activeVersion === null, version: ds.active_version, ...report, foreignEdits: report.foreignEdits.length }),
       'snapshot rebuilt from the server',
     );
     for (const fe of report.foreignEdits.slice(0, 50)) {
       ctx.logger.warn(
-        { event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: ctx.policy.on_foreign_edit },
+        event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: ctx.policy.on_foreign_edit }),
         'a record the connector owns was edited on the server',
       );
     }

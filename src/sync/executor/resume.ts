@@ -6,6 +6,7 @@ import type { DraftCounts } from '../core/plan.js';
 import { sameCounts } from './apply-per-record.js';
 import type { RunJournal } from './run-journal.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, onlyOurs, sentCounts } from './drafts.js';
+import { event } from '../../log/events.js';
 
 /** Codes after which a plan is dropped and made again from a fresh read of the server. */
 export const REPLAN_CODES = [
@@ -70,7 +71,7 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
     rj.committed('discard');
   }
   ledger.supersede(ctx, planId);
-  ctx.logger.warn({ event: 'reconcile.drift', kind: 'plan_superseded', planId, draft: pending === draft ? draft : null, reason: why }, 'plan dropped; planning again');
+  ctx.logger.warn(event('reconcile.drift', { kind: 'plan_superseded', planId, draft: pending === draft ? draft : null, reason: why }), 'plan dropped; planning again');
 }
 
 /**
@@ -99,7 +100,7 @@ export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string
   const open = ledger.openPlan(ctx);
   if (!open) return null;
   const run = ledger.load(ctx, open.planId);
-  ctx.logger.info({ event: 'sync.resumed', planId: open.planId, path: open.path, planFile: run !== null }, 'resuming an interrupted sync');
+  ctx.logger.info(event('sync.resumed', { planId: open.planId, path: open.path, planFile: run !== null }), 'resuming an interrupted sync');
   if (!run) {
     await abandonPlan(ctx, open.planId, 'plan file missing');
     return { planId: open.planId, end: 'superseded' };

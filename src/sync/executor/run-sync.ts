@@ -21,6 +21,7 @@ import { readSource, rowLinesOf, serverRowErrors, sourceLines, writeServerReject
 import { WorkDir } from './work-dir.js';
 import { stopMessage } from './stop-messages.js';
 import { actionForResult, type SyncResult } from '../outcome.js';
+import { event } from '../../log/events.js';
 
 /** Options of one sync. */
 export interface SyncOptions {
@@ -36,13 +37,13 @@ const FIRST_ROW_ERRORS = 5;
 const MAX_PLANS = 3;
 
 /** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
-export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy): Promise<void> {
+export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string): Promise<void> {
   const s = ctx.summary;
   let src: SourceRead | null = null;
   // The export sorted on disk and each diff's changeset (issue 18); a plan's changeset moves beside its plan file.
   const work = WorkDir.open(ctx.planDir, ctx.dataset);
   try {
-    src = await readSource(file, ds.source, ds.mapping, work.dir, { links });
+    src = await readSource(file, ds.source, ds.mapping, work.dir, { links, ...(sha256 ? { sha256 } : {}) });
     s.fileHash = src.fileHash;
     s.rows = src.rows;
     s.rowErrors = src.rowErrors.length;
@@ -50,7 +51,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       // The first few row errors in the line itself, so the journal says what to fix; the reject file has them all.
       const first_row_errors = src.rowErrors.slice(0, FIRST_ROW_ERRORS).map((e) => ({ line: e.line, column: e.column, code: e.code, reason: e.reason }));
       ctx.logger.error(
-        { event: 'file.rejected', file, code: src.rejected.code, rejectFile: src.rejectFile, row_errors: src.rowErrors.length, first_row_errors },
+        event('file.rejected', { file, code: src.rejected.code, rejectFile: src.rejectFile, row_errors: src.rowErrors.length, first_row_errors }),
         src.rejected.message,
       );
       return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
@@ -73,9 +74,9 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes });
       fill(ctx, plan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
-        ctx.logger.warn({ event: 'reconcile.drift', kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }, 'foreign edit of an owned record');
+        ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
       }
-      ctx.logger.info({ event: 'sync.planned', planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }, 'sync planned');
+      ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
         ledger.unchanged(ctx, changeset, { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() }, view.dataset.active_version);
@@ -89,7 +90,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
       if (!run) {
         // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
         importable = { importable: false, reason: 'the export changed after it was read' };
-        ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', planId: plan.id }, 'the export changed after it was read; sending the records instead of uploading it');
+        ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', planId: plan.id }), 'the export changed after it was read; sending the records instead of uploading it');
         plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id });
         fill(ctx, plan);
         run = (await begin(plan))!;
@@ -118,9 +119,9 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         if (err instanceof ImportNotEquivalentError) {
           importable = { importable: false, reason: err.message };
           ctx.summary.warnings.push(err.message);
-          ctx.logger.warn({ event: 'sync.planned', kind: 'import_fallback', code: err.code, ...err.context }, 'the server read the file differently; planning again with PUT /records');
+          ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', code: err.code, ...err.context }), 'the server read the file differently; planning again with PUT /records');
         } else {
-          ctx.logger.warn({ event: 'reconcile.drift', kind: 'replan', code: (err as ConnectorError).code, attempt }, 'the server moved on; reading again and planning anew');
+          ctx.logger.warn(event('reconcile.drift', { kind: 'replan', code: (err as ConnectorError).code, attempt }), 'the server moved on; reading again and planning anew');
         }
         await abandonPlan(ctx, plan.id, (err as Error).message);
         force = true;
@@ -150,7 +151,7 @@ function fill(ctx: ExecContext, p: SyncPlan): void {
 function ended(ctx: ExecContext, done: ExecEnd): void {
   if (done.kind === 'published') {
     ctx.summary.version = done.version;
-    ctx.logger.info({ event: 'sync.published', version: done.version }, 'published');
+    ctx.logger.info(event('sync.published', { version: done.version }), 'published');
     return end(ctx, 'published', null, null);
   }
   // The server refused every record: the input, not the moment, is wrong (exit 1, not 75).
@@ -175,7 +176,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   if (err instanceof InterruptedError) {
     // Asked to stop between steps: the open plan (if any) stays for resume.
     ctx.store.recordOutcome('interrupted', { code: err.code });
-    ctx.logger.warn({ event: 'sync.failed', kind: 'interrupted', code: err.code }, err.message);
+    ctx.logger.warn(event('sync.failed', { kind: 'interrupted', code: err.code }), err.message);
     return end(ctx, 'interrupted', err.code, err.message, err.action);
   }
   if (err instanceof MixedDraftError) {
@@ -189,12 +190,12 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   }
   if (err instanceof JobEndedError) {
     const rows = src ? serverRowErrors(src.file, sourceLines(src), err.job.errors, rowLinesOf(err)) : [];
-    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    for (const r of rows.slice(0, 50)) ctx.logger.error(event('file.rejected', { kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }), 'server refused a row');
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
     const result = err.job.status === 'FAILED' ? 'failed' : 'held';
     ledger.rejected(ctx, result, { code: err.code, message: err.message, job_id: err.job.job_id });
-    ctx.logger.error({ event: 'sync.failed', kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }, err.message);
+    ctx.logger.error(event('sync.failed', { kind: 'job', job_id: err.job.job_id, status: err.job.status, reason: err.job.reason, errors: err.job.errors.length }), err.message);
     return end(ctx, result, err.code, err.message, err.action);
   }
   if (err instanceof ApiError && err.status === 422 && err.rowErrors.length && src) {
@@ -202,7 +203,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
     ctx.refused.push(...rows);
     ctx.summary.rowErrors += rows.length;
     ledger.rejected(ctx, 'rejected', { code: err.code, message: err.message });
-    for (const r of rows.slice(0, 50)) ctx.logger.error({ event: 'file.rejected', kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }, 'server refused a row');
+    for (const r of rows.slice(0, 50)) ctx.logger.error(event('file.rejected', { kind: 'server_row_error', file: r.file, line: r.line, column: r.column, reason: r.reason }), 'server refused a row');
     return end(ctx, 'rejected', err.code, err.message, err.action);
   }
   // A refused or blocked request: the plan is over, and a draft it staged is discarded when only ours
@@ -211,7 +212,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   const message = stopMessage(err);
   ctx.store.recordOutcome(result, { code: err.code, message });
-  ctx.logger.error({ event: result === 'stopped' ? 'dataset.stopped' : 'sync.failed', code: err.code, action: err.action }, message);
+  ctx.logger.error(event(result === 'stopped' ? 'dataset.stopped' : 'sync.failed', { code: err.code, action: err.action }), message);
   return end(ctx, result, err.code, message, err.action);
 }
 

@@ -6,10 +6,10 @@ import type { DatasetRecord } from '../../model/record.js';
 import { recordJson } from '../../snapshot/record-json.js';
 import type { SourceConfig } from '../../sources/config.js';
 import { bomEncoding } from '../../sources/decode.js';
-import { boundText } from '../../sources/excerpt.js';
+import { boundText } from '../../model/excerpt.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../../sources/open-file.js';
 import { readExport, writeRejectFile, type ExportCounts, type RowError } from '../../sources/index.js';
-import { SourceError } from '../../sources/errors.js';
+import { SourceError } from '../../model/source-error.js';
 import { rowErrorVerdict } from '../../sources/pipeline.js';
 import { importability, importableConfig, type Importability } from '../core/importable.js';
 import type { PlanSource } from '../core/plan.js';
@@ -48,12 +48,12 @@ export async function readSource(
   source: unknown,
   mapping: unknown,
   workDir: string,
-  opts: { runBytes?: number; links?: LinkPolicy } = {},
+  opts: { runBytes?: number; links?: LinkPolicy; sha256?: string } = {},
 ): Promise<SourceRead> {
   const src = source as SourceConfig;
   const map = mapping as MappingConfig;
   const links = opts.links ?? NEVER_FOLLOW;
-  const reader = readExport(file, src, map, { check_duplicates: false, links });
+  const reader = readExport(file, src, map, { check_duplicates: false, links, ...(opts.sha256 ? { sha256: opts.sha256 } : {}) });
   const sorter = new SourceSorter(workDir, opts.runBytes);
   // Facts for importability, gathered as the records stream past (only when the configuration allows an upload).
   const mayImport = !('reason' in importableConfig(src, map));

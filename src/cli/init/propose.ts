@@ -1,4 +1,4 @@
-import { MAX_ATTRIBUTES } from '../model/record.js';
+import { MAX_ATTRIBUTES } from '../../model/record.js';
 import type { ColumnProfile } from './profile.js';
 
 /** One proposed field of the mapping: its spec (as YAML will show it) and why. */

@@ -7,12 +7,12 @@ import { ConnectorError } from '../errors.js';
 import { event } from '../log/events.js';
 import { resolveKey } from '../config/key.js';
 import type { Secret } from '../secret.js';
-import type { AlertsConfig, CallAlertConfig } from './alerts-config.js';
-import { decideAlerts, type AlertDecision, type DatasetAlertStatus } from './alerts-decide.js';
-import { AlertHistory } from './alerts-history.js';
+import type { AlertsConfig, CallAlertConfig } from '../config/alerts.js';
+import { decideAlerts, type AlertDecision, type DatasetAlertStatus } from './decide.js';
+import { AlertHistory } from './history.js';
 
-export { alertsConfigSchema, callAlertConfigSchema, type AlertsConfig, type CallAlertConfig } from './alerts-config.js';
-export { decideAlerts, withinHours, type AlertDecision, type DatasetAlertStatus } from './alerts-decide.js';
+export { alertsConfigSchema, callAlertConfigSchema, type AlertsConfig, type CallAlertConfig } from '../config/alerts.js';
+export { decideAlerts, withinHours, type AlertDecision, type DatasetAlertStatus } from './decide.js';
 
 /** Codes of a dataset stopped by its key (src/api/errors.ts): the "stopped by an auth error" alerts. */
 export const AUTH_STOP_CODES: readonly string[] = ['UNAUTHORIZED', 'FORBIDDEN', 'ACCOUNT_KEY_NOT_SUPPORTED'];

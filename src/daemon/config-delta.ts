@@ -67,7 +67,7 @@ export class DatasetSet {
       this.#runtimes.delete(name);
       await r.stop();
     }
-    // Unchanged datasets too: a reload retries a watch that is not running (review item 4).
+    // Unchanged datasets too: a reload retries a watch that is not running.
     for (const name of [...delta.changed, ...delta.unchanged]) {
       const why = rekeyed.includes(name) ? 'key_changed' : delta.changed.includes(name) ? 'config_changed' : undefined;
       await this.#runtimes.get(name)!.reconfigure(datasets[name]!, why);

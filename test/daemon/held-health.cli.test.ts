@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { runCli } from '../sync/cli-child.js';
-import { capture, daemonFixture, drop, exportCsv, freePort, healthz, ManualTimers, serviceScenario, waitEvent } from './service-harness.js';
+import { capture, daemonFixture, drop, exportCsv, freePort, healthz, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
 /**
  * /healthz says what the state db holds, whoever changed it (issue 11,
@@ -16,7 +16,7 @@ describe('daemon: /healthz after approve or discard from the CLI', () => {
     const s = await serviceScenario(fx.emu, 'held-health');
     await s.writeConfig({ shop: s.dataset({ policy: { staging: true } }) }, { health: { listen: `127.0.0.1:${await freePort()}` } });
     const log = capture();
-    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, timers: new ManualTimers() });
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: new ManualClock() });
     fx.services.push(service);
     const health = () => healthz(service.healthAddress!.port);
     const cli = (...args: string[]) => runCli(['--config', s.configPath, ...args], s.env as Record<string, string>);

@@ -6,7 +6,7 @@ import { unknownDataset } from '../config/errors.js';
 import { resolveKey } from '../config/key.js';
 import type { Config, DatasetConfig } from '../config/schema.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
-import { SyncEngine } from './engine.js';
+import { SyncEngine } from '../sync/engine.js';
 
 /** An engine for one CLI command: the state db, one client per dataset, closed by `close()`. */
 export interface CliEngine {

@@ -1,5 +1,5 @@
-import { ConnectorError } from '../errors.js';
-import { cleanHeader, headerCleaner, isBlankRow } from '../sources/header.js';
+import { ConnectorError } from '../../errors.js';
+import { cleanHeader, headerCleaner, isBlankRow } from '../../sources/header.js';
 import { findHeader, type SampleRow } from './layout.js';
 import { profileColumn, type ColumnProfile } from './profile.js';
 import { keyWithGaps, proposeMapping } from './propose.js';

@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { isBlankRow } from '../sources/header.js';
+import { isBlankRow } from '../../sources/header.js';
 
 /** A row as the reader gives it: cells and its 1-based line (CSV physical line, XLSX row number). */
 export interface SampleRow {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isE164 } from '../a2a/e164.js';
-import { keySourceSchema } from '../config/key-source.js';
+import { keySourceSchema } from './key-source.js';
 
 const e164 = z.string().refine(isE164, 'expected an E.164 number such as +81312345678 (no spaces or dashes)');
 

@@ -1,7 +1,7 @@
 import iconv from 'iconv-lite';
 import { isUtf8 } from 'node:buffer';
 import { detectAll } from 'jschardet';
-import { bomEncoding } from '../sources/decode.js';
+import { bomEncoding } from '../../sources/decode.js';
 
 /** How sure a guess is, said in the config it goes into. */
 export type Certainty = 'certain' | 'high' | 'medium' | 'low';

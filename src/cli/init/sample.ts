@@ -1,11 +1,11 @@
 import iconv from 'iconv-lite';
-import { compressionOf, openCsvBytes, readHead, type Compression } from '../sources/compressed.js';
-import { sourceConfigSchema, type SourceConfig } from '../sources/config.js';
-import { readCsvRows } from '../sources/csv.js';
-import { SourceError } from '../sources/errors.js';
-import { ByteMeter } from '../sources/meter.js';
-import { ALWAYS_FOLLOW, closeFile, openRegularFile } from '../sources/open-file.js';
-import type { OpenExport } from '../sources/types.js';
+import { compressionOf, openCsvBytes, readHead, type Compression } from '../../sources/compressed.js';
+import { sourceConfigSchema, type SourceConfig } from '../../sources/config.js';
+import { readCsvRows } from '../../sources/csv.js';
+import { SourceError } from '../../model/source-error.js';
+import { ByteMeter } from '../../sources/meter.js';
+import { ALWAYS_FOLLOW, closeFile, openRegularFile } from '../../sources/open-file.js';
+import type { OpenExport } from '../../sources/types.js';
 import { guessEncoding, type EncodingGuess } from './encoding.js';
 import { guessDelimiter, rowWidth, type DelimiterGuess, type SampleRow } from './layout.js';
 
@@ -107,7 +107,7 @@ async function withOpened<T>(file: string, fn: (input: OpenExport) => Promise<T>
 }
 
 async function isWorkbook(file: string): Promise<boolean> {
-  const { WorkbookArchive } = await import('../sources/xlsx/archive.js');
+  const { WorkbookArchive } = await import('../../sources/xlsx/archive.js');
   return withOpened(file, async (input) => {
     const archive = await WorkbookArchive.open(file, input.fd, input.size);
     try {
@@ -120,9 +120,9 @@ async function isWorkbook(file: string): Promise<boolean> {
 
 /** The first rows of every worksheet, read by the connector's own XLSX reader. */
 async function sampleWorkbook(file: string): Promise<XlsxSample> {
-  const { readXlsxRows } = await import('../sources/xlsx.js');
-  const { WorkbookArchive } = await import('../sources/xlsx/archive.js');
-  const { readWorkbookInfo } = await import('../sources/xlsx/workbook.js');
+  const { readXlsxRows } = await import('../../sources/xlsx.js');
+  const { WorkbookArchive } = await import('../../sources/xlsx/archive.js');
+  const { readWorkbookInfo } = await import('../../sources/xlsx/workbook.js');
   const info = await withOpened(file, async (input) => {
     const archive = await WorkbookArchive.open(file, input.fd, input.size);
     try {

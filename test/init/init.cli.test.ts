@@ -10,9 +10,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { readExportFile } from '../../src/sources/read.js';
 import { ConnectorError } from '../../src/errors.js';
-import { sampleExport } from '../../src/init/sample.js';
-import { buildInit } from '../../src/init/build.js';
-import { guessEncoding } from '../../src/init/encoding.js';
+import { sampleExport } from '../../src/cli/init/sample.js';
+import { buildInit } from '../../src/cli/init/build.js';
+import { guessEncoding } from '../../src/cli/init/encoding.js';
 import { runCli } from '../cli/run-cli.js';
 import { tempDir } from '../sources/helpers.js';
 

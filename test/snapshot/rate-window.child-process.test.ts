@@ -1,3 +1,4 @@
+import { systemClock } from '../../src/clock.js';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -125,7 +126,7 @@ describe('a state database held by another process', () => {
     // A clock whose sleeps the test releases: the limiter must wait asynchronously, not fail at the first busy answer.
     let now = T0;
     const sleeps: Array<() => void> = [];
-    const clock = { now: () => now, sleep: (ms: number) => new Promise<void>((r) => sleeps.push(() => ((now += ms), r()))) };
+    const clock = { ...systemClock, now: () => now, sleep: (ms: number) => new Promise<void>((r) => sleeps.push(() => ((now += ms), r()))) };
     const limiter = new RateLimiter(5, clock, { window: a.rateWindow, keyId: keyHash(new Secret(KEY)) });
     const hold = b.conn.prepare('BEGIN IMMEDIATE');
     hold.run();

@@ -1,9 +1,9 @@
 import { parse } from 'yaml';
-import { configSchema } from '../config/schema.js';
-import { normaliseConfig } from '../config/normalise.js';
-import { checkRules } from '../config/rules.js';
-import { previewExport } from '../cli/preview-report.js';
-import { ExitCode, type ExitCodeValue } from '../cli/exit-codes.js';
+import { configSchema } from '../../config/schema.js';
+import { normaliseConfig } from '../../config/normalise.js';
+import { checkRules } from '../../config/rules.js';
+import { previewExport } from '../preview-report.js';
+import { ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { buildInit, type InitOptions } from './build.js';
 import { sampleExport } from './sample.js';
 

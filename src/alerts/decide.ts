@@ -1,5 +1,5 @@
-import type { CallAlertConfig } from './alerts-config.js';
-import { HOURS_RANGE } from './alerts-config.js';
+import type { CallAlertConfig } from '../config/alerts.js';
+import { HOURS_RANGE } from '../config/alerts.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

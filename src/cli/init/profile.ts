@@ -1,6 +1,6 @@
-import type { TransformSpec } from '../mapping/transform-config.js';
-import { readDate, type DateOrder } from '../mapping/date.js';
-import { RECORD_ID_PATTERN } from '../model/record.js';
+import type { TransformSpec } from '../../mapping/transform-config.js';
+import { readDate, type DateOrder } from '../../mapping/date.js';
+import { RECORD_ID_PATTERN } from '../../model/record.js';
 
 /** What one column holds, as seen in the sample, and the transforms that read it. */
 export interface ColumnProfile {

@@ -1,4 +1,4 @@
-import { TRANSFORM_NAMES } from '../mapping/transform-config.js';
+import { TRANSFORM_NAMES } from '../../mapping/transform-config.js';
 import type { EncodingGuess } from './encoding.js';
 import type { DelimiterGuess, SampleRow } from './layout.js';
 import type { MappingProposal } from './propose.js';

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { cliEngine } from '../../src/sync/cli-engine.js';
+import { cliEngine } from '../../src/cli/engine.js';
 import { runCli } from '../sync/cli-child.js';
 import { recs } from '../sync/harness.js';
 

@@ -1,0 +1,23 @@
+/** Codes of row errors: one row could not become a valid record. */
+export type RowErrorCode =
+  | 'TRANSFORM_FAILED'
+  | 'INVALID_RECORD'
+  | 'DUPLICATE_KEY'
+  | 'PRECISION_LOST'
+  | 'EXTRA_CELLS'
+  /** A value under a boolean that is not one of its words, or an empty cell the mapping gave no meaning (issue 11). */
+  | 'INVALID_BOOLEAN'
+  | 'COLUMN_COUNT';
+
+/** One problem with one row (issue 3): where it is, what was there, why it is refused. */
+export interface RowError {
+  file: string;
+  /** 1-based physical line of the file (CSV, preamble and header counted) or sheet row (XLSX). */
+  line: number;
+  /** Column header (or record field when no single column is to blame). */
+  column: string;
+  /** The offending value, truncated to 100 characters. */
+  value: string;
+  reason: string;
+  code: RowErrorCode;
+}
