@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,8 @@ export default function setup(): () => void {
     stdio: 'inherit',
   });
   const runTmp = mkdtempSync(join(tmpdir(), 'dc-test-run-'));
+  // As /tmp is: tests that run the daemon as another user (install, unreadable files) must reach their own dirs.
+  chmodSync(runTmp, 0o1777);
   process.env['TMPDIR'] = runTmp;
   return () => {
     if (process.env['KEEP_TEST_TMP'] === '1') {

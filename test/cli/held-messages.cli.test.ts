@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { cliEngine } from '../../src/cli/engine.js';
 import { runCli } from '../sync/cli-child.js';
-import { recs } from '../sync/harness.js';
+import { recs, writeSkuExport } from '../sync/harness.js';
 
 /**
  * What approve and discard say when there is nothing to publish or discard,
@@ -24,11 +24,7 @@ let em: RunningEmulator;
 let dir: string;
 let config: string;
 
-async function writeExport(name: string, records: DatasetRecord[]): Promise<string> {
-  const file = join(dir, name);
-  await writeFile(file, ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)].join('\n') + '\n');
-  return file;
-}
+const writeExport = (name: string, records: DatasetRecord[]) => writeSkuExport(dir, name, records);
 
 /** A sync in this process over the CLI's wiring. */
 async function syncHere(dataset: string, file: string) {

@@ -40,6 +40,13 @@ export function rec(id: string, name = `Item ${id}`, code = `code-${id}`): Datas
 }
 
 /** Records r-001 … r-n. */
+/** An export of `records` in the SKU,Name,Code layout the scenario mappings read, written to dir/name. */
+export async function writeSkuExport(dir: string, name: string, records: DatasetRecord[]): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)].join('\n') + '\n');
+  return file;
+}
+
 export function recs(n: number, from = 1): DatasetRecord[] {
   return Array.from({ length: n }, (_, i) => rec(`r-${String(from + i).padStart(3, '0')}`));
 }

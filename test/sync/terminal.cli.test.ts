@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { runCli, runCliTty } from './cli-child.js';
-import { recs } from './harness.js';
+import { recs, writeSkuExport } from './harness.js';
 
 const KEY = 'tbd_live_terminal_test_key_0000000';
 const env = { TERM_TEST_KEY: KEY };
@@ -14,11 +14,7 @@ let em: RunningEmulator;
 let dir: string;
 let config: string;
 
-async function writeExport(name: string, records: DatasetRecord[]): Promise<string> {
-  const file = join(dir, name);
-  await writeFile(file, ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)].join('\n') + '\n');
-  return file;
-}
+const writeExport = (name: string, records: DatasetRecord[]) => writeSkuExport(dir, name, records);
 
 /** What the terminal shows at the end: each line as left after its last carriage return, without erase codes. */
 function screen(text: string): string {
