@@ -39,6 +39,8 @@ export class SortedSource {
     readonly runs: readonly string[],
     /** Records, repeated ids left out. */
     readonly count: number,
+    /** Every id compares right with `<` (isPlainId): the merge compares them so, not with compareIds. */
+    readonly plain = false,
   ) {}
 
   /** The runs of a folder that linkInto wrote. */
@@ -56,7 +58,7 @@ export class SortedSource {
       yield* readEntries(this.runs[0]!);
       return;
     }
-    const merged = mergeCursors(this.runs.map((r) => fileCursor(r)), compareIds, true);
+    const merged = mergeCursors(this.runs.map((r) => fileCursor(r)), this.plain ? plainCompare : compareIds, true);
     for (let c = merged(); c !== null; c = merged()) yield { record_id: c.id, line: c.line, json: c.text.slice(c.jsonAt) };
   }
 
@@ -106,7 +108,7 @@ export type OnDuplicate = (recordId: string, line: number, first: number) => voi
  */
 export class SourceSorter {
   #buf: Buffer;
-  #out = Buffer.allocUnsafe(OUT_CHUNK);
+  #out = releasable(OUT_CHUNK);
   #used = 0;
   /** Entries held: their ids, file lines and starts in #buf (arrays kept and reused from run to run). */
   #n = 0;
@@ -128,7 +130,7 @@ export class SourceSorter {
     private readonly dir: string,
     private readonly runBytes = RUN_BYTES,
   ) {
-    this.#buf = Buffer.allocUnsafe(Math.max(runBytes, 1024));
+    this.#buf = releasable(Math.max(runBytes, 1024));
   }
 
   add(recordId: string, line: number, json: string): void {
@@ -136,7 +138,10 @@ export class SourceSorter {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
     if (this.#used + 3 * (this.#pending.length + text.length) > this.#buf.length) {
       this.#spill();
-      if (3 * text.length > this.#buf.length) this.#buf = Buffer.allocUnsafe(3 * text.length);
+      if (3 * text.length > this.#buf.length) {
+        release(this.#buf);
+        this.#buf = releasable(3 * text.length);
+      }
     }
     const n = this.#n++;
     if (n === this.#lines.length) {
@@ -183,10 +188,11 @@ export class SourceSorter {
       this.#flushPending();
       const path = this.#newRun();
       this.#writeRun(path, report);
-      this.#clear();
+      this.#release();
       return new SortedSource([path], this.#added - dups);
     }
     this.#spill();
+    this.#release();
     const cmp = this.#plain ? plainCompare : compareIds;
     this.#runs = mergeRounds(this.#runs, cmp, true, () => this.#newRun());
     this.#idRuns = mergeRounds(this.#idRuns, cmp, false, () => this.#newRun());
@@ -204,7 +210,7 @@ export class SourceSorter {
     }
     for (const r of this.#idRuns) rmSync(r, { force: true });
     this.#idRuns = [];
-    return new SortedSource(this.#runs, this.#added - dups);
+    return new SortedSource(this.#runs, this.#added - dups, this.#plain);
   }
 
   /** Remove the run files and drop what is held (also when the read is abandoned). */
@@ -212,8 +218,16 @@ export class SourceSorter {
     for (const r of [...this.#runs, ...this.#idRuns]) rmSync(r, { force: true });
     this.#runs = [];
     this.#idRuns = [];
+    this.#release();
+  }
+
+  /** Give back the memory of the runs (the sorter takes no entries after): at once, not at V8's next full collection. */
+  #release(): void {
     this.#clear();
     this.#ids = [];
+    this.#order = [];
+    release(this.#buf);
+    release(this.#out);
   }
 
   #clear(): void {
@@ -291,6 +305,23 @@ export class SourceSorter {
 
 /** Bytes of a sorted run written at a time. */
 const OUT_CHUNK = 1 << 20;
+
+/**
+ * A buffer whose memory release() gives back to the system at once: a run's
+ * 16 MB outlived the read until V8's next full collection (the peak RSS of a
+ * sync came after the read, issue 18). A resizable ArrayBuffer shrunk to 0.
+ */
+function releasable(bytes: number): Buffer {
+  return Buffer.from(new ResizableArrayBuffer(bytes, { maxByteLength: bytes }), 0, bytes);
+}
+
+// ES2024 (V8 11.1, Node 20); not yet in the TypeScript lib this project targets.
+const ResizableArrayBuffer = ArrayBuffer as unknown as new (bytes: number, options: { maxByteLength: number }) => ArrayBuffer;
+
+function release(buf: Buffer): void {
+  const ab = buf.buffer as ArrayBuffer & { resizable?: boolean; resize?: (n: number) => void };
+  if (ab.resizable) ab.resize!(0);
+}
 
 function grow(a: Int32Array): Int32Array {
   const b = new Int32Array(a.length * 2);
