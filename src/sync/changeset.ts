@@ -1,5 +1,6 @@
 import type { DatasetRecord, RecordField, RecordPatch } from '../model/record.js';
 import type { OwnershipMode } from './policy.js';
+import type { ValueTally } from './value-guards.js';
 
 /** A record whose published content differs from the source. */
 export interface RecordChange {
@@ -75,6 +76,8 @@ export interface ChangesetSummary {
   digest: string;
   foreignEdits: ForeignEditNote[];
   head: ChangesetHead;
+  /** What the changed records did to field values, for the value guards (issue 14); absent in plans made before them. */
+  values?: ValueTally;
 }
 
 /**

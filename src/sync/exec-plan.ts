@@ -10,6 +10,7 @@ import type { DatasetRecord } from '../model/record.js';
 import { HEAD_OPERATIONS, type Changeset, type ChangesetSummary } from './changeset.js';
 import { changesetData, changesetLines, persistChangeset } from './changeset-files.js';
 import { openPrivate } from './line-file.js';
+import type { GuardResult } from './guards.js';
 
 /** The request path a plan takes. */
 export type ApplyPath = 'per_record' | 'replace' | 'import';
@@ -49,6 +50,8 @@ export interface ExecPlan {
   configFlags: PublishOptions;
   /** Why the plan-time guards hold this change, or null when none does. */
   heldBy?: string | null;
+  /** The guard results that hold it (with a value guard's samples), for status, approve and a hold that sends nothing. */
+  heldGuards?: GuardResult[];
   /** A5: the flags the change needs to be published (what a person's approve sends). */
   requiredFlags?: PublishOptions;
   /** A person approved this held change: it is sent and published with `requiredFlags`, the guards are not asked again. */
@@ -226,7 +229,7 @@ export function withoutRefused(cs: Changeset, refused: ReadonlySet<string>): Cha
 
 /** What a plan file holds of its changeset. */
 function summaryOf(cs: Changeset): ChangesetSummary {
-  return { ownership: cs.ownership, counts: cs.counts, digest: cs.digest, foreignEdits: cs.foreignEdits, head: cs.head };
+  return { ownership: cs.ownership, counts: cs.counts, digest: cs.digest, foreignEdits: cs.foreignEdits, head: cs.head, ...(cs.values ? { values: cs.values } : {}) };
 }
 
 /** A changeset as plan files held it before issue 18: every list inline. */

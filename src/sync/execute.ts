@@ -68,7 +68,10 @@ export function holdUnsent(ctx: ExecContext, plan: ExecPlan, published: number |
   const why = plan.heldBy ?? 'staged only (publish=false)';
   const reason = `${why}; ${keyWhy}, so ${published === null ? 'the change is' : 'the rest of the change is'} kept unsent: approve sends it, discard drops it`;
   hold(ctx, plan, kind, null, reason, null);
-  ctx.logger.warn({ event: 'guard.held', kind: 'unsent', planId: plan.planId, published, reason: why, requiredFlags: plan.requiredFlags ?? null }, 'change kept unsent for a person');
+  ctx.logger.warn(
+    { event: 'guard.held', kind: 'unsent', planId: plan.planId, published, reason: why, guards: plan.heldGuards ?? [], requiredFlags: plan.requiredFlags ?? null },
+    'change kept unsent for a person',
+  );
   return { kind: 'held', held: kind, version: null, reason, evaluation: null };
 }
 

@@ -5,6 +5,7 @@ import type { Changeset, ChangesetCounts, ForeignEditNote } from './changeset.js
 import { jobEstimate, perRecordCost, replaceCost, secs, type CostEstimate, type RateBudget } from './cost.js';
 import { evaluateGuards, guardCountsOf, type GuardEvaluation } from './guards.js';
 import type { Policy } from './policy.js';
+import { withValueGuards } from './value-guards.js';
 
 export type { RateBudget, CostEstimate } from './cost.js';
 
@@ -93,7 +94,7 @@ export function planSync(
   const c = changeset.counts;
   const can = { write: keyRoles.includes('write'), replace: keyRoles.includes('replace'), publish: keyRoles.includes('publish') };
   const sourceRows = options.source?.rowCount ?? c.source;
-  const guards = evaluateGuards(guardCountsOf(c, sourceRows), snapshotInfo, policy);
+  const guards = withValueGuards(evaluateGuards(guardCountsOf(c, sourceRows), snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
   const ops = c.adds + c.changes + c.deletes;
   const reasons: string[] = [];
 

@@ -1,7 +1,7 @@
 import type { DatasetConfig } from '../config/schema.js';
 import type { LinkPolicy } from '../sources/open-file.js';
 import type { ExecContext } from './context.js';
-import { diffSource } from './diff.js';
+import { diffOptionsOf, diffSource } from './diff.js';
 import { planSync, type SyncPlan } from './plan.js';
 import { reconcile } from './reconcile.js';
 import { decideStaging, keyShownFor, stagingNote, syncPlanFacts } from './key-staging.js';
@@ -26,8 +26,7 @@ export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: str
     const src = await readSource(file, ds.source, ds.mapping, work.dir, { links });
     if (src.rejected) return { file, rows: src.rows, rowErrors: src.rowErrors.length, rejected: src.rejected.message, rejectedCode: src.rejected.code, plan: null };
     await reconcile(ctx);
-    const options = { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit };
-    const changeset = await diffSource(src.sorted!, ctx.store.reader(), options, work.changesetDir());
+    const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
     const plan = planSync(changeset, ctx.store.info(), ['read', 'write', 'replace', 'publish'], ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src) });
     // The same rule a sync applies before sending (issue 11): what the key has shown about staging.
     if (plan.path !== 'none') plan.reason += stagingNote(decideStaging(syncPlanFacts(plan, false), keyShownFor(ctx, plan.path)));

@@ -12,6 +12,7 @@ import { canonicalJson } from '../model/canonical.js';
 import type { VersionDetail } from '../api/wire.js';
 import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from './guards.js';
 import type { RunJournal } from './run-journal.js';
+import { withValueGuards } from './value-guards.js';
 import { MixedDraftError, onlyOurs, sentCounts } from './drafts.js';
 import { checkpoint } from './interrupt.js';
 
@@ -24,7 +25,9 @@ export type PublishEnd =
 /** The guards against a draft's counts (issue 4: checked again before publishing). */
 export function draftGuards(ctx: ExecContext, plan: ExecPlan, counts: DraftCounts): GuardEvaluation {
   const gc = guardCountsOfDraft(counts, plan.baseCount, plan.changeset.counts.deletable, plan.source?.rowCount);
-  return evaluateGuards(gc, ctx.store.info(), ctx.policy);
+  // Issue 14: the value guards from the plan's own tally (a draft's counts say nothing of values).
+  const c = plan.changeset.counts;
+  return withValueGuards(evaluateGuards(gc, ctx.store.info(), ctx.policy), plan.changeset.values, c.changes + c.unchanged, ctx.policy.guards.values);
 }
 
 /**
@@ -143,7 +146,7 @@ export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], 
       summary: {
         expected: plan.expected,
         requiredFlags: evaluation?.requiredFlags ?? plan.requiredFlags ?? null,
-        guards: evaluation?.results ?? [],
+        guards: evaluation?.results ?? plan.heldGuards ?? [],
         file: plan.file,
         fileHash: plan.source?.fileHash ?? null,
       },

@@ -4,7 +4,7 @@ import { ConnectorError, type ErrorAction } from '../errors.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { crashPoint } from './crash-hook.js';
-import { diffSource } from './diff.js';
+import { diffOptionsOf, diffSource } from './diff.js';
 import { execute, holdUnsent, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import { decideStaging, keyShownFor, stagingNote, syncPlanFacts } from './key-staging.js';
@@ -70,7 +70,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
-      const changeset = await diffSource(src.sorted!, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit }, work.changesetDir());
+      const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
       const info = ctx.store.info();
       const splan = planSync(changeset, info, ASSUMED_ROLES, ctx.policy, { ratePerMinute: ds.api.rate_per_minute }, { source: planSource(src, importable) });
       fill(ctx, splan);
@@ -163,6 +163,7 @@ function execPlan(ctx: ExecContext, ds: DatasetConfig, splan: SyncPlan, changese
     expected: { added: c.adds, changed: c.changes, deleted: c.deletes },
     configFlags: splan.publish.options,
     heldBy: splan.held ? splan.guards.results.filter((r) => r.holds).map((r) => `${r.guard}: ${r.message}`).join('; ') : null,
+    ...(splan.held ? { heldGuards: splan.guards.results.filter((r) => r.holds) } : {}),
     requiredFlags: splan.guards.requiredFlags,
     source: { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() },
     file: src.file,

@@ -3,6 +3,7 @@ import { ExitCode } from '../exit-codes.js';
 // The operator named the file: a link is followed.
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 import type { PlanPreview } from '../../sync/preview.js';
+import { sampleLines } from '../../sync/value-guards.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
 
 /** The plan as lines for a person. */
@@ -19,6 +20,7 @@ export function planLines(p: PlanPreview): string[] {
   for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
   const held = p.plan.guards.results.filter((r) => r.holds);
   out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
+  for (const r of held.filter((x) => x.samples?.length)) out.push(`  ${r.guard} ${r.field}, for example:`, ...sampleLines(r));
   return out;
 }
 
