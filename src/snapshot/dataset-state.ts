@@ -88,6 +88,11 @@ export class DatasetState {
     }
   }
 
+  /** The active version the snapshot was last confirmed at, or null (cheaper than info(): no record count). */
+  confirmedVersion(): number | null {
+    return this.row()?.active_version ?? null;
+  }
+
   /** When the dataset last ended a sync published or unchanged (migration 7), or null. */
   lastSuccessAt(): number | null {
     return this.row()?.last_success_at ?? null;

@@ -5,7 +5,7 @@ import { ConnectorError, hasCode } from '../errors.js';
 import { canonicalHash, canonicalJson } from '../model/canonical.js';
 import type { DatasetRecord, RecordPatch } from '../model/record.js';
 import type { ExecContext } from './context.js';
-import { savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
+import { planProvenance, savePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
 import { warnLegacyKey } from './legacy-key.js';
 import { learnFromWrite, sendBinding } from './key-staging.js';
 import { checkpoint } from './interrupt.js';
@@ -54,6 +54,7 @@ export async function applyPerRecord(ctx: ExecContext, plan: ExecPlan, rj: RunJo
           activeVersion: res.version,
           etag: res.etag,
           ...(op.kind === 'delete' ? { deletes: [op.id] } : { upserts: [op.record] }),
+          provenance: planProvenance(plan),
         });
       }
       // A12: what the key did with publish=false, remembered in the same transaction as the write it learned from.

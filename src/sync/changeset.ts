@@ -13,6 +13,8 @@ export interface RecordChange {
   record: DatasetRecord;
   /** It was not owned before: adopted by this sync (issue 7). */
   adopted: boolean;
+  /** Its 1-based line in the export, when known (for the history, issue 14). */
+  line?: number;
 }
 
 /** A record to delete. */

@@ -252,12 +252,12 @@ class MemorySink implements ChangesetSink {
 }
 
 /** The upserts (as canonical JSON), deletes and adoptions to confirm once the server published this changeset (each iterable again). */
-export function confirmedParts(changeset: Changeset): { upsertTexts: Iterable<RecordText>; deletes: Iterable<string>; own: Iterable<string> } {
+export function confirmedParts(changeset: Changeset): { upsertTexts: Iterable<RecordText & { line?: number }>; deletes: Iterable<string>; own: Iterable<string> } {
   return {
     upsertTexts: {
       *[Symbol.iterator]() {
         yield* changeset.addTexts;
-        for (const c of changeset.changes) yield { record_id: c.record_id, json: recordJson(c.record) };
+        for (const c of changeset.changes) yield { record_id: c.record_id, json: recordJson(c.record), ...(c.line ? { line: c.line } : {}) };
       },
     },
     deletes: {

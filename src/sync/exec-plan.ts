@@ -11,6 +11,7 @@ import { HEAD_OPERATIONS, type Changeset, type ChangesetSummary } from './change
 import { changesetData, changesetLines, persistChangeset } from './changeset-files.js';
 import { openPrivate } from './line-file.js';
 import type { GuardResult } from './guards.js';
+import type { Provenance } from '../history/writer.js';
 
 /** The request path a plan takes. */
 export type ApplyPath = 'per_record' | 'replace' | 'import';
@@ -65,6 +66,27 @@ export interface ExecPlan {
   /** path import: the copy of the file to upload (kept beside the plan, so a resumed upload sends the same bytes) and its fields (A14). */
   upload?: PlanUpload | null;
   createdAt: number;
+  /** A restore (issue 14): the history point it brings back. */
+  restore?: { toSeq: number; toVersion: number | null; at: number };
+}
+
+/** The history provenance of what a plan publishes (issue 14): its run, export, counts and the delete guard's ratio. */
+export function planProvenance(plan: ExecPlan): Provenance {
+  const c = plan.changeset.counts;
+  return {
+    kind: plan.restore ? 'restore' : 'sync',
+    planId: plan.planId,
+    file: plan.file,
+    fileHash: plan.source?.fileHash ?? null,
+    detail: {
+      counts: plan.expected,
+      delete_ratio: c.deletable > 0 ? Math.round((c.deletes / c.deletable) * 10_000) / 10_000 : 0,
+      deletable: c.deletable,
+      approved: plan.approved === true,
+      held_by: plan.heldBy ?? null,
+      ...(plan.restore ? { restore: plan.restore } : {}),
+    },
+  };
 }
 
 /** What an import plan uploads. */

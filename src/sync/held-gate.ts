@@ -4,7 +4,7 @@ import type { HeldDraft } from '../snapshot/types.js';
 import { confirmParts } from './apply-replace.js';
 import type { ExecContext } from './context.js';
 import { isMixed, otherDraft } from './drafts.js';
-import { loadPlan, removePlan } from './exec-plan.js';
+import { loadPlan, planProvenance, removePlan } from './exec-plan.js';
 import type { SyncResult } from './outcome.js';
 import { finishPublished } from './publish.js';
 import { reconcile } from './reconcile.js';
@@ -42,7 +42,7 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
       // The snapshot cannot just advance (someone else's change is in it too, or it moved): read the server,
       // knowing which records are the plan's own.
       const parts = plan ? confirmParts(plan) : null;
-      await reconcile(ctx, true, parts ? { records: parts.upsertTexts, own: parts.own } : undefined);
+      await reconcile(ctx, true, parts ? { records: parts.upsertTexts, own: parts.own, provenance: planProvenance(plan!) } : undefined);
       dropHeld(ctx, held.planId);
     }
     ctx.logger.info({ event: 'sync.published', kind: mixed ? 'mixed_published' : 'held_published', version: held.version }, 'the held change was published');

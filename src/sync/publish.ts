@@ -6,7 +6,7 @@ import type { HeldDraft } from '../snapshot/types.js';
 import { confirmParts } from './apply-replace.js';
 import { sameCounts } from './apply-per-record.js';
 import type { ExecContext } from './context.js';
-import { removePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
+import { planProvenance, removePlan, type DraftCounts, type ExecPlan } from './exec-plan.js';
 import { ImportNotEquivalentError } from './apply-import.js';
 import { canonicalJson } from '../model/canonical.js';
 import type { VersionDetail } from '../api/wire.js';
@@ -165,7 +165,7 @@ export function hold(ctx: ExecContext, plan: ExecPlan, kind: HeldDraft['kind'], 
  */
 export function finishPublished(ctx: ExecContext, plan: ExecPlan, rj: RunJournal | null, version: number, stepName = 'publish'): void {
   ctx.db.transaction(() => {
-    ctx.store.confirm({ activeVersion: version, ...confirmParts(plan), ...(plan.source ? { source: plan.source } : {}) });
+    ctx.store.confirm({ activeVersion: version, ...confirmParts(plan), ...(plan.source ? { source: plan.source } : {}), provenance: planProvenance(plan) });
     if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
     ctx.store.clearHeld();
     ctx.store.recordOutcome('published', { version, planId: plan.planId });

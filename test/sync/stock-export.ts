@@ -40,8 +40,8 @@ export async function writeStock(s: Scenario, list: Item[], name: string): Promi
 }
 
 /** A scenario whose exports carry stock and price, with `list` published by a first sync. */
-export async function stockScenario(list: Item[], policy: Record<string, unknown> = {}): Promise<Scenario> {
-  const s = await scenario({ mapping: STOCK_MAPPING, policy });
+export async function stockScenario(list: Item[], policy: Record<string, unknown> = {}, seed?: DatasetRecord[]): Promise<Scenario> {
+  const s = await scenario({ mapping: STOCK_MAPPING, policy, ...(seed ? { records: seed } : {}) });
   const first = await s.engine.sync(s.ds, { file: await writeStock(s, list, 'day-0.csv') });
   if (first.result !== 'published') throw new Error(`first sync: ${first.result} ${first.message}`);
   return s;
