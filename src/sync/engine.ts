@@ -20,7 +20,11 @@ import { heldPreview, type HeldPreview } from './held-preview.js';
 import { periodicReconcile } from './periodic-reconcile.js';
 import type { ServerView } from './reconcile.js';
 import { resumeOpenPlan } from './resume.js';
-import { runSync, type SyncOptions } from './run-sync.js';
+import { runFrom, runSync, type SyncOptions } from './run-sync.js';
+import { previewFrom } from './preview.js';
+import { restoreSource } from '../history/restore-source.js';
+import type { HistoryPoint } from '../history/reader.js';
+import type { PauseState } from '../snapshot/dataset-state.js';
 import { writeServerRejects } from './source-read.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
 
@@ -72,18 +76,61 @@ export class SyncEngine {
    * dataset, DATASET_BUSY, included) is in the summary with a code.
    */
   async sync(ds: DatasetConfig, input: SyncInput, opts: SyncOptions = {}): Promise<SyncSummary> {
+    return this.#syncWith(ds, input.file, 'sync', opts, (ctx) => runSync(ctx, ds, input.file, opts, input.links));
+  }
+
+  /**
+   * Bring the published dataset back to a point of its history (issue 14):
+   * the state there is worked out from the history and planned, staged,
+   * guarded, journaled and published exactly as a sync of an export.
+   */
+  async restore(ds: DatasetConfig, point: HistoryPoint, opts: Omit<SyncOptions, 'restore'> = {}): Promise<SyncSummary> {
+    let label: string | null = null;
+    const o: SyncOptions = { ...opts };
+    const summary = await this.#syncWith(ds, null, 'restore', o, async (ctx) => {
+      await runFrom(ctx, ds, o, async (dir) => {
+        const t = restoreSource(this.deps.db.conn, ds.name, point, ctx.policy.ownership, dir);
+        label = t.src.file;
+        ctx.summary.file = label;
+        o.restore = { toSeq: t.point.seq, toVersion: t.point.version, at: t.point.at };
+        return t.src;
+      });
+    });
+    if (label !== null) summary.file = label;
+    return summary;
+  }
+
+  /** What a restore would do (plan --restore), sending nothing but reads. */
+  async planRestore(ds: DatasetConfig, point: HistoryPoint): Promise<PlanPreview> {
+    return this.#run(ds, 'plan', undefined, () =>
+      previewFrom(this.#ctx(ds, emptySummary(ds.name, null)), ds, async (dir) => restoreSource(this.deps.db.conn, ds.name, point, policyOf(ds).ownership, dir).src),
+    );
+  }
+
+  /** Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from the state db. */
+  pause(ds: DatasetConfig, by: string): PauseState {
+    return this.deps.db.snapshot(ds.name).pause({ at: this.#clock.now(), by });
+  }
+
+  /** Take exports again; returns the pause it ended, or null when it was not paused. */
+  resumeExports(ds: DatasetConfig): PauseState | null {
+    return this.deps.db.snapshot(ds.name).unpause();
+  }
+
+  /** One run of `body` under both locks, its summary filled and logged; never throws. */
+  #syncWith(ds: DatasetConfig, file: string | null, purpose: string, opts: SyncOptions, body: (ctx: ExecContext) => Promise<void>): Promise<SyncSummary> {
     return this.#locks.run(ds.name, async () => {
-      const summary = emptySummary(ds.name, input.file);
+      const summary = emptySummary(ds.name, file);
       const logger = this.deps.logger.child({ dataset: ds.name });
       const started = this.#clock.now();
       let client: DatasetClient | null = null;
       let before = { requests: 0, retries: 0 };
       try {
-        await this.#shared.run(ds.name, 'sync', opts.signal, async () => {
+        await this.#shared.run(ds.name, purpose, opts.signal, async () => {
           const ctx = this.#ctx(ds, summary, opts.signal);
           client = ctx.client;
           before = ctx.client.stats;
-          await runSync(ctx, ds, input.file, opts, input.links);
+          await body(ctx);
           pruneJournal(ctx);
         });
       } catch (err) {

@@ -30,6 +30,8 @@ export interface SyncOptions {
   publish?: boolean;
   /** Abort to stop the sync between two journaled steps (never mid-request): result 'interrupted', the plan stays open for resume. */
   signal?: AbortSignal;
+  /** The source is a history point (issue 14): the plan is a restore's. */
+  restore?: ExecPlan['restore'];
 }
 
 /** The key's roles are not readable through the API: plan with all, learn refusals at run time (publish_denied, 403). */
@@ -41,12 +43,18 @@ const MAX_PLANS = 3;
 
 /** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy): Promise<void> {
+  return runFrom(ctx, ds, opts, (dir) => readSource(file, ds.source, ds.mapping, dir, { links }));
+}
+
+/** One sync from a source `produce` makes in the work folder: an export read, or a restore's target (issue 14). */
+export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOptions, produce: (workDir: string) => Promise<SourceRead>): Promise<void> {
   const s = ctx.summary;
   let src: SourceRead | null = null;
   // The export sorted on disk and each diff's changeset (issue 18); a plan's changeset moves beside its plan file.
   const work = WorkDir.open(ctx.planDir, ctx.dataset);
   try {
-    src = await readSource(file, ds.source, ds.mapping, work.dir, { links });
+    src = await produce(work.dir);
+    const file = src.file;
     s.fileHash = src.fileHash;
     s.rows = src.rows;
     s.rowErrors = src.rowErrors.length;
@@ -166,9 +174,11 @@ function execPlan(ctx: ExecContext, ds: DatasetConfig, splan: SyncPlan, changese
     ...(splan.held ? { heldGuards: splan.guards.results.filter((r) => r.holds) } : {}),
     requiredFlags: splan.guards.requiredFlags,
     source: { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() },
-    file: src.file,
+    // A restore has no export: nothing of it goes to a reject file, and why names the restore instead.
+    file: opts.restore ? null : src.file,
     headerLine: headerLineOf(ds),
     createdAt: ctx.clock.now(),
+    ...(opts.restore ? { restore: opts.restore } : {}),
   };
 }
 
