@@ -22,6 +22,9 @@ import { WatchSupervisor } from './watch-supervisor.js';
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
 
+/** While exports wait for a paused dataset, how often the state db is read for a resume (from the CLI). */
+export const PAUSE_POLL_MS = 5_000;
+
 /** Everything a dataset runtime shares with the daemon. */
 export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 'onError'> {
   logger: Logger;
@@ -55,6 +58,9 @@ export class DatasetRuntime {
   readonly #timers: Timers;
   readonly #order: FileOrder;
   #lastPruneAt: number | undefined;
+  /** Exports that came while the dataset was paused (issue 14), in arrival order; queued again at resume. */
+  #parked: Array<Extract<DatasetJob, { kind: 'file' }>> = [];
+  #pausePoll: (() => void) | undefined;
   /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end (review item 5). */
   readonly #stopping = new AbortController();
 
@@ -146,6 +152,9 @@ export class DatasetRuntime {
   async stop(): Promise<void> {
     this.#stopping.abort();
     this.#order.cancel();
+    this.#pausePoll?.();
+    // Files stay in the folder (taken again at the next start); a command's output is removed.
+    for (const job of this.#parked.splice(0)) await job.cleanup?.().catch(() => undefined);
     await this.#stopTriggers();
     const left = await this.#queue.stop();
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
@@ -258,6 +267,7 @@ export class DatasetRuntime {
       }
       return;
     }
+    if (this.#park(job)) return;
     if (await this.#order.stale(job)) return;
     const next = await runFileJob(ds, job, {
       ...this.#deps,
@@ -278,6 +288,40 @@ export class DatasetRuntime {
     if (next.accepted) driftHealth(ds, this.#deps);
     this.#order.ran(job, next);
     if (fromFolder(job) && this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
+  }
+
+  /**
+   * Issue 14: a paused dataset takes no export. The file stays where it is
+   * (not synced, not archived) and the state db is read every PAUSE_POLL_MS
+   * until a resume, which queues the waiting exports again (the newest wins,
+   * as at a start). True when the job was parked.
+   */
+  #park(job: Extract<DatasetJob, { kind: 'file' }>): boolean {
+    const paused = this.#deps.state.paused?.(this.name) ?? null;
+    if (!paused) return false;
+    this.#parked.push(job);
+    this.#log.info(
+      event('file.skipped', { file: job.file.path, origin: job.origin, reason: 'paused', paused_since: new Date(paused.at).toISOString(), waiting: this.#parked.length }),
+      'dataset paused: the export waits until resume',
+    );
+    this.#pollPause();
+    return true;
+  }
+
+  #pollPause(): void {
+    if (this.#pausePoll || this.#stopping.signal.aborted) return;
+    this.#pausePoll = this.#timers.after(
+      PAUSE_POLL_MS,
+      () => {
+        this.#pausePoll = undefined;
+        if (this.#stopping.signal.aborted) return;
+        if (this.#deps.state.paused?.(this.name)) return this.#pollPause();
+        const jobs = this.#parked.splice(0);
+        this.#log.info(event('dataset.resumed', { waiting: jobs.length }), 'dataset resumed: waiting exports are taken');
+        for (const j of jobs) this.#queue.push(j);
+      },
+      'pause',
+    );
   }
 
   /** Delete archived files older than watch.retention_days from processed/ and failed/ (review item 6). */

@@ -39,4 +39,6 @@ export interface DaemonState {
    * restart does not queue it again) or repeated (the same drift came back after it: not applied again).
    */
   markReapply(dataset: string, hash: string, status: 'done' | 'repeated'): void;
+  /** Paused by a person (`pause`, issue 14): exports are not taken; read at each export, so no restart is needed. */
+  paused?(dataset: string): { at: number; by: string } | null;
 }

@@ -29,4 +29,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = 
   retry: () => import('./retry.js'),
   config: () => import('./config.js'),
   why: () => import('./why.js'),
+  restore: () => import('./restore.js'),
+  pause: () => import('./pause.js'),
+  resume: () => import('./resume.js'),
 };

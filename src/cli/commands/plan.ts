@@ -4,11 +4,13 @@ import { ExitCode } from '../exit-codes.js';
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 import type { PlanPreview } from '../../sync/preview.js';
 import { sampleLines } from '../../sync/value-guards.js';
+import { ConnectorError } from '../../errors.js';
+import { historyPoint, type PointOptions } from '../history-point.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
 
 /** The plan as lines for a person. */
 export function planLines(p: PlanPreview): string[] {
-  const out: string[] = [`file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+  const out: string[] = [p.file.startsWith('restore of ') ? `${p.file} (${p.rows} records)` : `file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
   if (p.rejected || !p.plan) {
     out.push(`rejected: ${p.rejected}`);
     return out;
@@ -30,17 +32,25 @@ export function register(program: Command): void {
     .command('plan')
     .description('show what a sync would do (counts, first changes, path and why, guards); sends nothing but reads')
     .argument('<dataset>', 'dataset name from the configuration')
-    .requiredOption('--file <path>', 'the export file to plan from')
+    .option('--file <path>', 'the export file to plan from')
+    .option('--restore', 'plan a restore instead (with --to-version or --to-time): what `restore` would send')
+    .option('--to-version <n>', 'with --restore: the version to bring back')
+    .option('--to-time <iso>', 'with --restore: bring back what was published at this time')
     .option('--json', 'print the plan as JSON (the default when stdout is not a terminal)')
     .action(
-      runAction(async (name: string, opts: { file: string; json?: boolean }, cmd: Command) => {
+      runAction(async (name: string, opts: PointOptions & { file?: string; restore?: boolean; json?: boolean }, cmd: Command) => {
+        if (opts.restore === (opts.file !== undefined)) {
+          throw new ConnectorError('POINT_INVALID', 'give either --file <path> (an export) or --restore with --to-version <n> or --to-time <iso time>', { action: 'reject' });
+        }
+        const point = opts.restore ? historyPoint(opts) : null;
         const config = await loadConfigFor(cmd);
         const human = humanOutput(opts);
         const { logger, progress } = await commandLogger(cmd, config, human, undefined, process.stderr);
         const { cliEngine } = await import('../../sync/cli-engine.js');
         const cli = await cliEngine(config, logger, [name], 'plan');
         try {
-          const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW));
+          const ds = cli.dataset(name);
+          const p = await onDataset(name, () => (point ? cli.engine.planRestore(ds, point) : cli.engine.plan(ds, opts.file!, ALWAYS_FOLLOW)));
           progress?.clear();
           process.stdout.write(human ? `${planLines(p).join('\n')}\n` : `${JSON.stringify(p)}\n`);
           // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).
