@@ -287,7 +287,7 @@ export class DatasetRuntime {
     // Another export processed: a drift not repaired again is no longer the last word.
     if (next.accepted) driftHealth(ds, this.#deps);
     this.#order.ran(job, next);
-    if (fromFolder(job) && this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
+    if (this.#deps.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
   }
 
   /**
@@ -324,10 +324,16 @@ export class DatasetRuntime {
     );
   }
 
-  /** Delete archived files older than watch.retention_days from processed/ and failed/ (review item 6). */
+  /** Prune the history (issue 14), and delete archived files older than watch.retention_days from processed/ and failed/ (review item 6). */
   async #prune(): Promise<void> {
-    if (!this.#ds.watch) return;
     this.#lastPruneAt = this.#deps.now();
+    try {
+      this.#deps.engine.pruneHistory?.(this.#ds);
+    } catch (err) {
+      // Never fatal: the history only grows until the next prune.
+      this.#log.warn(event('history.pruned', { code: (err as { code?: unknown }).code ?? 'PRUNE_FAILED', err }), 'cannot prune the history');
+    }
+    if (!this.#ds.watch) return;
     await pruneArchives(this.#ds.watch, this.#lastPruneAt, this.#log);
   }
 

@@ -23,7 +23,9 @@ import { resumeOpenPlan } from './resume.js';
 import { runFrom, runSync, type SyncOptions } from './run-sync.js';
 import { previewFrom } from './preview.js';
 import { restoreSource } from '../history/restore-source.js';
-import type { HistoryPoint } from '../history/reader.js';
+import { HistoryReader, type HistoryPoint } from '../history/reader.js';
+import { pruneHistory, type PruneReport } from '../history/prune.js';
+import { historyConfigSchema } from '../history/config.js';
 import type { PauseState } from '../snapshot/dataset-state.js';
 import { writeServerRejects } from './source-read.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
@@ -105,6 +107,20 @@ export class SyncEngine {
     return this.#run(ds, 'plan', undefined, () =>
       previewFrom(this.#ctx(ds, emptySummary(ds.name, null)), ds, async (dir) => restoreSource(this.deps.db.conn, ds.name, point, policyOf(ds).ownership, dir).src),
     );
+  }
+
+  /** Drop history older than the dataset's retention (days, versions, size); logs history.pruned when it removed anything. */
+  pruneHistory(ds: DatasetConfig): PruneReport | null {
+    const cfg = historyConfigSchema.parse((ds as { history?: unknown }).history ?? {});
+    const r = pruneHistory(this.deps.db.conn, ds.name, cfg, this.#clock.now());
+    if (r) {
+      const oldest = new HistoryReader(this.deps.db.conn, ds.name).oldest();
+      this.deps.logger.child({ dataset: ds.name }).info(
+        { event: 'history.pruned', ...r, oldest_version: oldest?.version ?? null, retention_days: cfg.retention_days, retention_versions: cfg.retention_versions, max_bytes: cfg.max_bytes },
+        'old history pruned',
+      );
+    }
+    return r;
   }
 
   /** Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from the state db. */
