@@ -76,7 +76,7 @@ describe('value guards (default policy)', () => {
 
 describe('evaluateValueGuards (pure)', () => {
   const rules = policySchema.parse({}).guards.values as ValueRule[];
-  const rec = (id: string, stock: unknown, name = 'N') => ({ record_id: id, display_name: name, api_value: id, aliases: [], attributes: { stock } as Record<string, never>, active: true });
+  const rec = (id: string, stock: unknown, name = 'N') => ({ record_id: id, display_name: name, api_value: id, aliases: [], attributes: { stock } as unknown as Record<string, never>, active: true });
 
   it('below min_compared nothing holds; at it the share decides', () => {
     const t = new ValueTallier(rules);
