@@ -128,17 +128,26 @@ export class SnapshotRebuild {
     const ds = this.dataset;
     const base = this.conn.prepare('SELECT active_version FROM datasets WHERE dataset = ?').pluck().get(ds) as number | null | undefined;
     const history = new HistoryWriter(this.conn, ds, this.now, provenance ?? { kind: 'server' }, activeVersion, base ?? null);
-    const moved = this.conn
-      .prepare(
-        `SELECT n.record_id AS id, o.json AS old, n.json AS new FROM rebuild_records n
-           LEFT JOIN records o ON o.dataset = n.dataset AND o.record_id = n.record_id
-         WHERE n.dataset = ? AND (o.hash IS NULL OR o.hash <> n.hash)
-         UNION ALL
-         SELECT o.record_id, o.json, NULL FROM records o
-         WHERE o.dataset = ? AND NOT EXISTS (SELECT 1 FROM rebuild_records n WHERE n.dataset = o.dataset AND n.record_id = o.record_id)`,
-      )
-      .all(ds, ds) as Array<{ id: string; old: string | null; new: string | null }>;
-    for (const m of moved) history.record(m.id, m.old, m.new);
+    // A page at a time (a first run may read a million records): no statement stays open while the history is written.
+    const changed = this.conn.prepare(
+      `SELECT n.record_id AS id, o.json AS old, n.json AS new FROM rebuild_records n
+         LEFT JOIN records o ON o.dataset = n.dataset AND o.record_id = n.record_id
+       WHERE n.dataset = ? AND n.record_id > ? AND (o.hash IS NULL OR o.hash <> n.hash) ORDER BY n.record_id LIMIT 1000`,
+    );
+    const gone = this.conn.prepare(
+      `SELECT o.record_id AS id, o.json AS old, NULL AS new FROM records o
+       WHERE o.dataset = ? AND o.record_id > ?
+         AND NOT EXISTS (SELECT 1 FROM rebuild_records n WHERE n.dataset = o.dataset AND n.record_id = o.record_id)
+       ORDER BY o.record_id LIMIT 1000`,
+    );
+    for (const q of [changed, gone]) {
+      for (let after = ''; ; ) {
+        const page = q.all(ds, after) as Array<{ id: string; old: string | null; new: string | null }>;
+        for (const m of page) history.record(m.id, m.old, m.new);
+        if (page.length < 1000) break;
+        after = page.at(-1)!.id;
+      }
+    }
   }
 
   /** Drop what was read; the snapshot stays as it was. */
