@@ -23,6 +23,9 @@ const NEXT_STEP_BY_CODE: Record<string, string> = {
     "a draft holds the connector's writes and someone else's changes: publish or discard it in the portal, then sync again; approve and discard do not act on it",
   UNKNOWN_DATASET: 'use a dataset name from the configuration (dataset-connector validate lists them)',
   FILE_NOT_FOUND: 'check the path given with --file',
+  POINT_INVALID: 'name the point with --to-version <n> (dataset-connector why shows versions) or --to-time <ISO time>',
+  HISTORY_TOO_OLD: 'choose a later point: the history keeps history.retention_days (and retention_versions, max_bytes) of each dataset',
+  HISTORY_EMPTY: 'nothing was published since the history began; there is nothing to restore yet',
   FILE_UNREADABLE: 'check that this user can read the file given with --file',
   STATE_DIR_BUSY:
     'stop that daemon first (systemctl stop dataset-connector) or give this one its own state_dir; sync, plan, approve and discard work beside a running daemon',

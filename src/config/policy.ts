@@ -8,6 +8,47 @@ import { z } from 'zod';
 
 const ratio = z.number().min(0).max(1);
 
+/** One value-guard rule (issue 14, value-guards.ts). */
+export const valueRuleSchema = z
+  .strictObject({
+    field: z
+      .string()
+      .regex(/^(\*|display_name|api_value|aliases|active|attributes\.[A-Za-z0-9_]{1,64})$/, 'must be *, display_name, api_value, aliases, active or attributes.<key>')
+      .describe('The field: attributes.<key>, display_name, api_value, aliases, active, or * for every field no other rule names.'),
+    max_changed_ratio: ratio
+      .optional()
+      .describe('Hold a change in which the value of this field changes in more than this share (0–1) of the records present before and after. Default: off.'),
+    max_zeroed_ratio: ratio
+      .optional()
+      .describe('Hold a change that sets this field to zero or empty in more than this share (0–1) of the records present before and after. Default: off.'),
+    jump_factor: z
+      .number()
+      .gt(1)
+      .optional()
+      .describe('A numeric value jumps when the new one is more than this many times, or less than this fraction of, the old one (10: ×10 or ÷10). Default: off.'),
+    jump_percent: z
+      .number()
+      .gt(0)
+      .optional()
+      .describe('A numeric value jumps when it moves by more than this percentage of the old one. Default: off.'),
+    max_jump_ratio: ratio
+      .optional()
+      .describe('Hold a change in which more than this share (0–1) of the records present before and after jump (jump_factor, jump_percent). Default: off.'),
+    min_compared: z
+      .int()
+      .min(0)
+      .default(20)
+      .describe('Apply the rule only when at least this many records are present before and after (a share of a handful is noise). Default 20.'),
+  })
+  .describe('A guard on the values of one field (or *): shares of records changed, zeroed, or jumping in one sync.');
+
+/**
+ * Defaults that hold "every stock to 0" and "every price ×100" and let an
+ * ordinary day through: a quarter of the compared records set to zero or
+ * empty, or a quarter jumping by more than ×10 / ÷10, in one sync, on any field.
+ */
+export const DEFAULT_VALUE_RULES = [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 20 }];
+
 /** Guards checked before anything is sent and again against the draft's counts. */
 export const guardsSchema = z
   .strictObject({
@@ -30,6 +71,13 @@ export const guardsSchema = z
     max_row_drop_ratio: ratio
       .optional()
       .describe('Hold an export whose row count fell by more than this share (0–1) from the last processed export. Default: off.'),
+    values: z
+      .array(valueRuleSchema)
+      .refine((rules) => new Set(rules.map((r) => r.field)).size === rules.length, 'each field may have one rule only')
+      .default(() => DEFAULT_VALUE_RULES.map((r) => ({ ...r })))
+      .describe(
+        'Guards on field values (issue 14). Default: one rule for every field (*): hold when more than 25% of the records present before and after are set to zero or empty, or jump by more than ×10 or ÷10. [] turns them off; a rule naming a field replaces * for it.',
+      ),
     allow_empty: z
       .boolean()
       .default(false)

@@ -3,6 +3,7 @@ import { demoConfigSchema } from './demo.js';
 import { apiConfigSchema, type ApiConfig } from './api.js';
 import { LOG_LEVELS } from './defaults.js';
 import type { ConfigIssue } from './errors.js';
+import { historyConfigSchema } from './history.js';
 import {
   alertsConfigSchema,
   mappingConfigSchema,
@@ -47,6 +48,7 @@ export const datasetConfigSchema = z
     policy: policySchema.default(() => policySchema.parse({})),
     watch: watchConfigSchema.optional(),
     schedules: schedulesConfigSchema,
+    history: historyConfigSchema.default(() => historyConfigSchema.parse({})),
   })
   .describe('One dataset kept in step with an export.');
 

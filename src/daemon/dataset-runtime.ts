@@ -24,6 +24,9 @@ import { WatchSupervisor } from './watch-supervisor.js';
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
 
+/** While exports wait for a paused dataset, how often the state db is read for a resume (from the CLI). */
+export const PAUSE_POLL_MS = 5_000;
+
 /** Everything a dataset runtime shares with the daemon. */
 export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 'onError'> {
   logger: Logger;
@@ -54,6 +57,10 @@ export class DatasetRuntime {
   #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
   readonly #order: FileOrder;
   #lastPruneAt: number | undefined;
+  /** Exports that came while the dataset was paused (issue 14), in arrival order; queued again at resume. */
+  #parked: Array<Extract<DatasetJob, { kind: 'file' }>> = [];
+  #pausePoll: (() => void) | undefined;
+  #lastHistoryPruneAt: number | undefined;
   /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end. */
   readonly #stopping = new AbortController();
 
@@ -144,6 +151,9 @@ export class DatasetRuntime {
   async stop(): Promise<void> {
     this.#stopping.abort();
     this.#order.cancel();
+    this.#pausePoll?.();
+    // Files stay in the folder (taken again at the next start); a command's output is removed.
+    for (const job of this.#parked.splice(0)) await job.cleanup?.().catch(() => undefined);
     await this.#stopTriggers();
     const left = await this.#queue.stop();
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
@@ -263,6 +273,7 @@ export class DatasetRuntime {
       }
       return;
     }
+    if (this.#park(job)) return;
     if (await this.#order.stale(job)) return;
     const next = await runFileJob(ds, job, {
       ...this.#deps,
@@ -282,7 +293,53 @@ export class DatasetRuntime {
     // Another export processed: a drift not repaired again is no longer the last word.
     if (next.accepted) driftHealth(ds, this.#deps);
     this.#order.ran(job, next);
+    if (this.#deps.clock.now() - (this.#lastHistoryPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) this.#pruneHistory();
     if (fromFolder(job) && this.#deps.clock.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
+  }
+
+  /**
+   * Issue 14: a paused dataset takes no export. The file stays where it is
+   * (not synced, not archived) and the state db is read every PAUSE_POLL_MS
+   * until a resume, which queues the waiting exports again (the newest wins,
+   * as at a start). True when the job was parked.
+   */
+  #park(job: Extract<DatasetJob, { kind: 'file' }>): boolean {
+    const paused = this.#deps.state.paused?.(this.name) ?? null;
+    if (!paused) return false;
+    this.#parked.push(job);
+    this.#log.info(
+      event('file.skipped', { file: job.file.path, origin: job.origin, reason: 'paused', paused_since: new Date(paused.at).toISOString(), waiting: this.#parked.length }),
+      'dataset paused: the export waits until resume',
+    );
+    this.#pollPause();
+    return true;
+  }
+
+  #pollPause(): void {
+    if (this.#pausePoll || this.#stopping.signal.aborted) return;
+    this.#pausePoll = this.#deps.clock.after(
+      PAUSE_POLL_MS,
+      () => {
+        this.#pausePoll = undefined;
+        if (this.#stopping.signal.aborted) return;
+        if (this.#deps.state.paused?.(this.name)) return this.#pollPause();
+        const jobs = this.#parked.splice(0);
+        this.#log.info(event('dataset.resumed', { waiting: jobs.length }), 'dataset resumed: waiting exports are taken');
+        for (const j of jobs) this.#queue.push(j);
+      },
+      'pause',
+    );
+  }
+
+  /** Drop history older than the dataset's retention (issue 14). */
+  #pruneHistory(): void {
+    this.#lastHistoryPruneAt = this.#deps.clock.now();
+    try {
+      this.#deps.engine.pruneHistory?.(this.#ds);
+    } catch (err) {
+      // Never fatal: the history only grows until the next prune.
+      this.#log.warn(event('history.pruned', { code: (err as { code?: unknown }).code ?? 'PRUNE_FAILED', err }), 'cannot prune the history');
+    }
   }
 
   /** Delete archived files older than watch.retention_days from processed/ and failed/. */

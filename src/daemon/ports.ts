@@ -18,6 +18,8 @@ export interface DaemonEngine {
   reconcile?(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<{ rebuilt: RebuildReport | null }>;
   /** Finish work the journal says was in flight when the process last stopped. */
   resume(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<unknown>;
+  /** Drop history older than the dataset's retention (issue 14), when the engine keeps one. */
+  pruneHistory?(ds: DatasetConfig): unknown;
 }
 
 /** What the daemon reads of the state database. */
@@ -39,4 +41,6 @@ export interface DaemonState {
    * restart does not queue it again) or repeated (the same drift came back after it: not applied again).
    */
   markReapply(dataset: string, hash: string, status: 'done' | 'repeated'): void;
+  /** Paused by a person (`pause`, issue 14): exports are not taken; read at each export, so no restart is needed. */
+  paused?(dataset: string): { at: number; by: string } | null;
 }

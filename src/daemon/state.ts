@@ -9,5 +9,6 @@ export function daemonState(db: StateDb): DaemonState {
     forgetFileHash: (dataset, reapply) => db.snapshot(dataset).forgetSourceHash(reapply),
     lastReapply: (dataset) => db.snapshot(dataset).reapply(),
     markReapply: (dataset, hash, status) => db.snapshot(dataset).markReapply(hash, status),
+    paused: (dataset) => db.snapshot(dataset).paused(),
   };
 }

@@ -62,6 +62,8 @@ export const LOG_EVENTS = [
   'daemon.notify_failed',
   'dataset.started',
   'dataset.stopped',
+  'dataset.resumed',
+  'history.pruned',
   'health.listening',
   // alerts and emulator
   'alert.call',

@@ -24,6 +24,15 @@ interface StateRow {
   reapply_hash: string | null;
   reapply_drift: string | null;
   reapply_status: ReapplyMarker['status'] | null;
+  paused: string | null;
+}
+
+/** A dataset paused by a person (issue 14): exports are not taken until resume. */
+export interface PauseState {
+  /** ms since the epoch. */
+  at: number;
+  /** Who paused it (the command and user, for status). */
+  by: string;
 }
 
 /** The last time a reconcile had the last export applied again after drift (migration 5). */
@@ -86,6 +95,32 @@ export class DatasetState {
     } else {
       this.update('last_outcome = ?, last_outcome_detail = ?, last_outcome_at = ?', outcome, json, at);
     }
+  }
+
+  /** Pause taking exports (kept if already paused: the first pause's time stays). */
+  pause(p: PauseState): PauseState {
+    const now = this.paused();
+    if (now) return now;
+    this.update('paused = ?', JSON.stringify(p));
+    return p;
+  }
+
+  /** Take exports again; the pause it ended, or null. */
+  unpause(): PauseState | null {
+    const was = this.paused();
+    if (was) this.update('paused = NULL');
+    return was;
+  }
+
+  /** The pause in force, or null. */
+  paused(): PauseState | null {
+    const r = this.row()?.paused;
+    return r ? (JSON.parse(r) as PauseState) : null;
+  }
+
+  /** The active version the snapshot was last confirmed at, or null (cheaper than info(): no record count). */
+  confirmedVersion(): number | null {
+    return this.row()?.active_version ?? null;
   }
 
   /** When the dataset last ended a sync published or unchanged (migration 7), or null. */

@@ -191,6 +191,51 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE datasets ADD COLUMN last_success_at INTEGER;
     `,
   },
+  {
+    version: 10,
+    description: 'history of what the connector published: one row per version, per-record deltas in chunks; paused datasets',
+    sql: `
+      -- Issue 14 (src/history/). One row per change that moved the snapshot (a sync, a restore, a write published
+      -- at once, or a rebuild that found the server's records changed), in the same transaction as the snapshot.
+      -- seq: this database's own order (several rows may share a server version); kind: base (the state when history
+      -- began), sync, restore, server. detail: JSON (counts, the delete guard's ratio, held guards approved).
+      CREATE TABLE history_versions (
+        dataset   TEXT NOT NULL,
+        seq       INTEGER NOT NULL,
+        version   INTEGER,
+        at        INTEGER NOT NULL,
+        kind      TEXT NOT NULL,
+        plan_id   TEXT,
+        file      TEXT,
+        file_hash TEXT,
+        detail    TEXT,
+        PRIMARY KEY (dataset, seq)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX history_versions_by_version ON history_versions (dataset, version);
+
+      -- Per record, its changes as entries (src/snapshot/history-codec.ts), in chunks: the newest chunk is text and grows by
+      -- appending; a full one is deflated. An entry holds what is needed to undo it (a field's old value, a deleted
+      -- record whole), so the state at any kept seq is the snapshot with later entries undone.
+      CREATE TABLE history_records (
+        dataset   TEXT NOT NULL,
+        record_id TEXT NOT NULL COLLATE BINARY,
+        first_seq INTEGER NOT NULL,
+        last_seq  INTEGER NOT NULL,
+        entries   INTEGER NOT NULL,
+        data      ANY NOT NULL,
+        PRIMARY KEY (dataset, record_id, first_seq)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX history_records_by_last ON history_records (dataset, last_seq);
+
+      -- The oldest seq whose state history can still give (pruning moves it); NULL: everything since history began.
+      ALTER TABLE datasets ADD COLUMN history_from_seq INTEGER;
+      -- confirm() reads the records with foreign-edited fields on every call: without this it scans the whole
+      -- snapshot each time, which a history of thousands of small confirms (5-minute stock updates) pays for.
+      CREATE INDEX records_foreign ON records (dataset) WHERE foreign_fields IS NOT NULL;
+      -- pause: exports are not taken for the dataset (files wait in the folder) until resume; JSON {at, by, feed}.
+      ALTER TABLE datasets ADD COLUMN paused TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

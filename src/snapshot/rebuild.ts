@@ -3,6 +3,7 @@ import type { DatasetRecord } from '../model/record.js';
 import { changedFields, keptForeignFields, parseFields } from './fields.js';
 import { recordJson, textHash, type RecordText } from './record-json.js';
 import type { RebuildReport } from './types.js';
+import { HistoryWriter, type Provenance } from './history-writer.js';
 
 /** What the connector itself published, for a rebuild to recognise (SnapshotRebuild.commit). */
 export interface OurRecords {
@@ -10,6 +11,8 @@ export interface OurRecords {
   records: Iterable<RecordText>;
   /** record_ids adopted as owned without a write. */
   own?: Iterable<string>;
+  /** Their plan, for the history row of this rebuild (issue 14); default: changes found on the server. */
+  provenance?: Provenance;
 }
 
 /**
@@ -84,6 +87,7 @@ export class SnapshotRebuild {
         const old = oldRow.get(ds, o.record_id) as { json: string; foreign_fields: string | null } | undefined;
         ourMarks.set(o.record_id, old?.foreign_fields ? keptForeignFields(old.json, old.foreign_fields, JSON.parse(o.json) as DatasetRecord) : null);
       }
+      this.#history(activeVersion, ours?.provenance);
       this.conn
         .prepare(
           'DELETE FROM records WHERE dataset = ? AND record_id NOT IN (SELECT record_id FROM rebuild_records WHERE dataset = ?)',
@@ -117,6 +121,33 @@ export class SnapshotRebuild {
     })();
     this.done = true;
     return report;
+  }
+
+  /** Issue 14: what the swap changes goes to the history, in its transaction (a record read as it was is not a change). */
+  #history(activeVersion: number, provenance: Provenance | undefined): void {
+    const ds = this.dataset;
+    const base = this.conn.prepare('SELECT active_version FROM datasets WHERE dataset = ?').pluck().get(ds) as number | null | undefined;
+    const history = new HistoryWriter(this.conn, ds, this.now, provenance ?? { kind: 'server' }, activeVersion, base ?? null);
+    // A page at a time (a first run may read a million records): no statement stays open while the history is written.
+    const changed = this.conn.prepare(
+      `SELECT n.record_id AS id, o.json AS old, n.json AS new FROM rebuild_records n
+         LEFT JOIN records o ON o.dataset = n.dataset AND o.record_id = n.record_id
+       WHERE n.dataset = ? AND n.record_id > ? AND (o.hash IS NULL OR o.hash <> n.hash) ORDER BY n.record_id LIMIT 1000`,
+    );
+    const gone = this.conn.prepare(
+      `SELECT o.record_id AS id, o.json AS old, NULL AS new FROM records o
+       WHERE o.dataset = ? AND o.record_id > ?
+         AND NOT EXISTS (SELECT 1 FROM rebuild_records n WHERE n.dataset = o.dataset AND n.record_id = o.record_id)
+       ORDER BY o.record_id LIMIT 1000`,
+    );
+    for (const q of [changed, gone]) {
+      for (let after = ''; ; ) {
+        const page = q.all(ds, after) as Array<{ id: string; old: string | null; new: string | null }>;
+        for (const m of page) history.record(m.id, m.old, m.new);
+        if (page.length < 1000) break;
+        after = page.at(-1)!.id;
+      }
+    }
   }
 
   /** Drop what was read; the snapshot stays as it was. */

@@ -6,6 +6,7 @@ import { DatasetState } from './dataset-state.js';
 import type { SnapshotEntry, SnapshotReader } from './reader.js';
 import { SnapshotRebuild } from './rebuild.js';
 import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
+import { HistoryWriter } from './history-writer.js';
 
 /** Rows per page of the streaming reader: bounded memory, and no statement left open across awaits. */
 const PAGE_SIZE = 1000;
@@ -87,6 +88,8 @@ export class SnapshotStore extends DatasetState {
    * Apply what the server confirmed, in one transaction: upserts (owned),
    * deletes, adoptions and the new active version (and the source, if given).
    * A foreign-edited field stays marked only while its value is kept (issue 7).
+   * Every record that really changes gets its history entry in the same
+   * transaction (issue 14, src/history/), whoever confirms.
    */
   confirm(change: ConfirmedChange): void {
     const foreign = new Map(
@@ -103,17 +106,25 @@ export class SnapshotStore extends DatasetState {
          foreign_fields = excluded.foreign_fields,
          foreign_at = CASE WHEN excluded.foreign_fields IS NULL THEN NULL ELSE records.foreign_at END`,
     );
-    const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ?');
+    const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ? RETURNING json').pluck();
     const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
-    const put = (id: string, json: string, rec: () => DatasetRecord): void => {
+    const current = this.conn.prepare('SELECT json FROM records WHERE dataset = ? AND record_id = ?').pluck();
+    let history: HistoryWriter;
+    const put = (id: string, json: string, rec: () => DatasetRecord, line?: number): void => {
       const old = foreign.get(id);
+      const before = (current.get(this.dataset, id) as string | undefined) ?? null;
       upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null);
+      history.record(id, before, json, line ?? null);
     };
     this.conn.transaction(() => {
+      history = new HistoryWriter(this.conn, this.dataset, this.now, change.provenance ?? { kind: 'sync' }, change.activeVersion, this.confirmedVersion());
       for (const rec of change.upserts ?? []) put(rec.record_id, recordJson(rec), () => rec);
       // Already canonical JSON (a plan's changeset on disk): parsed only where a foreign edit needs the record.
-      for (const t of change.upsertTexts ?? []) put(t.record_id, t.json, () => JSON.parse(t.json) as DatasetRecord);
-      for (const id of change.deletes ?? []) del.run(this.dataset, id);
+      for (const t of change.upsertTexts ?? []) put(t.record_id, t.json, () => JSON.parse(t.json) as DatasetRecord, t.line);
+      for (const id of change.deletes ?? []) {
+        const before = del.get(this.dataset, id) as string | undefined;
+        if (before !== undefined) history.record(id, before, null);
+      }
       for (const id of change.own ?? []) own.run(this.dataset, id);
       this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);
       if (change.source) this.recordSource(change.source);

@@ -1,4 +1,5 @@
 import type { RecordText } from './record-json.js';
+import type { Provenance } from './history-writer.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 
 /** Identity of a processed source export: files are known by content hash, not path. */
@@ -56,14 +57,16 @@ export interface ConfirmedChange {
   etag?: string | null;
   /** Records now published as written by the connector; they become owned. */
   upserts?: Iterable<DatasetRecord>;
-  /** The same as canonical JSON (record-json.ts): no record to parse and serialise again. */
-  upsertTexts?: Iterable<RecordText>;
+  /** The same as canonical JSON (record-json.ts): no record to parse and serialise again; `line`: its line in the export. */
+  upsertTexts?: Iterable<RecordText & { line?: number }>;
   /** record_ids now deleted on the server. */
   deletes?: Iterable<string>;
   /** record_ids adopted as owned without a write (first-run adoption, issue 7). */
   own?: Iterable<string>;
   /** The export this change came from, when it completes a sync. */
   source?: SourceIdentity;
+  /** Where the change came from, for its history row (issue 14); default: a sync, nothing more known. */
+  provenance?: Provenance;
 }
 
 /** One record of the stored snapshot. */

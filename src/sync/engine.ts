@@ -15,13 +15,18 @@ import { actionForResult, emptySummary, finalResult, logSummary, type SyncSummar
 import { approveHeld, discardHeld, type HeldActionResult } from './executor/approve.js';
 import { policySchema, type Policy } from '../config/policy.js';
 import type { LinkPolicy } from '../sources/open-file.js';
-import { previewPlan, type PlanPreview } from './executor/preview.js';
+import { previewFrom, previewPlan, type PlanPreview } from './executor/preview.js';
 import { heldPreview, type HeldPreview } from './executor/held-preview.js';
 import { periodicReconcile } from './executor/periodic-reconcile.js';
 import type { ServerView } from './executor/reconcile.js';
 import { resumeOpenPlan } from './executor/resume.js';
-import { runSync, type SyncOptions } from './executor/run-sync.js';
+import { runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
 import { writeServerRejects } from './executor/source-read.js';
+import { restoreSource } from './executor/restore-source.js';
+import { HistoryReader, type HistoryPoint } from '../history/reader.js';
+import { pruneHistory, type PruneReport } from '../history/prune.js';
+import { historyConfigSchema } from '../config/history.js';
+import type { PauseState } from '../snapshot/dataset-state.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
 import { event } from '../log/events.js';
 
@@ -75,18 +80,79 @@ export class SyncEngine {
    * dataset, DATASET_BUSY, included) is in the summary with a code.
    */
   async sync(ds: DatasetConfig, input: SyncInput, opts: SyncOptions = {}): Promise<SyncSummary> {
+    return this.#syncWith(ds, input.file, 'sync', opts, (ctx) => runSync(ctx, ds, input.file, opts, input.links, input.sha256));
+  }
+
+  /**
+   * Bring the published dataset back to a point of its history (issue 14):
+   * the state there is worked out from the history and planned, staged,
+   * guarded, journaled and published exactly as a sync of an export.
+   */
+  async restore(ds: DatasetConfig, point: HistoryPoint, opts: SyncOptions = {}): Promise<SyncSummary> {
+    let label: string | null = null;
+    const summary = await this.#syncWith(ds, null, 'restore', opts, async (ctx) => {
+      await runFrom(ctx, ds, opts, async (dir) => {
+        const target = this.#restoreTarget(ds, point, dir);
+        label = target.src.file;
+        ctx.summary.file = label;
+        return target;
+      });
+    });
+    if (label !== null) summary.file = label;
+    return summary;
+  }
+
+  /** What a restore would do (plan --restore), sending nothing but reads: the plan restore would run (make-plan.ts). */
+  async planRestore(ds: DatasetConfig, point: HistoryPoint, opts: { publish?: boolean } = {}): Promise<PlanPreview> {
+    return this.#run(ds, 'plan', undefined, () =>
+      previewFrom(this.#ctx(ds, emptySummary(ds.name, null)), ds, async (dir) => this.#restoreTarget(ds, point, dir), { stageOnly: opts.publish === false }),
+    );
+  }
+
+  /** The state at a history point as a source to plan from, with the point it is (issue 14). */
+  #restoreTarget(ds: DatasetConfig, point: HistoryPoint, dir: string): Produced {
+    const t = restoreSource(this.deps.db.conn, ds.name, point, policyOf(ds).ownership, dir);
+    return { src: t.src, restore: { toSeq: t.point.seq, toVersion: t.point.version, at: t.point.at } };
+  }
+
+  /** Drop history older than the dataset's retention (days, versions, size); logs history.pruned when it removed anything. */
+  pruneHistory(ds: DatasetConfig): PruneReport | null {
+    const cfg = historyConfigSchema.parse((ds as { history?: unknown }).history ?? {});
+    const r = pruneHistory(this.deps.db.conn, ds.name, cfg, this.#clock.now());
+    if (r) {
+      const oldest = new HistoryReader(this.deps.db.conn, ds.name).oldest();
+      this.deps.logger.child({ dataset: ds.name }).info(
+        event('history.pruned', { ...r, oldest_version: oldest?.version ?? null, retention_days: cfg.retention_days, retention_versions: cfg.retention_versions, max_bytes: cfg.max_bytes }),
+        'old history pruned',
+      );
+    }
+    return r;
+  }
+
+  /** Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from the state db. */
+  pause(ds: DatasetConfig, by: string): PauseState {
+    return this.deps.db.snapshot(ds.name).pause({ at: this.#clock.now(), by });
+  }
+
+  /** Take exports again; returns the pause it ended, or null when it was not paused. */
+  resumeExports(ds: DatasetConfig): PauseState | null {
+    return this.deps.db.snapshot(ds.name).unpause();
+  }
+
+  /** One run of `body` under both locks, its summary filled and logged; never throws. */
+  #syncWith(ds: DatasetConfig, file: string | null, purpose: string, opts: SyncOptions, body: (ctx: ExecContext) => Promise<void>): Promise<SyncSummary> {
     return this.#locks.run(ds.name, async () => {
-      const summary = emptySummary(ds.name, input.file);
+      const summary = emptySummary(ds.name, file);
       const logger = this.deps.logger.child({ dataset: ds.name });
       const started = this.#clock.now();
       let client: DatasetClient | null = null;
       let before = { requests: 0, retries: 0 };
       try {
-        await this.#shared.run(ds.name, 'sync', opts.signal, async () => {
+        await this.#shared.run(ds.name, purpose, opts.signal, async () => {
           const ctx = this.#ctx(ds, summary, opts.signal);
           client = ctx.client;
           before = ctx.client.stats;
-          await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
+          await body(ctx);
           pruneJournal(ctx);
         });
       } catch (err) {

@@ -12,12 +12,15 @@ export interface DatasetStatus {
   lastSync: { result: string; at: string; detail: unknown } | null;
   held: { kind: string; version: number | null; reason: string; ageMs: number; since: string } | null;
   openPlan: { planId: string; path: string; ageMs: number } | null;
+  /** Paused by a person (issue 14): exports wait in the folder until resume. */
+  paused: { since: string; by: string } | null;
 }
 
 /** Status of one dataset from the state database. */
 export function datasetStatus(db: StateDb, dataset: string, now: number): DatasetStatus {
   const info = db.snapshot(dataset).info();
   const open = openPlan({ db, dataset });
+  const paused = db.snapshot(dataset).paused();
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     dataset,
@@ -31,5 +34,6 @@ export function datasetStatus(db: StateDb, dataset: string, now: number): Datase
       ? { kind: info.held.kind, version: info.held.version, reason: info.held.reason, ageMs: now - info.held.since, since: iso(info.held.since) }
       : null,
     openPlan: open ? { planId: open.planId, path: open.path, ageMs: now - open.createdAt } : null,
+    paused: paused ? { since: iso(paused.at), by: paused.by } : null,
   };
 }

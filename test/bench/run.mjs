@@ -14,9 +14,11 @@
 //           of stocks changed (≤3× the bare parse, ≤200 MB), and where the time went
 //   first   the first sync of 1,000,000 records, PUT /records and upload (≤300 MB; the server's view of the size)
 //   idle    an idle daemon with three datasets (≤80 MB, ≤0.5 s CPU a minute)
+//   history a 100,000-record dataset after 30 days of 5-minute stock updates at 1% churn (issue 14): the state
+//           database's size (≤200 MB) and `why` latency (≤50 ms), and how long the state a day ago takes to work out
 // BENCH_RUNS (default 3) runs of each main figure with its yardstick: median CPU, highest peak RSS.
 // BENCH_CSV_ROWS, BENCH_XLSX_ROWS, BENCH_DIFF_SIZES (100000,1000000,3000000), BENCH_SQUARE_ROWS (200000),
-// BENCH_FIRST_ROWS (1000000), BENCH_IDLE_MS (60000) scale them down for a quick look.
+// BENCH_FIRST_ROWS (1000000), BENCH_IDLE_MS (60000), BENCH_HISTORY_DAYS (30) scale them down for a quick look.
 import { createReadStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,7 +33,7 @@ const XLSX_ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);
 const DIFF_SIZES = (process.env.BENCH_DIFF_SIZES ?? '100000,1000000,3000000').split(',').map(Number).filter((n) => n > 0);
 const SQUARE_ROWS = Number(process.env.BENCH_SQUARE_ROWS ?? 200_000);
 const FIRST_ROWS = Number(process.env.BENCH_FIRST_ROWS ?? 1_000_000);
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'read,xlsx,diff,square,first,idle').split(',').map((s) => (s === 'csv' ? 'read' : s)));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'read,xlsx,diff,square,first,idle,history').split(',').map((s) => (s === 'csv' ? 'read' : s)));
 const XLSX_OPTIONS = { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' };
 const self = fileURLToPath(import.meta.url);
 const here = (f) => fileURLToPath(new URL(f, import.meta.url));
@@ -250,12 +252,23 @@ async function idlePart(dir) {
   figure('idle daemon, exceljs loaded', m.exceljsLoaded ? 1 : 0, 'yes/no', { max: 0 });
 }
 
+async function historyPart(dir) {
+  const m = child(node(here('history.bench.mjs'), dir));
+  say(`history: ${m.records.toLocaleString('en')} records, ${m.versions.toLocaleString('en')} versions (${m.changes.toLocaleString('en')} record changes) written through confirm in ${(m.simulateMs / 1000).toFixed(0)} s (CPU ${(m.simulateCpuMs / 1000).toFixed(0)} s)`);
+  say(`    history ${m.historyMb.toFixed(1)} MB in ${m.chunks.toLocaleString('en')} chunks; why median ${m.whyMedianMs.toFixed(2)} ms, p95 ${m.whyP95Ms.toFixed(2)} ms, max ${m.whyMaxMs.toFixed(2)} ms`);
+  const detail = { versions: m.versions, changes: m.changes, historyMb: Math.round(m.historyMb), whyMedianMs: m.whyMedianMs, whyMaxMs: m.whyMaxMs };
+  figure('history 100k × 30 days, state database size', m.dbMb, 'MB', { max: 200 }, detail);
+  figure('history 100k × 30 days, why latency (p95 of 500)', m.whyP95Ms, 'ms', { max: 50 }, detail);
+  figure('history 100k × 30 days, state a day ago worked out', m.restoreStateMs / 1000, 's', null, { records: m.restoreRecords });
+  figure('history 100k × 30 days, peak RSS', m.maxRssMb, 'MB', null);
+}
+
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'dc-bench-'));
   try {
     if (NODE_FLAGS.length > 0) say(`node flags (${process.env.BENCH_NODE_FLAGS !== undefined ? 'BENCH_NODE_FLAGS' : 'as shipped'}): ${NODE_FLAGS.join(' ')}`);
     say(`${RUNS} run(s) of each main figure with its yardstick, interleaved: median CPU [range], highest peak RSS`);
-    const parts = { read: readPart, xlsx: xlsxPart, diff: diffPart, square: squarePart, first: firstPart, idle: idlePart };
+    const parts = { read: readPart, xlsx: xlsxPart, diff: diffPart, square: squarePart, first: firstPart, idle: idlePart, history: historyPart };
     for (const [name, part] of Object.entries(parts)) {
       if (!ONLY.has(name)) continue;
       try {

@@ -59,7 +59,8 @@ function contents(cs: Changeset) {
     head: cs.head,
     records: all(cs.records),
     adds: all(cs.adds),
-    changes: all(cs.changes),
+    // Without the export line a change read from disk carries for the history (an in-memory diff has no lines).
+    changes: all(cs.changes).map(({ line: _line, ...c }) => c),
     deletes: all(cs.deletes),
     adopted: all(cs.adopted),
   };

@@ -27,7 +27,13 @@ describe('policySchema', () => {
     expect(policySchema.parse({})).toEqual({
       staging: true,
       direct_publish_max_changes: 0,
-      guards: { max_delete_ratio: 0.2, min_records: 0, allow_empty: false, allow_mass_delete: false },
+      guards: {
+        max_delete_ratio: 0.2,
+        min_records: 0,
+        allow_empty: false,
+        allow_mass_delete: false,
+        values: [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 20 }],
+      },
       ownership: 'source',
       on_foreign_edit: 'overwrite',
       on_foreign_draft: 'wait',

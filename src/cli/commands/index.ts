@@ -28,4 +28,8 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CommandModule>>> = 
   init: () => import('./init.js'),
   retry: () => import('./retry.js'),
   config: () => import('./config.js'),
+  why: () => import('./why.js'),
+  restore: () => import('./restore.js'),
+  pause: () => import('./pause.js'),
+  resume: () => import('./resume.js'),
 };

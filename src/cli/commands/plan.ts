@@ -3,11 +3,14 @@ import { ExitCode } from '../exit-codes.js';
 // The operator named the file: a link is followed.
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 import type { PlanPreview } from '../../sync/executor/preview.js';
+import { sampleLines } from '../../sync/core/value-guards.js';
+import { ConnectorError } from '../../errors.js';
+import { historyPoint, type PointOptions } from '../history-point.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
 
 /** The plan as lines for a person. */
 export function planLines(p: PlanPreview): string[] {
-  const out: string[] = [`file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+  const out: string[] = [p.file.startsWith('restore of ') ? `${p.file} (${p.rows} records)` : `file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
   if (p.stopped) {
     out.push(`a sync would stop before planning: ${p.stopped.code}: ${p.stopped.message}`);
     return out;
@@ -23,6 +26,7 @@ export function planLines(p: PlanPreview): string[] {
   for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
   const held = p.plan.guards.results.filter((r) => r.holds);
   out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
+  for (const r of held.filter((x) => x.samples?.length)) out.push(`  ${r.guard} ${r.field}, for example:`, ...sampleLines(r));
   return out;
 }
 
@@ -32,18 +36,28 @@ export function register(program: Command): void {
     .command('plan')
     .description('show what a sync would do (counts, first changes, path and why, guards); sends nothing but reads')
     .argument('<dataset>', 'dataset name from the configuration')
-    .requiredOption('--file <path>', 'the export file to plan from')
-    .option('--no-publish', 'plan as `sync --no-publish` would: stage the change and leave it for approve or the portal')
+    .option('--file <path>', 'the export file to plan from')
+    .option('--restore', 'plan a restore instead (with --to-version or --to-time): what `restore` would send')
+    .option('--to-version <n>', 'with --restore: the version to bring back')
+    .option('--to-time <iso>', 'with --restore: bring back what was published at this time')
+    .option('--no-publish', 'plan as `sync --no-publish` (or `restore --no-publish`) would: stage the change and leave it for approve or the portal')
     .option('--json', 'print the plan as JSON (the default when stdout is not a terminal)')
     .action(
-      runAction(async (name: string, opts: { file: string; json?: boolean; publish: boolean }, cmd: Command) => {
+      runAction(async (name: string, opts: PointOptions & { file?: string; restore?: boolean; json?: boolean; publish: boolean }, cmd: Command) => {
+        if (opts.restore === (opts.file !== undefined)) {
+          throw new ConnectorError('POINT_INVALID', 'give either --file <path> (an export) or --restore with --to-version <n> or --to-time <iso time>', { action: 'reject' });
+        }
+        const point = opts.restore ? historyPoint(opts) : null;
         const config = await loadConfigFor(cmd);
         const human = humanOutput(opts);
         const { logger, progress } = await commandLogger(cmd, config, human, undefined, process.stderr);
         const { cliEngine } = await import('../engine.js');
         const cli = await cliEngine(config, logger, [name], 'plan');
         try {
-          const p = await onDataset(name, () => cli.engine.plan(cli.dataset(name), opts.file, ALWAYS_FOLLOW, { publish: opts.publish }));
+          const ds = cli.dataset(name);
+          const p = await onDataset(name, () =>
+            point ? cli.engine.planRestore(ds, point, { publish: opts.publish }) : cli.engine.plan(ds, opts.file!, ALWAYS_FOLLOW, { publish: opts.publish }),
+          );
           progress?.clear();
           process.stdout.write(human ? `${planLines(p).join('\n')}\n` : `${JSON.stringify(p)}\n`);
           // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).

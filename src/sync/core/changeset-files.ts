@@ -60,8 +60,8 @@ export class ChangesetFiles implements ChangesetSink {
     this.#w.adds.write(entryLine(e.record_id, e.line, e.json));
     if (this.#head.adds.length < HEAD_OPERATIONS) this.#head.adds.push(JSON.parse(e.json) as DatasetRecord);
   }
-  change(c: RecordChange): void {
-    this.#w.changes.write(JSON.stringify(c));
+  change(c: RecordChange, line: number): void {
+    this.#w.changes.write(JSON.stringify(line > 0 ? { ...c, line } : c));
     if (this.#head.changes.length < HEAD_OPERATIONS) this.#head.changes.push(c);
   }
   delete(d: RecordDelete): void {
@@ -96,7 +96,7 @@ export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' |
       for (const e of readEntries(file('adds'))) yield JSON.parse(e.json) as DatasetRecord;
     }),
     addTexts: iterable(function* () {
-      for (const e of readEntries(file('adds'))) yield { record_id: e.record_id, json: e.json };
+      for (const e of readEntries(file('adds'))) yield { record_id: e.record_id, json: e.json, line: e.line };
     }),
     changes: iterable(function* () {
       for (const line of readLines(file('changes'))) yield JSON.parse(line) as RecordChange;

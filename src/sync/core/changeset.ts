@@ -12,6 +12,8 @@ export interface RecordChange {
   record: DatasetRecord;
   /** It was not owned before: adopted by this sync (issue 7). */
   adopted: boolean;
+  /** Its 1-based line in the export, when known (for the history, issue 14). */
+  line?: number;
 }
 
 /** A record to delete. */
@@ -75,6 +77,8 @@ export interface ChangesetSummary {
   digest: string;
   foreignEdits: ForeignEditNote[];
   head: ChangesetHead;
+  /** What the changed records did to field values, for the value guards (issue 14); absent in plans made before them. */
+  values?: ValueTally;
 }
 
 /**
@@ -94,4 +98,26 @@ export interface Changeset extends ChangesetSummary {
   adopted: Iterable<string>;
   /** The folder its lists are read from, when on disk (changeset-files.ts). */
   folder?: string;
+}
+
+// Issue 14 (value-guards.ts): what the diff tallies of field values, kept in the changeset summary.
+
+/** A record's value of a field before and after. */
+export interface ValueSample {
+  record_id: string;
+  old: unknown;
+  new: unknown;
+}
+
+/** Per field: how many compared records changed it, set it to zero or empty, or made it jump; five samples of each. */
+export interface FieldTally {
+  changed: number;
+  zeroed: number;
+  jumped: number;
+  samples: { changed: ValueSample[]; zeroed: ValueSample[]; jumped: ValueSample[] };
+}
+
+/** What a diff saw of field values; `fields` only has fields some record changed. */
+export interface ValueTally {
+  fields: Record<string, FieldTally>;
 }

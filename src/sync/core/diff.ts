@@ -20,11 +20,19 @@ import { ChangesetFiles, type ChangesetSink } from './changeset-files.js';
 import type { OwnershipMode, Policy } from '../../config/policy.js';
 import { applyKeptFields } from './ownership.js';
 import type { SortedSource, SourceEntry } from './sorted-source.js';
+import { ValueTallier, type ValueRule } from './value-guards.js';
 
 /** How the diff treats records it does not own and foreign edits (issue 7). */
 export interface DiffOptions {
   ownership: OwnershipMode;
   onForeignEdit?: Policy['on_foreign_edit'];
+  /** Value-guard rules (issue 14): the diff tallies the value changes they look at. */
+  values?: readonly ValueRule[];
+}
+
+/** The diff options a dataset's policy gives. */
+export function diffOptionsOf(policy: Policy): DiffOptions {
+  return { ownership: policy.ownership, onForeignEdit: policy.on_foreign_edit, values: policy.guards.values };
 }
 
 /**
@@ -87,6 +95,7 @@ function* mergeJoin(
 ): Generator<void, Omit<ChangesetSummary, 'head'>> {
   const keep = options.onForeignEdit === 'keep';
   const foreignEdits: ForeignEditNote[] = [];
+  const tallier = new ValueTallier(options.values ?? []);
   const digest = createHash('sha256');
   let sourceCount = 0;
   let snapshotCount = 0;
@@ -175,6 +184,7 @@ function* mergeJoin(
       continue;
     }
     sink.change({ record_id: e.record_id, fields, patch: patchOf(desired, fields), record: desired, adopted: !e.owned }, src.line);
+    tallier.observe(before, desired);
     changes++;
     digest.update(`c\0${e.record_id}\0${fields.join(',')}\0${textHash(recordJson(desired))}\n`);
   }
@@ -199,7 +209,7 @@ function* mergeJoin(
     deletable: options.ownership === 'full' ? snapshotCount : snapshotOwned + adopted,
     result: sourceCount + notOwned,
   };
-  return { ownership: options.ownership, counts, digest: digest.digest('hex'), foreignEdits };
+  return { ownership: options.ownership, counts, digest: digest.digest('hex'), foreignEdits, values: tallier.tally() };
 }
 
 /** The changeset as arrays (diffSorted). */
@@ -242,12 +252,12 @@ class MemorySink implements ChangesetSink {
 }
 
 /** The upserts (as canonical JSON), deletes and adoptions to confirm once the server published this changeset (each iterable again). */
-export function confirmedParts(changeset: Changeset): { upsertTexts: Iterable<RecordText>; deletes: Iterable<string>; own: Iterable<string> } {
+export function confirmedParts(changeset: Changeset): { upsertTexts: Iterable<RecordText & { line?: number }>; deletes: Iterable<string>; own: Iterable<string> } {
   return {
     upsertTexts: {
       *[Symbol.iterator]() {
         yield* changeset.addTexts;
-        for (const c of changeset.changes) yield { record_id: c.record_id, json: recordJson(c.record) };
+        for (const c of changeset.changes) yield { record_id: c.record_id, json: recordJson(c.record), ...(c.line ? { line: c.line } : {}) };
       },
     },
     deletes: {

@@ -2,7 +2,16 @@ import type { ChangesetCounts } from './changeset.js';
 import type { Policy } from '../../config/policy.js';
 
 /** The guards of issue 4, in the order they are reported. */
-export type GuardName = 'max_delete_ratio' | 'max_deletes' | 'min_records' | 'empty_result' | 'max_row_drop_ratio';
+export type GuardName =
+  | 'max_delete_ratio'
+  | 'max_deletes'
+  | 'min_records'
+  | 'empty_result'
+  | 'max_row_drop_ratio'
+  // Issue 14 (value-guards.ts): shares of compared records whose value of `field` changes, goes to zero or empty, or jumps.
+  | 'value_changed_ratio'
+  | 'value_zeroed_ratio'
+  | 'value_jump_ratio';
 
 /** The numbers a guard looks at: from a changeset before sending, or from a draft's counts (A19) before publishing. */
 export interface GuardCounts {
@@ -28,6 +37,11 @@ export interface GuardResult {
   value: number;
   limit: number | null;
   message: string;
+  /** Value guards: the field, how many records tripped it of how many compared, and the first few (old → new). */
+  field?: string;
+  count?: number;
+  compared?: number;
+  samples?: Array<{ record_id: string; old: unknown; new: unknown }>;
 }
 
 /** Every guard's verdict plus the publish flags the server will demand (A5). */

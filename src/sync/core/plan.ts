@@ -8,6 +8,7 @@ import { channelOf, decideStaging, stagingNote } from './key-staging.js';
 import { jobEstimate, perRecordCost, replaceCost, secs, type CostEstimate, type RateBudget } from './cost.js';
 import { evaluateGuards, guardCountsOf, type GuardEvaluation } from './guards.js';
 import type { Policy } from '../../config/policy.js';
+import { withValueGuards } from './value-guards.js';
 
 export type { RateBudget, CostEstimate } from './cost.js';
 
@@ -76,6 +77,15 @@ export interface PlanInputs {
   supersedes?: string | null;
   /** Plan id; default derived from the changeset, base version, decisions and `now`. */
   id?: string;
+  /** The source is a history point, not an export (issue 14): the plan is a restore's. */
+  restore?: PlanRestore;
+}
+
+/** The history point a restore brings back (issue 14). */
+export interface PlanRestore {
+  toSeq: number;
+  toVersion: number | null;
+  at: number;
 }
 
 /** How the change is published. */
@@ -177,6 +187,8 @@ export interface SyncPlan {
   /** Why this path and mode, with the crossover maths. */
   reason: string;
   createdAt: number;
+  /** A restore (issue 14): the history point it brings back; absent for a sync of an export. */
+  restore?: PlanRestore;
 }
 
 /** Choose how to send a changeset (pure: no clock, disk or network; every input is in `inp`). */
@@ -187,7 +199,8 @@ export function planSync(inp: PlanInputs): SyncPlan {
   const c = changeset.counts;
   const can = { write: keyRoles.includes('write'), replace: keyRoles.includes('replace'), publish: keyRoles.includes('publish') };
   const sourceRows = options.source?.rowCount ?? c.source;
-  const guards = evaluateGuards(guardCountsOf(c, sourceRows), snapshotInfo, policy);
+  // Issue 14: the value guards from the diff's tally of the records present before and after.
+  const guards = withValueGuards(evaluateGuards(guardCountsOf(c, sourceRows), snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
   const ops = c.adds + c.changes + c.deletes;
   const reasons: string[] = [];
 
@@ -274,7 +287,14 @@ export function planSync(inp: PlanInputs): SyncPlan {
     counts: c,
     expected: { added: c.adds, changed: c.changes, deleted: c.deletes },
     operations: path === 'per_record' ? operationsOf(changeset.head) : [],
-    changeset: { ownership: changeset.ownership, counts: c, digest: changeset.digest, foreignEdits: changeset.foreignEdits, head: changeset.head },
+    changeset: {
+      ownership: changeset.ownership,
+      counts: c,
+      digest: changeset.digest,
+      foreignEdits: changeset.foreignEdits,
+      head: changeset.head,
+      ...(changeset.values ? { values: changeset.values } : {}),
+    },
     replace: isReplace
       ? { records: c.result, fromSource: c.source, carriedOver: c.notOwned, options: { publish: !staging, ...publish.options } }
       : null,
@@ -293,7 +313,8 @@ export function planSync(inp: PlanInputs): SyncPlan {
     estimate: { perRecord, replace },
     foreignEdits: changeset.foreignEdits,
     source: src?.fileHash !== undefined ? { fileHash: src.fileHash, rowCount: sourceRows, at: inp.now } : null,
-    file: src?.file ?? null,
+    // A restore has no export: nothing of it goes to a reject file, and why names the restore instead.
+    file: inp.restore ? null : (src?.file ?? null),
     headerLine: src?.headerLine ?? 1,
     upload:
       path === 'import' && src?.file !== undefined && src.fileHash !== undefined && uploadFields
@@ -301,6 +322,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
         : null,
     reason: reasons.join('; ') + (keyDecision ? stagingNote(keyDecision) : ''),
     createdAt: inp.now,
+    ...(inp.restore ? { restore: inp.restore } : {}),
   };
 }
 

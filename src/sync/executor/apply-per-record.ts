@@ -43,7 +43,7 @@ export async function applyPerRecord(ctx: ExecContext, run: PlanRun, rj: RunJour
   let direct = run.direct;
 
   const commit = (op: RecordOp, name: string, res: { version: number; status: WriteResult['status']; etag: string | null; publish_denied?: boolean }): void => {
-    ledger.writeDone(ctx, rj, name, op, res, !direct);
+    ledger.writeDone(ctx, run, rj, name, op, res, !direct);
     rj.committed(kindOf(op));
   };
   /** Count a write's result; 'stop' when the key published a write of a change that must not go out unapproved. */

@@ -66,7 +66,8 @@ export function unsentHold(run: Pick<PlanRun, 'plan'>, published: number | null,
 /** The log line of a change kept unsent. */
 export function logUnsent(ctx: ExecContext, run: Pick<PlanRun, 'plan'>, published: number | null): void {
   const why = run.plan.heldBy ?? 'staged only (publish=false)';
-  ctx.logger.warn(event('guard.held', { kind: 'unsent', planId: run.plan.id, published, reason: why, requiredFlags: run.plan.requiredFlags }), 'change kept unsent for a person');
+  const guards = run.plan.guards.results.filter((r) => r.holds);
+  ctx.logger.warn(event('guard.held', { kind: 'unsent', planId: run.plan.id, published, reason: why, guards, requiredFlags: run.plan.requiredFlags }), 'change kept unsent for a person');
 }
 
 /**

@@ -42,7 +42,7 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
       // The snapshot cannot just advance (someone else's change is in it too, or it moved): read the server,
       // knowing which records are the plan's own.
       const parts = run ? confirmedParts(run.changeset) : null;
-      await reconcile(ctx, true, parts ? { records: parts.upsertTexts, own: parts.own } : undefined);
+      await reconcile(ctx, true, parts && run ? { records: parts.upsertTexts, own: parts.own, provenance: ledger.provenanceOf(run) } : undefined);
       ledger.dropHeld(ctx, held.planId);
     }
     ctx.logger.info(event('sync.published', { kind: mixed ? 'mixed_published' : 'held_published', version: held.version }), 'the held change was published');

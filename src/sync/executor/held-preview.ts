@@ -1,6 +1,8 @@
 import type { StateDb } from '../../snapshot/db.js';
 import { loadPlan, planDir } from './plan-files.js';
 import type { DraftCounts } from '../core/plan.js';
+import type { GuardResult } from '../core/guards.js';
+import { sampleLines } from '../core/value-guards.js';
 
 /** How many records of each kind approve shows before it asks. */
 const SAMPLE = 5;
@@ -20,6 +22,8 @@ export interface HeldPreview {
   requiredFlags: Record<string, boolean>;
   /** The first few records of each kind (record ids; changed field names). */
   sample: { adds: string[]; changes: Array<{ record_id: string; fields: string[] }>; deletes: string[] };
+  /** The guards that hold it; a value guard with its field, numbers and samples old → new (issue 14). */
+  guards: GuardResult[];
 }
 
 /** The held change of `dataset` from the state db and its plan file, or null when nothing is held. No network. */
@@ -27,7 +31,7 @@ export function heldPreview(db: StateDb, dataset: string): HeldPreview | null {
   const held = db.snapshot(dataset).held();
   if (!held) return null;
   const plan = held.planId ? (loadPlan(planDir(db.path), held.planId)?.plan ?? null) : null;
-  const summary = (held.summary ?? {}) as { requiredFlags?: Record<string, boolean> | null; expected?: DraftCounts };
+  const summary = (held.summary ?? {}) as { requiredFlags?: Record<string, boolean> | null; expected?: DraftCounts; guards?: GuardResult[] };
   const flags: Record<string, boolean | undefined> = { ...(plan?.requiredFlags ?? summary.requiredFlags ?? {}) };
   return {
     dataset,
@@ -40,6 +44,7 @@ export function heldPreview(db: StateDb, dataset: string): HeldPreview | null {
     after: plan?.resultCount ?? null,
     // What was sent (writes the server refused left out), as recorded when the change was held.
     counts: summary.expected ?? plan?.expected ?? null,
+    guards: (summary.guards ?? plan?.guards.results ?? []).filter((g) => g.holds),
     requiredFlags: Object.fromEntries(Object.entries(flags).flatMap(([k, v]) => (v === true ? [[k, true] as const] : []))),
     sample: {
       // The changeset's head (the first operations of each kind, kept in the plan file): no read of its lists on disk.
@@ -62,6 +67,7 @@ export function heldPreviewLines(p: HeldPreview): string[] {
   }
   const flags = Object.keys(p.requiredFlags);
   if (flags.length) out.push(`  sent with: ${flags.join(', ')}`);
+  for (const g of p.guards.filter((x) => x.samples?.length)) out.push(`  ${g.guard} ${g.field}: ${g.message}`, ...sampleLines(g));
   const s = p.sample;
   if (s.adds.length) out.push(`  add:    ${s.adds.join(', ')}${more(p.counts?.added, s.adds.length)}`);
   if (s.changes.length) out.push(`  change: ${s.changes.map((c) => `${c.record_id} (${c.fields.join(', ')})`).join(', ')}${more(p.counts?.changed, s.changes.length)}`);

@@ -16,6 +16,7 @@ import type { JournalPlan } from '../../snapshot/journal.js';
 import type { WriteResult } from '../../api/wire.js';
 import type { PlanOperation } from '../core/plan.js';
 import { learnFromWrite } from './key-knowledge.js';
+import type { Provenance } from '../../snapshot/history-writer.js';
 
 /**
  * The ledger: every transition of a plan's life, and nothing else writes the
@@ -168,7 +169,8 @@ function holdIn(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version
     summary: {
       expected: run.expected,
       requiredFlags: evaluation?.requiredFlags ?? plan.requiredFlags,
-      guards: evaluation?.results ?? [],
+      // A hold that sent nothing: the plan's own guards that hold it (a value guard with its samples, issue 14).
+      guards: evaluation?.results ?? plan.guards.results.filter((r) => r.holds),
       file: plan.file,
       fileHash: plan.source?.fileHash ?? null,
     },
@@ -188,7 +190,7 @@ function holdIn(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version
 export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null, version: number, stepName = 'publish'): void {
   const plan = run.plan;
   ctx.db.transaction(() => {
-    ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...(plan.source ? { source: plan.source } : {}) });
+    ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...(plan.source ? { source: plan.source } : {}), provenance: provenanceOf(run) });
     if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
     ctx.store.clearHeld();
     ctx.store.recordOutcome('published', { version, planId: plan.id });
@@ -198,9 +200,33 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
   removePlan(ctx.planDir, plan.id);
 }
 
+/**
+ * The history provenance of what a plan publishes (issue 14): its plan, export,
+ * counts and the delete guard's ratio; a restore names the point it brings back.
+ */
+export function provenanceOf(run: PlanRun): Provenance {
+  const plan = run.plan;
+  const c = plan.counts;
+  return {
+    kind: plan.restore ? 'restore' : 'sync',
+    planId: plan.id,
+    file: plan.file,
+    fileHash: plan.source?.fileHash ?? null,
+    detail: {
+      counts: run.expected,
+      delete_ratio: c.deletable > 0 ? Math.round((c.deletes / c.deletable) * 10_000) / 10_000 : 0,
+      deletable: c.deletable,
+      approved: run.approved,
+      held_by: plan.heldBy,
+      ...(plan.restore ? { restore: plan.restore } : {}),
+    },
+  };
+}
+
 /** A per-record write answered (journaled done): a direct one confirmed in the snapshot with it; a staged one teaches what the key does (A12). */
 export function writeDone(
   ctx: ExecContext,
+  run: PlanRun,
   rj: RunJournal,
   name: string,
   op: PlanOperation,
@@ -213,6 +239,7 @@ export function writeDone(
         activeVersion: res.version,
         etag: res.etag,
         ...(op.op === 'delete' ? { deletes: [op.record_id] } : { upserts: [op.record] }),
+        provenance: provenanceOf(run),
       });
     }
     // A12: what the key did with publish=false, remembered in the same transaction as the write it learned from.

@@ -3,7 +3,7 @@ import type { Changeset } from '../core/changeset.js';
 import type { ExecContext } from './context.js';
 import type { Importability } from '../core/importable.js';
 import { keyOf } from './key-knowledge.js';
-import { KNOWN_ROLES, planSync, type SyncPlan } from '../core/plan.js';
+import { KNOWN_ROLES, planSync, type PlanRestore, type SyncPlan } from '../core/plan.js';
 import { planSource, type SourceRead } from './source-read.js';
 
 /** What a sync (and `plan`, which must print what a sync would run) decides besides the export. */
@@ -14,6 +14,8 @@ export interface PlanChoices {
   importable?: Importability;
   /** The plan a fall-back replaces. */
   supersedes?: string | null;
+  /** The source is a history point (issue 14): the plan is a restore's. */
+  restore?: PlanRestore;
 }
 
 /**
@@ -36,6 +38,7 @@ export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, c
     planDir: ctx.planDir,
     now: ctx.clock.now(),
     supersedes: choices.supersedes ?? null,
+    ...(choices.restore ? { restore: choices.restore } : {}),
   });
 }
 

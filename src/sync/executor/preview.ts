@@ -1,7 +1,8 @@
 import type { DatasetConfig } from '../../config/schema.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
 import type { ExecContext } from './context.js';
-import { diffSource } from '../core/diff.js';
+import { diffOptionsOf, diffSource } from '../core/diff.js';
+import type { Produced } from './run-sync.js';
 import { heldGateVerdict, type GateStop } from './held-gate.js';
 import { makePlan } from './make-plan.js';
 import type { SyncPlan } from '../core/plan.js';
@@ -25,17 +26,22 @@ export interface PlanPreview {
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, opts: { stageOnly: boolean; links?: LinkPolicy }): Promise<PlanPreview> {
+  return previewFrom(ctx, ds, async (dir) => ({ src: await readSource(file, ds.source, ds.mapping, dir, { links: opts.links }) }), opts);
+}
+
+/** The plan of what `produce` makes in the work folder (an export read, or a restore's target, issue 14); sends nothing. */
+export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: (workDir: string) => Promise<Produced>, opts: { stageOnly: boolean }): Promise<PlanPreview> {
   const work = WorkDir.open(ctx.planDir, ctx.dataset);
   try {
-    const src = await readSource(file, ds.source, ds.mapping, work.dir, { links: opts.links });
+    const { src, restore } = await produce(work.dir);
+    const file = src.file;
     const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length };
     if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, plan: null };
     const stopped = await heldGateVerdict(ctx, src.fileHash);
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, plan: null };
     const view = await reconcile(ctx);
-    const options = { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit };
-    const changeset = await diffSource(src.sorted!, ctx.store.reader(), options, work.changesetDir());
-    const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly });
+    const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+    const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}) });
     return { ...facts, rejected: null, rejectedCode: null, stopped: null, plan };
   } finally {
     work.remove();

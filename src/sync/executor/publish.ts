@@ -13,6 +13,7 @@ import { canonicalJson } from '../../model/canonical.js';
 import type { VersionDetail } from '../../api/wire.js';
 import { evaluateGuards, guardCountsOfDraft, type GuardEvaluation } from '../core/guards.js';
 import type { RunJournal } from './run-journal.js';
+import { withValueGuards } from '../core/value-guards.js';
 import { MixedDraftError, onlyOurs, sentCounts } from './drafts.js';
 import { checkpoint } from './interrupt.js';
 import { event } from '../../log/events.js';
@@ -27,7 +28,9 @@ export type PublishEnd =
 export function draftGuards(ctx: ExecContext, run: PlanRun, counts: DraftCounts): GuardEvaluation {
   const plan = run.plan;
   const gc = guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, plan.source?.rowCount);
-  return evaluateGuards(gc, ctx.store.info(), ctx.policy);
+  // Issue 14: the value guards from the plan's own tally (a draft's counts say nothing of values).
+  const c = plan.counts;
+  return withValueGuards(evaluateGuards(gc, ctx.store.info(), ctx.policy), plan.changeset.values, c.changes + c.unchanged, ctx.policy.guards.values);
 }
 
 /**

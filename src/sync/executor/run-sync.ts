@@ -3,13 +3,13 @@ import type { DatasetConfig } from '../../config/schema.js';
 import { ConnectorError, type ErrorAction } from '../../errors.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { diffSource } from '../core/diff.js';
+import { diffOptionsOf, diffSource } from '../core/diff.js';
 import { execute, logUnsent, unsentHold, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan } from './make-plan.js';
-import type { SyncPlan } from '../core/plan.js';
+import type { PlanRestore, SyncPlan } from '../core/plan.js';
 import { ImportNotEquivalentError } from './apply-import.js';
 import { reconcile } from './reconcile.js';
 import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
@@ -31,6 +31,12 @@ export interface SyncOptions {
   signal?: AbortSignal;
 }
 
+/** What a sync plans from: an export read, or a restore's target made from the history (issue 14) with the point it brings back. */
+export interface Produced {
+  src: SourceRead;
+  restore?: PlanRestore;
+}
+
 /** Row errors of a rejected file shown in its log line. */
 const FIRST_ROW_ERRORS = 5;
 /** Re-read, re-diff, re-plan at most this often per sync (CONFLICT, 412, expiry). */
@@ -38,12 +44,20 @@ const MAX_PLANS = 3;
 
 /** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string): Promise<void> {
+  return runFrom(ctx, ds, opts, async (dir) => ({ src: await readSource(file, ds.source, ds.mapping, dir, { links, ...(sha256 ? { sha256 } : {}) }) }));
+}
+
+/** One sync from a source `produce` makes in the work folder: an export read, or a restore's target (issue 14). */
+export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOptions, produce: (workDir: string) => Promise<Produced>): Promise<void> {
   const s = ctx.summary;
   let src: SourceRead | null = null;
   // The export sorted on disk and each diff's changeset (issue 18); a plan's changeset moves beside its plan file.
   const work = WorkDir.open(ctx.planDir, ctx.dataset);
   try {
-    src = await readSource(file, ds.source, ds.mapping, work.dir, { links, ...(sha256 ? { sha256 } : {}) });
+    const produced = await produce(work.dir);
+    src = produced.src;
+    const restore = produced.restore;
+    const file = src.file;
     s.fileHash = src.fileHash;
     s.rows = src.rows;
     s.rowErrors = src.rowErrors.length;
@@ -70,8 +84,8 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
-      const changeset = await diffSource(src.sorted!, ctx.store.reader(), { ownership: ctx.policy.ownership, onForeignEdit: ctx.policy.on_foreign_edit }, work.changesetDir());
-      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes });
+      const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore });
       fill(ctx, plan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
@@ -91,7 +105,7 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
         // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
         importable = { importable: false, reason: 'the export changed after it was read' };
         ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', planId: plan.id }), 'the export changed after it was read; sending the records instead of uploading it');
-        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id });
+        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id, restore });
         fill(ctx, plan);
         run = (await begin(plan))!;
       }

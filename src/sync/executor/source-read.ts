@@ -34,6 +34,8 @@ export interface SourceRead {
   importability: Importability;
   /** How the file was allowed to be a link (its upload copy is opened the same way). */
   links: LinkPolicy;
+  /** Not a file: a restore's target made from the history (issue 14); no reject file is written for it. */
+  virtual?: boolean;
 }
 
 /**
@@ -298,6 +300,7 @@ export function bodyRowLines(bodyIds: (rows: ReadonlySet<number>) => ReadonlyMap
  * written does not change the sync's outcome.
  */
 export async function writeServerRejects(rows: readonly RowError[], src: SourceRead | null): Promise<void> {
+  if (src?.virtual) return;
   const byFile = new Map<string, RowError[]>();
   for (const r of rows) {
     if (!r.file) continue;

@@ -1,0 +1,13 @@
+import type { Command } from 'commander';
+import { registerPauseAction } from './pause-action.js';
+
+/** `resume <dataset>`: take exports again after `pause`; the daemon takes the newest one waiting in the folder. */
+export function register(program: Command): void {
+  registerPauseAction(program, 'resume', 'take exports for a paused dataset again; the running daemon then takes the newest export waiting in the folder', (engine, ds) => {
+    const was = engine.resumeExports(ds);
+    return {
+      text: was ? `${ds.name}: resumed (paused since ${new Date(was.at).toISOString()}); exports are taken again` : `${ds.name}: was not paused`,
+      json: { dataset: ds.name, paused: false, wasPaused: was !== null },
+    };
+  });
+}

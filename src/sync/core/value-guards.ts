@@ -1,0 +1,164 @@
+import { canonicalJson } from '../../model/canonical.js';
+import type { DatasetRecord } from '../../model/record.js';
+import type { GuardEvaluation, GuardResult } from './guards.js';
+import type { FieldTally, ValueSample, ValueTally } from './changeset.js';
+
+export type { FieldTally, ValueSample, ValueTally } from './changeset.js';
+
+/**
+ * Guards on field values (issue 14): the share of compared records whose value
+ * of a field changes, is set to zero or empty, or jumps by more than a factor
+ * or a percentage, in one sync. The diff tallies what it sees (ValueTally, in
+ * the changeset summary, so the plan file keeps it for the check before
+ * publishing); evaluateValueGuards turns the tally into guard results.
+ */
+
+/** One value-guard rule of a dataset's policy (`guards.values`). */
+export interface ValueRule {
+  /** `attributes.<key>`, a top-level field (display_name, api_value, aliases, active), or `*` for every field not named by another rule. */
+  field: string;
+  max_changed_ratio?: number | undefined;
+  max_zeroed_ratio?: number | undefined;
+  jump_factor?: number | undefined;
+  jump_percent?: number | undefined;
+  max_jump_ratio?: number | undefined;
+  /** Fewer compared records than this: the rule is not applied (a ratio of a handful is noise). */
+  min_compared: number;
+}
+
+/** Samples kept per field and kind (guard.held shows five, old → new). */
+export const VALUE_SAMPLES = 5;
+
+const TOP_FIELDS = ['display_name', 'api_value', 'aliases', 'active'] as const;
+
+/** The rule that applies to a field: the one naming it, else `*`; null when none. */
+export function ruleFor(rules: readonly ValueRule[], field: string): ValueRule | null {
+  return rules.find((r) => r.field === field) ?? rules.find((r) => r.field === '*') ?? null;
+}
+
+/** Counts value changes record by record, as the diff finds changed records (pure; rules decide what a jump is). */
+export class ValueTallier {
+  readonly #fields: Record<string, FieldTally> = {};
+
+  constructor(private readonly rules: readonly ValueRule[]) {}
+
+  /** A compared record that changed: tally each field whose value differs. */
+  observe(before: DatasetRecord, after: DatasetRecord): void {
+    if (this.rules.length === 0) return;
+    for (const f of TOP_FIELDS) {
+      const a = before[f];
+      const b = after[f];
+      if (canonicalJson(a) !== canonicalJson(b)) this.#one(f, before.record_id, a, b);
+    }
+    const ba = before.attributes ?? {};
+    const aa = after.attributes ?? {};
+    for (const k of new Set([...Object.keys(ba), ...Object.keys(aa)])) {
+      if (canonicalJson(ba[k]) !== canonicalJson(aa[k])) this.#one(`attributes.${k}`, before.record_id, ba[k], aa[k]);
+    }
+  }
+
+  tally(): ValueTally {
+    return { fields: this.#fields };
+  }
+
+  #one(field: string, id: string, old: unknown, now: unknown): void {
+    const rule = ruleFor(this.rules, field);
+    if (!rule) return;
+    const t = (this.#fields[field] ??= { changed: 0, zeroed: 0, jumped: 0, samples: { changed: [], zeroed: [], jumped: [] } });
+    const sample = { record_id: id, old: old ?? null, new: now ?? null };
+    t.changed++;
+    keep(t.samples.changed, sample);
+    if (isZeroOrEmpty(now) && !isZeroOrEmpty(old)) {
+      t.zeroed++;
+      keep(t.samples.zeroed, sample);
+    }
+    if (jumps(old, now, rule)) {
+      t.jumped++;
+      keep(t.samples.jumped, sample);
+    }
+  }
+}
+
+/** The value guards that hold, from a changeset's tally and the records it compared (present before and after). */
+export function evaluateValueGuards(tally: ValueTally | undefined, compared: number, rules: readonly ValueRule[]): GuardResult[] {
+  if (!tally) return [];
+  const out: GuardResult[] = [];
+  for (const [field, t] of Object.entries(tally.fields)) {
+    const rule = ruleFor(rules, field);
+    if (!rule || compared < rule.min_compared || compared === 0) continue;
+    const check = (guard: GuardResult['guard'], n: number, limit: number | undefined, what: string, samples: ValueSample[]): void => {
+      const ratio = n / compared;
+      if (limit === undefined || ratio <= limit) return;
+      out.push({
+        guard,
+        holds: true,
+        allowedByPolicy: false,
+        value: Math.round(ratio * 10_000) / 10_000,
+        limit,
+        field,
+        count: n,
+        compared,
+        samples: samples.slice(0, VALUE_SAMPLES),
+        message: `${field} ${what} in ${n} of ${compared} compared records (${pct(ratio)}; limit ${pct(limit)})`,
+      });
+    };
+    check('value_changed_ratio', t.changed, rule.max_changed_ratio, 'changes', t.samples.changed);
+    check('value_zeroed_ratio', t.zeroed, rule.max_zeroed_ratio, 'is set to zero or empty', t.samples.zeroed);
+    check('value_jump_ratio', t.jumped, rule.max_jump_ratio, `jumps by ${jumpWords(rule)}`, t.samples.jumped);
+  }
+  return out;
+}
+
+/** The count guards' evaluation with the value guards added: the one verdict the planner and the check before publishing use. */
+export function withValueGuards(ev: GuardEvaluation, tally: ValueTally | undefined, compared: number, rules: readonly ValueRule[]): GuardEvaluation {
+  const values = evaluateValueGuards(tally, compared, rules);
+  if (values.length === 0) return ev;
+  return { ...ev, holds: true, results: [...ev.results, ...values] };
+}
+
+/** Zero, an empty string, null, absent, or an empty list. */
+export function isZeroOrEmpty(v: unknown): boolean {
+  if (v === undefined || v === null || v === 0 || v === '') return true;
+  if (typeof v === 'string') return v.trim() === '' || (numeric(v) === 0);
+  return Array.isArray(v) && v.length === 0;
+}
+
+/** A number, or a string that is one (an export may keep prices as text); null otherwise. */
+function numeric(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v !== 'string' || v.trim() === '') return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** Both numeric and non-zero, and the new one is more than the factor times or the percentage away from the old. */
+function jumps(old: unknown, now: unknown, rule: ValueRule): boolean {
+  const a = numeric(old);
+  const b = numeric(now);
+  if (a === null || b === null || a === 0 || b === 0) return false;
+  if (rule.jump_factor !== undefined) {
+    const f = Math.abs(b / a);
+    if (f > rule.jump_factor || f < 1 / rule.jump_factor) return true;
+  }
+  return rule.jump_percent !== undefined && (Math.abs(b - a) / Math.abs(a)) * 100 > rule.jump_percent;
+}
+
+function jumpWords(rule: ValueRule): string {
+  const parts: string[] = [];
+  if (rule.jump_factor !== undefined) parts.push(`more than ×${rule.jump_factor} or ÷${rule.jump_factor}`);
+  if (rule.jump_percent !== undefined) parts.push(`more than ${rule.jump_percent}%`);
+  return parts.join(' or ');
+}
+
+/** A value guard's samples for a person: `  SKU-1: 12 → 0`. */
+export function sampleLines(r: Pick<GuardResult, 'samples'>, indent = '    '): string[] {
+  return (r.samples ?? []).map((x) => `${indent}${x.record_id}: ${canonicalJson(x.old)} → ${canonicalJson(x.new)}`);
+}
+
+function keep(list: ValueSample[], s: ValueSample): void {
+  if (list.length < VALUE_SAMPLES) list.push(s);
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}

@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { evaluateValueGuards, ValueTallier, type ValueRule } from '../../src/sync/core/value-guards.js';
+import { policySchema } from '../../src/config/policy.js';
+import type { Scenario } from './harness.js';
+import { itemRecord, items, publishedAttrs, stockScenario, writeStock } from './stock-export.js';
+
+/** Issue 14: guards on field values, against the emulator over real HTTP. */
+
+let s: Scenario | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+const heldLine = (sc: Scenario) => sc.logs.filter((l) => l.event === 'guard.held').at(-1) as { guards: Array<Record<string, unknown>> } | undefined;
+
+describe('value guards (default policy)', () => {
+  it('holds an export that sets every stock to 0: nothing published, guard.held with the numbers and five samples old → new', async () => {
+    const list = items(100);
+    s = await stockScenario(list);
+    const before = publishedAttrs(s);
+    const sum = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, stock: 0 })), 'day-1.csv') });
+    expect(sum.result).toBe('held');
+    expect(sum.message).toContain('value_zeroed_ratio');
+    expect(publishedAttrs(s)).toEqual(before);
+    const g = heldLine(s)!.guards.find((r) => r.guard === 'value_zeroed_ratio')!;
+    expect(g).toMatchObject({ holds: true, field: 'attributes.stock', count: 100, compared: 100, value: 1, limit: 0.25 });
+    expect(g.samples).toEqual(list.slice(0, 5).map((x) => ({ record_id: x.id, old: x.stock, new: 0 })));
+    // status/approve show the same, from the state db; approve publishes it.
+    const preview = s.engine.heldPreview(s.ds)!;
+    expect(preview.guards.map((r) => r.guard)).toContain('value_zeroed_ratio');
+    expect(preview.guards.find((r) => r.guard === 'value_zeroed_ratio')!.samples).toHaveLength(5);
+    expect(await s.engine.approve(s.ds)).toMatchObject({ action: 'published' });
+    expect([...publishedAttrs(s).values()].every((a) => a.stock === 0)).toBe(true);
+  });
+
+  it('holds an export with every price ×100, and discard drops it', async () => {
+    const list = items(60);
+    s = await stockScenario(list);
+    const before = publishedAttrs(s);
+    const file = await writeStock(s, list.map((x) => ({ ...x, price: x.price * 100 })), 'cents.csv');
+    const plan = await s.engine.plan(s.ds, file);
+    const planned = plan.plan!.guards.results.find((r) => r.guard === 'value_jump_ratio');
+    expect(planned).toMatchObject({ holds: true, field: 'attributes.price', count: 60 });
+    expect(planned!.samples![0]).toEqual({ record_id: 'i-001', old: 100, new: 10000 });
+    const sum = await s.engine.sync(s.ds, { file });
+    expect(sum.result).toBe('held');
+    expect(publishedAttrs(s)).toEqual(before);
+    expect(await s.engine.discard(s.ds)).toMatchObject({ action: 'discarded' });
+    expect(publishedAttrs(s)).toEqual(before);
+    expect(s.engine.heldPreview(s.ds)).toBeNull();
+  });
+
+  it("publishes an ordinary day's changes: some sold out, a few restocked ×20, prices up 5%", async () => {
+    const list = items(100);
+    s = await stockScenario(list);
+    const day = list.map((x, i) =>
+      i % 10 === 0 ? { ...x, stock: 0 } // 10% sold out
+      : i % 25 === 1 ? { ...x, stock: x.stock * 20 } // a restock
+      : i % 3 === 0 ? { ...x, price: Math.round(x.price * 1.05) }
+      : i % 2 === 0 ? { ...x, stock: Math.max(1, x.stock - 1) }
+      : x,
+    );
+    const sum = await s.engine.sync(s.ds, { file: await writeStock(s, day, 'day-1.csv') });
+    expect(sum.result).toBe('published');
+    expect(s.published().sort((a, b) => a.record_id.localeCompare(b.record_id))).toEqual(day.map(itemRecord));
+  });
+
+  it('a rule naming a field replaces * for it (a sale day may move every price)', async () => {
+    const list = items(40);
+    s = await stockScenario(list, { guards: { values: [{ field: '*', max_zeroed_ratio: 0.25 }, { field: 'attributes.price', max_changed_ratio: 1 }] } });
+    const sum = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, price: x.price * 100 })), 'sale.csv') });
+    expect(sum.result).toBe('published');
+  });
+});
+
+describe('evaluateValueGuards (pure)', () => {
+  const rules = policySchema.parse({}).guards.values as ValueRule[];
+  const rec = (id: string, stock: unknown, name = 'N') => ({ record_id: id, display_name: name, api_value: id, aliases: [], attributes: { stock } as unknown as Record<string, never>, active: true });
+
+  it('below min_compared nothing holds; at it the share decides', () => {
+    const t = new ValueTallier(rules);
+    for (let i = 0; i < 10; i++) t.observe(rec(`a${i}`, 5), rec(`a${i}`, 0));
+    expect(evaluateValueGuards(t.tally(), 19, rules)).toEqual([]);
+    expect(evaluateValueGuards(t.tally(), 40, rules)).toEqual([]); // 25%: not more than the limit
+    expect(evaluateValueGuards(t.tally(), 39, rules).map((r) => r.guard)).toEqual(['value_zeroed_ratio']);
+  });
+  it('a jump is ×factor or ÷factor between two non-zero numbers (text numbers too); zero is the zeroed guard, not a jump', () => {
+    const t = new ValueTallier([{ field: '*', jump_factor: 10, max_jump_ratio: 0, min_compared: 0 }]);
+    t.observe(rec('a', 100), rec('a', 9)); // ÷11
+    t.observe(rec('b', '5'), rec('b', '500')); // ×100 as text
+    t.observe(rec('c', 5), rec('c', 0));
+    t.observe(rec('d', 5), rec('d', 50)); // exactly ×10: not more
+    expect(t.tally().fields['attributes.stock']!.jumped).toBe(2);
+  });
+  it('an emptied display name counts as zeroed; [] turns the value guards off', () => {
+    const t = new ValueTallier(rules);
+    for (let i = 0; i < 30; i++) t.observe(rec(`a${i}`, 1, 'Name'), rec(`a${i}`, 1, ''));
+    expect(evaluateValueGuards(t.tally(), 30, rules)[0]).toMatchObject({ field: 'display_name', guard: 'value_zeroed_ratio' });
+    expect(new ValueTallier([]).tally()).toEqual({ fields: {} });
+  });
+  it('refuses two rules for one field and an unknown field name', () => {
+    expect(policySchema.safeParse({ guards: { values: [{ field: 'attributes.x' }, { field: 'attributes.x' }] } }).success).toBe(false);
+    expect(policySchema.safeParse({ guards: { values: [{ field: 'stock' }] } }).success).toBe(false);
+  });
+});
