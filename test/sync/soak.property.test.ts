@@ -107,6 +107,8 @@ interface Model {
   owned: Set<string>;
   /** The export of the change held for a person, if any. */
   held: DatasetRecord[] | null;
+  /** The held change was only to be staged (`--no-publish`): it waits for approve, and the same export again stays held. */
+  heldStageOnly?: boolean;
   /** Someone published in the portal since that change was held: approving it may find it out of date. */
   heldStale: boolean;
   /** The portal changed the server since the connector last read it. */
@@ -191,8 +193,13 @@ describe('soak: random exports, faults and kills on every path never publish wha
             log.push(`portal upsert=${o.upsert.join(',')} delete=${del.join(',')}`);
             continue;
           }
+          // A stage-only draft is left for approve (sync --no-publish): the same export synced again stays staged.
+          const sameStaged = o.kind === 'sync' && m.held !== null && m.heldStageOnly === true && !m.heldStale && JSON.stringify(m.held) === JSON.stringify(exportRecords);
           const mustWait =
-            o.kind === 'discard' || o.kind === 'reconcile' || (o.kind === 'sync' && (o.noPublish || guardHolds(m, exportIds))) || (o.kind === 'approve' && m.held === null);
+            o.kind === 'discard' ||
+            o.kind === 'reconcile' ||
+            (o.kind === 'sync' && (o.noPublish || sameStaged || guardHolds(m, exportIds))) ||
+            (o.kind === 'approve' && m.held === null);
           log.push(o.kind === 'sync' ? `sync ${o.ids.join(',')} renamed=${o.renamed.filter((id) => exportIds.has(id)).join(',')}${o.noPublish ? ' --no-publish' : ''} faults=${JSON.stringify(o.faults)} kill=${JSON.stringify(o.kill)} wait=${mustWait}` : `${o.kind} kill=${JSON.stringify('kill' in o ? o.kill : null)}`);
           frozenAt = mustWait ? active() : null;
           const file = o.kind === 'sync' ? await sc.writeExport(exportRecords) : '';
@@ -267,7 +274,7 @@ describe('soak: random exports, faults and kills on every path never publish wha
             if (mustWait) {
               expect(['held', 'staged', 'unchanged'], where).toContain(result);
               if (result === 'unchanged') publish(m, exportRecords); // nothing to send: adopted
-              else Object.assign(m, { held: exportRecords, heldStale: false, unread: false });
+              else if (!sameStaged) Object.assign(m, { held: exportRecords, heldStageOnly: o.noPublish && !guardHolds(m, exportIds), heldStale: false, unread: false });
             } else {
               expect(['published', 'unchanged'], where).toContain(result);
               publish(m, exportRecords);
