@@ -76,6 +76,9 @@ export class StateDb {
  * (migrate.ts), never STATE_CORRUPT. A folder or file it creates is private
  * (see createPrivately), for the daemon and every CLI command alike.
  */
+/** How long an open waits for another process creating or migrating the state db. */
+const OPEN_BUSY_TIMEOUT_MS = 30_000;
+
 export function openStateDb(path: string, options: StateDbOptions = {}): StateDb {
   createPrivately(path);
   let conn: Database.Database;
@@ -84,13 +87,17 @@ export function openStateDb(path: string, options: StateDbOptions = {}): StateDb
   } catch (err) {
     throw stateCorrupt(path, 'cannot open the file', err);
   }
+  const busyMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   try {
-    conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    // Opening waits longer than a statement does: another process creating or migrating the file holds it for
+    // one bounded transaction, which on a loaded shop server (the POS beside us) can outlast a statement's wait.
+    conn.pragma(`busy_timeout = ${Math.max(busyMs, OPEN_BUSY_TIMEOUT_MS)}`);
     checkIntegrity(conn, path);
     conn.pragma('journal_mode = WAL');
     conn.pragma('synchronous = FULL');
     conn.pragma('foreign_keys = ON');
     migrate(conn, path);
+    conn.pragma(`busy_timeout = ${busyMs}`);
   } catch (err) {
     conn.close();
     if (err instanceof ConnectorError) throw err;
