@@ -100,8 +100,9 @@ async function* oneLevel(file: string, outer: string, bytes: AsyncIterable<Buffe
 function refuseInner(file: string, outer: string, head: Buffer, entry: string | undefined): void {
   const inner = startsWith(head, GZIP) ? 'gzip' : startsWith(head, ZIP) ? 'zip' : OTHER.find((o) => startsWith(head, o.magic))?.name;
   if (inner === undefined) return;
-  const what = entry !== undefined && /\.xls[xm]$/i.test(entry) ? `an Excel workbook ("${entry}")` : `a ${inner} archive${entry !== undefined ? ` ("${entry}")` : ''}`;
-  const fix = what.startsWith('an Excel')
+  const workbook = entry !== undefined && /\.xls[xm]$/i.test(entry);
+  const what = workbook ? `an Excel workbook ("${entry}")` : `a ${inner} archive${entry !== undefined ? ` ("${entry}")` : ''}`;
+  const fix = workbook
     ? 'put the workbook itself in the folder and set type: xlsx'
     : 'the connector unpacks one level: export a plain CSV, a .csv.gz or a zip holding one CSV';
   throw new SourceError('WRONG_FORMAT', `${file}: the ${outer} holds ${what}, not a CSV; ${fix}`, { file, setting: 'type' });

@@ -230,7 +230,16 @@ function headerKey(name: string): string {
   return name.replace(/^\uFEFF/, '').trim().replace(/\s+/g, ' ').toLowerCase();
 }
 
-/** A cheap first test on every row's first cell before the full comparison (most rows fail it on length). */
+/**
+ * A cheap first test on every row's first cell before the full comparison: its length, then its first
+ * character other than a BOM or a space, in either case (most rows fail one of these without allocating).
+ */
 function mayBeHeaderCell(cell: string, key: string): boolean {
-  return cell.length >= key.length && cell.length <= key.length + 16 && headerKey(cell) === key;
+  if (cell.length < key.length || cell.length > key.length + 16) return false;
+  if (key === '') return headerKey(cell) === '';
+  let i = 0;
+  while (i < cell.length && (cell.charCodeAt(i) === 0xfeff || cell.charCodeAt(i) <= 0x20)) i++;
+  const c = cell[i];
+  if (c === undefined || (c !== key[0] && c.toLowerCase() !== key[0])) return false;
+  return headerKey(cell) === key;
 }
