@@ -30,6 +30,7 @@ export default defineConfig({
     exclude: ['test/bench/**', 'node_modules/**'],
     // Builds dist/ once for both projects (global-setup.ts guards a second call).
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/fast-check-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -11,7 +11,8 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // Null prototype: a key named __proto__ (A6 allows it in attributes) stays an own key, not a prototype.
+    const out: Record<string, unknown> = Object.create(null);
     for (const k of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[k];
       if (v !== undefined) out[k] = sortKeys(v);

@@ -39,6 +39,14 @@ describe('recordJson', () => {
     );
   });
 
+  it('keeps an attribute named __proto__ as a key, in both writers (A6 allows the name)', () => {
+    const attributes = JSON.parse('{"__proto__":"x","b":1}') as Record<string, unknown>;
+    const r = { record_id: 'r', display_name: 'n', api_value: 'v', aliases: [], attributes, active: true };
+    const expected = '{"active":true,"aliases":[],"api_value":"v","attributes":{"__proto__":"x","b":1},"display_name":"n","record_id":"r"}';
+    expect(canonicalJson(r)).toBe(expected);
+    expect(recordJson(r as DatasetRecord)).toBe(expected);
+  });
+
   it('falls back to canonicalJson for other shapes', () => {
     const odd = [
       { record_id: 'a', display_name: 'x', api_value: 'y', aliases: [], attributes: { n: { deep: 1 } }, active: true },
