@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DatasetConfig } from '../config/schema.js';
 import { event } from '../log/events.js';
 import { disposeFile, fateDir, type Disposal, type DisposeOptions, type FileFate } from '../triggers/after.js';
-import type { WatchConfig } from '../triggers/config.js';
+import type { WatchConfig } from '../config/watch.js';
 import type { ReadyFile } from '../triggers/ready-file.js';
 import type { HealthState } from './health-state.js';
 import type { Clock } from '../clock.js';

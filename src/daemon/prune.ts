@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { event } from '../log/events.js';
 import { fateDir } from '../triggers/after.js';
-import type { WatchConfig } from '../triggers/config.js';
+import type { WatchConfig } from '../config/watch.js';
 import { pruneArchive } from '../triggers/retention.js';
 
 const DAY_MS = 86_400_000;

@@ -5,7 +5,7 @@ import { NEVER_FOLLOW, closeFile, fdReadStream, openRegularFile } from '../sourc
 import { fitName, NAME_MAX_BYTES, splitExt } from '../file-names.js';
 import { zonedParts } from '../zoned-time.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import type { WatchConfig } from './config.js';
+import type { WatchConfig } from '../config/watch.js';
 import type { ReadyFile } from './ready-file.js';
 
 /** Why a file leaves the folder. */

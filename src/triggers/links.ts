@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { ALWAYS_FOLLOW, NEVER_FOLLOW, type LinkPolicy } from '../sources/open-file.js';
 import { fateDir } from './after.js';
-import type { WatchConfig } from './config.js';
+import type { WatchConfig } from '../config/watch.js';
 import type { FileOrigin } from './queue.js';
 
 /**

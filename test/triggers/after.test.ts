@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { archiveName, disposeFile, fileTimestamp } from '../../src/triggers/after.js';
-import { watchConfigSchema } from '../../src/triggers/config.js';
+import { watchConfigSchema } from '../../src/config/watch.js';
 import type { ReadyFile } from '../../src/triggers/ready-file.js';
 
 const NOW = Date.UTC(2024, 3, 12, 3, 15, 0);

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { disposeFile } from '../../src/triggers/after.js';
-import { watchConfigSchema, type WatchConfig } from '../../src/triggers/config.js';
+import { watchConfigSchema, type WatchConfig } from '../../src/config/watch.js';
 import { FolderWatcher } from '../../src/triggers/watcher.js';
 import type { ReadyFile } from '../../src/triggers/ready-file.js';
 import { SECRET, secretOutside } from '../sources/helpers.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rejectFilePath, writeRejectFile } from '../../src/sources/reject-file.js';
 import { archiveName, disposeFile } from '../../src/triggers/after.js';
-import { watchConfigSchema } from '../../src/triggers/config.js';
+import { watchConfigSchema } from '../../src/config/watch.js';
 import type { ReadyFile } from '../../src/triggers/ready-file.js';
 
 const NOW = Date.UTC(2024, 3, 12, 3, 15, 0);

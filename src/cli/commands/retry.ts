@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { DatasetConfig } from '../../config/schema.js';
 import { ConnectorError } from '../../errors.js';
 import { fateDir } from '../../triggers/after.js';
-import type { WatchConfig } from '../../triggers/config.js';
+import type { WatchConfig } from '../../config/watch.js';
 import { commandLogger, humanOutput, loadConfigFor, runAction } from '../context.js';
 import { reportSync } from '../report-error.js';
 import { syncSummaryLine } from './sync.js';
