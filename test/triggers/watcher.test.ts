@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchConfigSchema, type WatchConfig } from '../../src/config/watch.js';
 import { FolderWatcher } from '../../src/triggers/watcher.js';
-import type { ReadyFile } from '../../src/triggers/ready-file.js';
+import type { ReadyFile } from '../../src/files/ready-file.js';
 
 const SETTLE_MS = 120;
 const watchers: FolderWatcher[] = [];
