@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { HeldDraft, KeyChannel, KeyShown, SnapshotInfo, SourceIdentity } from './types.js';
+import type { HeldDraft, KeyChannel, KeyShown, SnapshotState, SourceIdentity } from './types.js';
 import type { Clock } from '../clock.js';
 
 interface StateRow {
@@ -183,16 +183,14 @@ export class DatasetState {
     else this.update('active_version = ?, etag = ?, confirmed_at = ?', version, etag, now);
   }
 
-  protected stateInfo(recordCount: number, ownedCount: number): SnapshotInfo {
+  /** Everything known about the dataset but its record counts (SnapshotStore.info adds them): one row read. */
+  state(): SnapshotState {
     const r = this.row();
     return {
       dataset: this.dataset,
       activeVersion: r?.active_version ?? null,
       etag: r?.etag ?? null,
       confirmedAt: r?.confirmed_at ?? null,
-      recordCount,
-      ownedCount,
-      notOwnedCount: recordCount - ownedCount,
       lastSource:
         r?.source_hash != null || r?.source_rows != null
           ? { fileHash: r.source_hash ?? null, rowCount: r.source_rows ?? 0, at: r.source_at ?? 0 }

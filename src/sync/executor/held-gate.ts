@@ -25,7 +25,7 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
   const fate = heldFate(status);
   const run = held.planId ? ledger.load(ctx, held.planId) : null;
   if (fate === 'published') {
-    if (run && !mixed && ctx.store.info().activeVersion === run.plan.baseVersion) ledger.published(ctx, run, null, held.version);
+    if (run && !mixed && ctx.store.state().activeVersion === run.plan.baseVersion) ledger.published(ctx, run, null, held.version);
     else {
       // The snapshot cannot just advance (someone else's change is in it too, or it moved): read the server,
       // knowing which records are the plan's own.

@@ -29,7 +29,7 @@ export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, c
     dataset: ctx.dataset,
     changeset,
     // The snapshot as just reconciled; the base is the server's active version (If-Match).
-    snapshot: { ...ctx.store.info(), activeVersion },
+    snapshot: { ...ctx.store.state(), activeVersion },
     key: keyOf(ctx, KNOWN_ROLES),
     policy: ctx.policy,
     rateBudget: { ratePerMinute: ds.api.rate_per_minute },
