@@ -19,7 +19,7 @@ export const ExitCode = {
   UNKNOWN_OUTCOME: 4,
   /** The export file given on the command line does not exist or cannot be read (EX_NOINPUT). */
   NOINPUT: 66,
-  /** A temporary failure: trying again later may work (EX_TEMPFAIL). */
+  /** A temporary failure: trying again later may work (EX_TEMPFAIL); also a dataset paused until `resume` (DATASET_PAUSED). */
   TEMPFAIL: 75,
   /** The configuration or a key source is unusable (EX_CONFIG). */
   CONFIG: 78,

@@ -60,6 +60,8 @@ export class DatasetRuntime {
   /** Exports that came while the dataset was paused (issue 14), in arrival order; queued again at resume. */
   #parked: Array<Extract<DatasetJob, { kind: 'file' }>> = [];
   #pausePoll: (() => void) | undefined;
+  /** An interrupted plan was left open because the dataset is paused: continued at resume. */
+  #resumeJournal = false;
   #lastHistoryPruneAt: number | undefined;
   /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end. */
   readonly #stopping = new AbortController();
@@ -264,6 +266,11 @@ export class DatasetRuntime {
           const result = await engine.resume(ds, { signal: this.#stopping.signal });
           const outcome = (result as { result?: unknown } | undefined)?.result ?? null;
           this.#log.info(event('sync.resumed', { result: outcome }), 'journal resumed');
+          // Issue 14: an interrupted plan of a paused dataset waits; the resume of the dataset continues it.
+          if (outcome === 'paused') {
+            this.#resumeJournal = true;
+            this.#pollPause();
+          }
         }
         health.clear(this.name, job.kind);
       } catch (err) {
@@ -304,7 +311,8 @@ export class DatasetRuntime {
    * as at a start). True when the job was parked.
    */
   #park(job: Extract<DatasetJob, { kind: 'file' }>): boolean {
-    const paused = this.#deps.state.paused?.(this.name) ?? null;
+    // run --once parks nothing: the engine refuses the export (DATASET_PAUSED, exit 75) and it stays in the folder.
+    const paused = this.#deps.once ? null : (this.#deps.state.paused?.(this.name) ?? null);
     if (!paused) return false;
     this.#parked.push(job);
     this.#log.info(
@@ -324,7 +332,9 @@ export class DatasetRuntime {
         if (this.#stopping.signal.aborted) return;
         if (this.#deps.state.paused?.(this.name)) return this.#pollPause();
         const jobs = this.#parked.splice(0);
-        this.#log.info(event('dataset.resumed', { waiting: jobs.length }), 'dataset resumed: waiting exports are taken');
+        this.#log.info(event('dataset.resumed', { waiting: jobs.length, journal: this.#resumeJournal }), 'dataset resumed: waiting exports are taken');
+        if (this.#resumeJournal) this.#queue.push({ kind: 'resume' });
+        this.#resumeJournal = false;
         for (const j of jobs) this.#queue.push(j);
       },
       'pause',

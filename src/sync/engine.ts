@@ -23,6 +23,7 @@ import { resumeOpenPlan } from './executor/resume.js';
 import { runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
 import { writeServerRejects } from './executor/source-read.js';
 import { restoreSource } from './executor/restore-source.js';
+import { openPlanWaits, stopIfPaused } from './executor/paused.js';
 import { HistoryReader, type HistoryPoint } from '../history/reader.js';
 import { pruneHistory, type PruneReport } from '../history/prune.js';
 import { historyConfigSchema } from '../config/history.js';
@@ -80,7 +81,11 @@ export class SyncEngine {
    * dataset, DATASET_BUSY, included) is in the summary with a code.
    */
   async sync(ds: DatasetConfig, input: SyncInput, opts: SyncOptions = {}): Promise<SyncSummary> {
-    return this.#syncWith(ds, input.file, 'sync', opts, (ctx) => runSync(ctx, ds, input.file, opts, input.links, input.sha256));
+    return this.#syncWith(ds, input.file, 'sync', opts, async (ctx) => {
+      // Issue 14: the one place every export passes (sync, retry, the daemon's file jobs and re-applies, run --once).
+      if (stopIfPaused(ctx, `nothing from ${input.file} was published (the export waits)`)) return;
+      await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
+    });
   }
 
   /**
@@ -173,6 +178,7 @@ export class SyncEngine {
   async resume(ds: DatasetConfig, opts: { signal?: AbortSignal } = {}): Promise<SyncSummary> {
     return this.#run(ds, 'resume', opts.signal, async () => {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null), opts.signal);
+      if (openPlanWaits(ctx)) return ctx.summary;
       let r;
       try {
         r = await resumeOpenPlan(ctx);
@@ -200,7 +206,7 @@ export class SyncEngine {
     return this.#run(ds, 'reconcile', opts.signal, async () => {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null), opts.signal);
       try {
-        return await periodicReconcile(ctx);
+        return await periodicReconcile(ctx, () => openPlanWaits(ctx));
       } finally {
         await writeServerRejects(ctx.refused, null);
       }

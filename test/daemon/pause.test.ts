@@ -23,12 +23,17 @@ afterEach(async () => {
 
 class RecordingEngine implements DaemonEngine {
   readonly synced: string[] = [];
+  /** What each resume of the journal answered: paused while the state db says so (as the engine does with a plan open). */
+  readonly resumes: string[] = [];
+  paused: () => boolean = () => false;
   async sync(ds: DatasetConfig, input: { file: string }): Promise<SyncSummary> {
     this.synced.push(input.file.split('/').pop()!);
     return { ...emptySummary(ds.name, input.file), result: 'published', requests: 1 };
   }
-  async resume(): Promise<unknown> {
-    return undefined;
+  async resume(ds: DatasetConfig): Promise<unknown> {
+    const result = this.paused() ? 'paused' : 'unchanged';
+    this.resumes.push(result);
+    return { ...emptySummary(ds.name, null), result };
   }
 }
 
@@ -49,6 +54,7 @@ async function setup() {
   const log = capture();
   const timers = new ManualClock();
   const engine = new RecordingEngine();
+  engine.paused = () => cli.snapshot('shop').paused() !== null;
   const health = new HealthState();
   health.setPhase('running');
   const r = new DatasetRuntime(ds, {
@@ -97,5 +103,18 @@ describe('pause and resume in the daemon', () => {
     await writeFile(join(inbox, 'b.csv'), 'sku,name\n2,b\n');
     await waitEvent(log.lines, 'file.skipped', { reason: 'paused', file: join(inbox, 'b.csv') });
     expect(engine.synced).toEqual(['a.csv']);
+  });
+
+  it('an interrupted plan left open at start because the dataset is paused is resumed when the dataset is', async () => {
+    const { r, log, timers, engine, cli } = await setup();
+    cli.snapshot('shop').pause({ at: Date.now(), by: 'test' });
+    await r.start();
+    await r.idle();
+    expect(engine.resumes).toEqual(['paused']);
+    cli.snapshot('shop').unpause();
+    timers.fire('pause');
+    await waitEvent(log.lines, 'dataset.resumed', { waiting: 0, journal: true });
+    await r.idle();
+    expect(engine.resumes).toEqual(['paused', 'unchanged']);
   });
 });
