@@ -24,6 +24,12 @@ import { WatchSupervisor } from './watch-supervisor.js';
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
 
+/**
+ * History is pruned at start, after a file job at most every PRUNE_EVERY_MS,
+ * and on this timer, so an idle or paused daemon prunes too (issue 14).
+ */
+export const HISTORY_PRUNE_TIMER_MS = 86_400_000;
+
 /** While exports wait for a paused dataset, how often the state db is read for a resume (from the CLI). */
 export const PAUSE_POLL_MS = 5_000;
 
@@ -63,6 +69,7 @@ export class DatasetRuntime {
   /** An interrupted plan was left open because the dataset is paused: continued at resume. */
   #resumeJournal = false;
   #lastHistoryPruneAt: number | undefined;
+  #historyTimer: (() => void) | undefined;
   /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end. */
   readonly #stopping = new AbortController();
 
@@ -111,6 +118,8 @@ export class DatasetRuntime {
     if (this.#deps.once) await this.#takeWaiting();
     else await this.#startTriggers();
     await this.#prune();
+    this.#pruneHistory();
+    if (!this.#deps.once) this.#armHistoryPrune();
     this.#log.info(
       event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0 }),
       'dataset started',
@@ -154,6 +163,7 @@ export class DatasetRuntime {
     this.#stopping.abort();
     this.#order.cancel();
     this.#pausePoll?.();
+    this.#historyTimer?.();
     // Files stay in the folder (taken again at the next start); a command's output is removed.
     for (const job of this.#parked.splice(0)) await job.cleanup?.().catch(() => undefined);
     await this.#stopTriggers();
@@ -341,15 +351,25 @@ export class DatasetRuntime {
     );
   }
 
+  /** The daily prune of the history, whatever the dataset does (idle, paused). */
+  #armHistoryPrune(): void {
+    this.#historyTimer = this.#deps.clock.after(
+      HISTORY_PRUNE_TIMER_MS,
+      () => {
+        this.#historyTimer = undefined;
+        if (this.#stopping.signal.aborted) return;
+        this.#pruneHistory();
+        this.#armHistoryPrune();
+      },
+      'history-prune',
+    );
+  }
+
   /** Drop history older than the dataset's retention (issue 14). */
   #pruneHistory(): void {
     this.#lastHistoryPruneAt = this.#deps.clock.now();
-    try {
-      this.#deps.engine.pruneHistory?.(this.#ds);
-    } catch (err) {
-      // Never fatal: the history only grows until the next prune.
-      this.#log.warn(event('history.pruned', { code: (err as { code?: unknown }).code ?? 'PRUNE_FAILED', err }), 'cannot prune the history');
-    }
+    // Never throws (the engine logs a prune that failed).
+    this.#deps.engine.pruneHistory?.(this.#ds);
   }
 
   /** Delete archived files older than watch.retention_days from processed/ and failed/. */

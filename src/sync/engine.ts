@@ -104,6 +104,8 @@ export class SyncEngine {
       });
     });
     if (label !== null) summary.file = label;
+    // A restore is often run by hand with no daemon running: the history is pruned here too (the daemon prunes on its own).
+    this.pruneHistory(ds);
     return summary;
   }
 
@@ -120,18 +122,28 @@ export class SyncEngine {
     return { src: t.src, restore: { toSeq: t.point.seq, toVersion: t.point.version, at: t.point.at } };
   }
 
-  /** Drop history older than the dataset's retention (days, versions, size); logs history.pruned when it removed anything. */
+  /**
+   * Drop history older than the dataset's retention (days, versions, size);
+   * logs history.pruned when it removed anything. Never throws: a prune that
+   * fails is logged, and the history only grows until the next one.
+   */
   pruneHistory(ds: DatasetConfig): PruneReport | null {
-    const cfg = historyConfigSchema.parse((ds as { history?: unknown }).history ?? {});
-    const r = pruneHistory(this.deps.db.conn, ds.name, cfg, this.#clock.now());
-    if (r) {
-      const oldest = new HistoryReader(this.deps.db.conn, ds.name).oldest();
-      this.deps.logger.child({ dataset: ds.name }).info(
-        event('history.pruned', { ...r, oldest_version: oldest?.version ?? null, retention_days: cfg.retention_days, retention_versions: cfg.retention_versions, max_bytes: cfg.max_bytes }),
-        'old history pruned',
-      );
+    const log = this.deps.logger.child({ dataset: ds.name });
+    try {
+      const cfg = historyConfigSchema.parse((ds as { history?: unknown }).history ?? {});
+      const r = pruneHistory(this.deps.db.conn, ds.name, cfg, this.#clock.now());
+      if (r) {
+        const oldest = new HistoryReader(this.deps.db.conn, ds.name).oldest();
+        log.info(
+          event('history.pruned', { ...r, oldest_version: oldest?.version ?? null, retention_days: cfg.retention_days, retention_versions: cfg.retention_versions, max_bytes: cfg.max_bytes }),
+          'old history pruned',
+        );
+      }
+      return r;
+    } catch (err) {
+      log.warn(event('history.pruned', { code: (err as { code?: unknown }).code ?? 'PRUNE_FAILED', err }), 'cannot prune the history');
+      return null;
     }
-    return r;
   }
 
   /** Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from the state db. */
