@@ -82,6 +82,10 @@ describe('why, plan --restore, restore, pause and resume (CLI)', () => {
       expect(JSON.parse(plan.stdout).plan.counts).toMatchObject({ adds: 1, changes: 1, deletes: 1 });
       expect(em.emulator.counters.recordWrites).toBe(before.recordWrites);
       expect((await cli(config, ['restore', DS, '--to-version', 'x'])).status).toBe(2);
+      const tooNew = await cli(config, ['restore', DS, '--to-version', '999999']);
+      expect(tooNew.status).toBe(2);
+      expect(tooNew.stderr).toMatch(/VERSION_TOO_NEW.*version 999999 is newer than the newest version kept, version \d+/);
+      expect((await cli(config, ['plan', DS, '--restore', '--to-version', '999999'])).status).toBe(2);
       const tooOld = await cli(config, ['restore', DS, '--to-time', '2000-01-01T00:00:00Z']);
       expect(tooOld.status).toBe(1);
       expect(tooOld.stderr).toMatch(/HISTORY_TOO_OLD.*oldest version kept is/);
