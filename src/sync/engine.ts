@@ -20,7 +20,7 @@ import { heldPreview, type HeldPreview } from './executor/held-preview.js';
 import { periodicReconcile } from './executor/periodic-reconcile.js';
 import type { ServerView } from './executor/reconcile.js';
 import { resumeOpenPlan } from './executor/resume.js';
-import { runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
+import { reportResumed, runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
 import { writeServerRejects } from './executor/source-read.js';
 import { restoreSource } from './executor/restore-source.js';
 import { openPlanWaits, stopIfPaused } from './executor/paused.js';
@@ -201,6 +201,7 @@ export class SyncEngine {
       } finally {
         await writeServerRejects(ctx.refused, null);
       }
+      reportResumed(ctx, r);
       const e = r?.end;
       ctx.summary.result =
         e === undefined || e === 'superseded' || e.kind === 'nothing' ? 'unchanged'

@@ -73,7 +73,7 @@ describe('a paused dataset', () => {
     expect(s.engine.status(s.ds).openPlan).not.toBeNull();
 
     s.engine.resumeExports(s.ds);
-    expect(await s.engine.resume(s.ds)).toMatchObject({ result: 'published' });
+    expect(await s.engine.resume(s.ds)).toMatchObject({ result: 'published', adds: 4 });
     expect(ids(s.published())).toEqual(ids(recs(14)));
     expect(s.engine.status(s.ds).openPlan).toBeNull();
   });

@@ -28,7 +28,9 @@ describe('a sync stops between journaled steps when its signal aborts (graceful 
     expect(s.engine.status(s.ds).openPlan).not.toBeNull();
 
     const resumed = await s.engine.resume(s.ds);
-    expect(resumed.result).toBe('published');
+    // The resume reports the plan it finished (not 0 counts).
+    expect(resumed).toMatchObject({ result: 'published', adds: 4, changes: 0, deletes: 0, path: 'per_record' });
+    expect(resumed.version).not.toBeNull();
     expect(ids(s.published())).toEqual(ids(recs(14)));
     expect(s.em.emulator.counters).toMatchObject({ recordWrites: 4, publishes: 1, discards: 0 });
     expect(s.engine.status(s.ds).openPlan).toBeNull();
@@ -52,6 +54,19 @@ describe('a sync stops between journaled steps when its signal aborts (graceful 
     expect(next.result).toBe('published');
     expect(s.em.emulator.counters).toMatchObject({ jobsCreated: 1, publishes: 1 });
     expect(ids(s.published())).toEqual(ids(recs(12)));
+  });
+
+  it('the same export synced again after a stop reports the plan it finished, with its version', async () => {
+    const stop = new AbortController();
+    let posts = 0;
+    s = await armed((e) => {
+      if (e.method === 'POST' && e.path.endsWith('/records') && ++posts === 2) stop.abort();
+    });
+    const file = await s.writeExport(recs(14));
+    expect((await s.engine.sync(s.ds, { file }, { signal: stop.signal })).result).toBe('interrupted');
+    const again = await s.engine.sync(s.ds, { file });
+    expect(again).toMatchObject({ result: 'published', adds: 4, changes: 0, deletes: 0, version: s.em.emulator.describe('shop-1').active_version });
+    expect(ids(s.published())).toEqual(ids(recs(14)));
   });
 
   it('an already aborted signal: nothing is read or sent', async () => {
