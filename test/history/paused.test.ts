@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeForSync } from '../../src/cli/exit-codes.js';
 import { planLines } from '../../src/cli/commands/plan.js';
-import { ids, recs, scenario, type Scenario } from '../sync/harness.js';
+import { ids, interruptedSync, recs, type Scenario } from '../sync/harness.js';
 import { itemRecord, items, publishedAttrs, stockScenario, writeStock } from '../sync/stock-export.js';
 
 /**
@@ -55,15 +55,9 @@ describe('a paused dataset', () => {
   });
 
   it('an interrupted plan is not continued by the daemon (resume, reconcile) while paused; after resume it is', async () => {
-    const stop = new AbortController();
-    let on = false;
-    // Stopped after its second write: the plan stays open in the journal (as after a shutdown).
-    s = await scenario({ records: recs(10), onRequest: (e) => on && e.method === 'POST' && e.path.endsWith('/records') && ++posts === 2 && stop.abort() });
-    let posts = 0;
-    await s.engine.sync(s.ds, { file: await s.writeExport(recs(10)) });
-    on = true;
-    const cut = await s.engine.sync(s.ds, { file: await s.writeExport(recs(14)) }, { signal: stop.signal });
-    expect(cut.result).toBe('interrupted');
+    const cut = await interruptedSync();
+    s = cut.s;
+    expect(cut.summary.result).toBe('interrupted');
     expect(s.engine.status(s.ds).openPlan).not.toBeNull();
     const sent = writes(s);
     s.engine.pause(s.ds, 'pause by bob');

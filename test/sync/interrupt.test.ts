@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ids, recs, scenario, type Scenario } from './harness.js';
+import { ids, interruptedSync, recs, scenario, type Scenario } from './harness.js';
 
 let s: Scenario;
 afterEach(async () => s?.close());
@@ -15,15 +15,10 @@ async function armed(hook: (e: { method: string; path: string }) => void, opts: 
 
 describe('a sync stops between journaled steps when its signal aborts (graceful stop)', () => {
   it('per-record: the write in flight completes, nothing more is sent, the plan stays open and resumes', async () => {
-    const stop = new AbortController();
-    let posts = 0;
-    s = await armed((e) => {
-      if (e.method === 'POST' && e.path.endsWith('/records') && ++posts === 2) stop.abort();
-    });
-    const file = await s.writeExport(recs(14));
-    const sum = await s.engine.sync(s.ds, { file }, { signal: stop.signal });
-    expect(sum).toMatchObject({ result: 'interrupted', code: 'INTERRUPTED' });
-    expect(posts).toBe(2);
+    const cut = await interruptedSync();
+    s = cut.s;
+    expect(cut.summary).toMatchObject({ result: 'interrupted', code: 'INTERRUPTED' });
+    expect(cut.posts()).toBe(2);
     expect(s.em.emulator.counters.recordWrites).toBe(2);
     expect(s.engine.status(s.ds).openPlan).not.toBeNull();
 
@@ -57,13 +52,10 @@ describe('a sync stops between journaled steps when its signal aborts (graceful 
   });
 
   it('the same export synced again after a stop reports the plan it finished, with its version', async () => {
-    const stop = new AbortController();
-    let posts = 0;
-    s = await armed((e) => {
-      if (e.method === 'POST' && e.path.endsWith('/records') && ++posts === 2) stop.abort();
-    });
-    const file = await s.writeExport(recs(14));
-    expect((await s.engine.sync(s.ds, { file }, { signal: stop.signal })).result).toBe('interrupted');
+    const cut = await interruptedSync();
+    s = cut.s;
+    const file = cut.file;
+    expect(cut.summary.result).toBe('interrupted');
     const again = await s.engine.sync(s.ds, { file });
     expect(again).toMatchObject({ result: 'published', adds: 4, changes: 0, deletes: 0, version: s.em.emulator.describe('shop-1').active_version });
     expect(ids(s.published())).toEqual(ids(recs(14)));
