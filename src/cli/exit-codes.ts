@@ -19,7 +19,7 @@ export const ExitCode = {
   UNKNOWN_OUTCOME: 4,
   /** The export file given on the command line does not exist or cannot be read (EX_NOINPUT). */
   NOINPUT: 66,
-  /** A temporary failure: trying again later may work (EX_TEMPFAIL). */
+  /** A temporary failure: trying again later may work (EX_TEMPFAIL); also a dataset paused until `resume` (DATASET_PAUSED). */
   TEMPFAIL: 75,
   /** The configuration or a key source is unusable (EX_CONFIG). */
   CONFIG: 78,
@@ -33,7 +33,7 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE', 'KEY_MALFORMED', 'WATCH_FOLDER_UNUSABLE']);
 
 /** Codes of errors that mean "the command line was wrong" (a dataset name not in the configuration). */
-const USAGE_CODES = new Set(['UNKNOWN_DATASET', 'POINT_INVALID']);
+const USAGE_CODES = new Set(['UNKNOWN_DATASET', 'POINT_INVALID', 'VERSION_TOO_NEW']);
 
 // For the daemon a missing file is worth retrying (it may be on its way); a file named on the command line is a typo
 // or a path that isn't there, so it gets its own code rather than 75.
@@ -67,6 +67,8 @@ export function exitCodeFor(err: unknown): ExitCodeValue {
 export function exitCodeForSync(summary: Pick<SyncSummary, 'result' | 'action' | 'code'>): ExitCodeValue {
   if (summary.result === 'published' || summary.result === 'unchanged') return ExitCode.OK;
   if (summary.code !== null && INPUT_CODES.has(summary.code)) return ExitCode.NOINPUT;
+  // restore --to-version above the newest version kept: the command line was wrong.
+  if (summary.code !== null && USAGE_CODES.has(summary.code)) return ExitCode.USAGE;
   switch (summary.action) {
     case 'retry':
       return ExitCode.TEMPFAIL;

@@ -25,8 +25,10 @@ const NEXT_STEP_BY_CODE: Record<string, string> = {
   FILE_NOT_FOUND: 'check the path given with --file',
   POINT_INVALID: 'name the point with --to-version <n> (dataset-connector why shows versions) or --to-time <ISO time>',
   HISTORY_TOO_OLD: 'choose a later point: the history keeps history.retention_days (and retention_versions, max_bytes) of each dataset',
+  VERSION_TOO_NEW: 'choose a version the history keeps (named above); dataset-connector status shows the version published now',
   HISTORY_EMPTY: 'nothing was published since the history began; there is nothing to restore yet',
   FILE_UNREADABLE: 'check that this user can read the file given with --file',
+  DATASET_PAUSED: 'the dataset was paused on purpose (status shows PAUSED): once its exports may be published again, run the resume command above, then this command again',
   STATE_DIR_BUSY:
     'stop that daemon first (systemctl stop dataset-connector) or give this one its own state_dir; sync, plan, approve and discard work beside a running daemon',
 };

@@ -39,15 +39,23 @@ export const valueRuleSchema = z
       .min(0)
       .default(20)
       .describe('Apply the rule only when at least this many records are present before and after (a share of a handful is noise). Default 20.'),
+    min_all_compared: z
+      .int()
+      .min(0)
+      .default(3)
+      .describe(
+        'Below min_compared, still hold when every one of the records present before and after (at least this many) is set to zero or empty, or jumps (for the max_zeroed_ratio and max_jump_ratio this rule has): a small shop is protected from "every stock 0" too. 0: off. Default 3.',
+      ),
   })
   .describe('A guard on the values of one field (or *): shares of records changed, zeroed, or jumping in one sync.');
 
 /**
  * Defaults that hold "every stock to 0" and "every price ×100" and let an
  * ordinary day through: a quarter of the compared records set to zero or
- * empty, or a quarter jumping by more than ×10 / ÷10, in one sync, on any field.
+ * empty, or a quarter jumping by more than ×10 / ÷10, in one sync, on any
+ * field; with fewer than 20 compared records, when all of them (3 or more) do.
  */
-export const DEFAULT_VALUE_RULES = [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 20 }];
+export const DEFAULT_VALUE_RULES = [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 20, min_all_compared: 3 }];
 
 /** Guards checked before anything is sent and again against the draft's counts. */
 export const guardsSchema = z
@@ -76,7 +84,7 @@ export const guardsSchema = z
       .refine((rules) => new Set(rules.map((r) => r.field)).size === rules.length, 'each field may have one rule only')
       .default(() => DEFAULT_VALUE_RULES.map((r) => ({ ...r })))
       .describe(
-        'Guards on field values (issue 14). Default: one rule for every field (*): hold when more than 25% of the records present before and after are set to zero or empty, or jump by more than ×10 or ÷10. [] turns them off; a rule naming a field replaces * for it.',
+        'Guards on field values (issue 14). Default: one rule for every field (*): hold when more than 25% of the records present before and after are set to zero or empty, or jump by more than ×10 or ÷10 (below 20 such records: when all of them, 3 or more, do). [] turns them off; a rule naming a field replaces * for it.',
       ),
     allow_empty: z
       .boolean()

@@ -25,6 +25,12 @@ import { WatchSupervisor } from './watch-supervisor.js';
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
 
+/**
+ * History is pruned at start, after a file job at most every PRUNE_EVERY_MS,
+ * and on this timer, so an idle or paused daemon prunes too (issue 14).
+ */
+export const HISTORY_PRUNE_TIMER_MS = 86_400_000;
+
 /** While exports wait for a paused dataset, how often the state db is read for a resume (from the CLI). */
 export const PAUSE_POLL_MS = 5_000;
 
@@ -63,7 +69,10 @@ export class DatasetRuntime {
   /** Exports that came while the dataset was paused (issue 14), in arrival order; queued again at resume. */
   #parked: Array<Extract<DatasetJob, { kind: 'file' }>> = [];
   #pausePoll: (() => void) | undefined;
+  /** An interrupted plan was left open because the dataset is paused: continued at resume. */
+  #resumeJournal = false;
   #lastHistoryPruneAt: number | undefined;
+  #historyTimer: (() => void) | undefined;
   /** Aborted by stop(): the running sync ends at its next journaled step instead of running to the end. */
   readonly #stopping = new AbortController();
 
@@ -112,6 +121,8 @@ export class DatasetRuntime {
     if (this.#deps.once) await this.#takeWaiting();
     else await this.#startTriggers();
     await this.#prune();
+    this.#pruneHistory();
+    if (!this.#deps.once) this.#armHistoryPrune();
     this.#log.info(
       event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0 }),
       'dataset started',
@@ -155,6 +166,7 @@ export class DatasetRuntime {
     this.#stopping.abort();
     this.#order.cancel();
     this.#pausePoll?.();
+    this.#historyTimer?.();
     // Files stay in the folder (taken again at the next start); a command's output is removed.
     for (const job of this.#parked.splice(0)) await job.cleanup?.().catch(() => undefined);
     await this.#stopTriggers();
@@ -267,6 +279,11 @@ export class DatasetRuntime {
           const result = await engine.resume(ds, { signal: this.#stopping.signal });
           const outcome = (result as { result?: unknown } | undefined)?.result ?? null;
           this.#log.info(event('sync.resumed', { result: outcome }), 'journal resumed');
+          // Issue 14: an interrupted plan of a paused dataset waits; the resume of the dataset continues it.
+          if (outcome === 'paused') {
+            this.#resumeJournal = true;
+            this.#pollPause();
+          }
         }
         health.clear(this.name, job.kind);
       } catch (err) {
@@ -307,7 +324,8 @@ export class DatasetRuntime {
    * as at a start). True when the job was parked.
    */
   #park(job: Extract<DatasetJob, { kind: 'file' }>): boolean {
-    const paused = this.#deps.state.paused?.(this.name) ?? null;
+    // run --once parks nothing: the engine refuses the export (DATASET_PAUSED, exit 75) and it stays in the folder.
+    const paused = this.#deps.once ? null : (this.#deps.state.paused?.(this.name) ?? null);
     if (!paused) return false;
     this.#parked.push(job);
     this.#log.info(
@@ -327,22 +345,34 @@ export class DatasetRuntime {
         if (this.#stopping.signal.aborted) return;
         if (this.#deps.state.paused?.(this.name)) return this.#pollPause();
         const jobs = this.#parked.splice(0);
-        this.#log.info(event('dataset.resumed', { waiting: jobs.length }), 'dataset resumed: waiting exports are taken');
+        this.#log.info(event('dataset.resumed', { waiting: jobs.length, journal: this.#resumeJournal }), 'dataset resumed: waiting exports are taken');
+        if (this.#resumeJournal) this.#queue.push({ kind: 'resume' });
+        this.#resumeJournal = false;
         for (const j of jobs) this.#queue.push(j);
       },
       'pause',
     );
   }
 
+  /** The daily prune of the history, whatever the dataset does (idle, paused). */
+  #armHistoryPrune(): void {
+    this.#historyTimer = this.#deps.clock.after(
+      HISTORY_PRUNE_TIMER_MS,
+      () => {
+        this.#historyTimer = undefined;
+        if (this.#stopping.signal.aborted) return;
+        this.#pruneHistory();
+        this.#armHistoryPrune();
+      },
+      'history-prune',
+    );
+  }
+
   /** Drop history older than the dataset's retention (issue 14). */
   #pruneHistory(): void {
     this.#lastHistoryPruneAt = this.#deps.clock.now();
-    try {
-      this.#deps.engine.pruneHistory?.(this.#ds);
-    } catch (err) {
-      // Never fatal: the history only grows until the next prune.
-      this.#log.warn(event('history.pruned', { code: (err as { code?: unknown }).code ?? 'PRUNE_FAILED', err }), 'cannot prune the history');
-    }
+    // Never throws (the engine logs a prune that failed).
+    this.#deps.engine.pruneHistory?.(this.#ds);
   }
 
   /** Delete archived files older than watch.retention_days from processed/ and failed/. */

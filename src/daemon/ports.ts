@@ -13,7 +13,7 @@ export interface DaemonEngine extends FileSyncer {
   reconcile?(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<{ rebuilt: RebuildReport | null }>;
   /** Finish work the journal says was in flight when the process last stopped. */
   resume(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<unknown>;
-  /** Drop history older than the dataset's retention (issue 14), when the engine keeps one. */
+  /** Drop history older than the dataset's retention (issue 14), when the engine keeps one; never throws (logs a failure). */
   pruneHistory?(ds: DatasetConfig): unknown;
 }
 

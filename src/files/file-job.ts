@@ -36,6 +36,7 @@ export function nextForResult(result: SyncResult | 'skipped'): FileNext {
       return { next: 'dispose', fate: 'failed' };
     case 'failed':
     case 'interrupted': // stopped between steps (shutdown): its plan resumes at the next start
+    case 'paused': // paused after the runtime let the file through: the retry finds it paused and parks it
       return { next: 'retry', slow: false };
     case 'waiting':
     case 'stopped':

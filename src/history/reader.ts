@@ -88,6 +88,15 @@ export class HistoryReader {
         context: { dataset: this.dataset },
       });
     }
+    const newest = this.newest()!;
+    if ('version' in point && newest.version !== null && point.version > newest.version) {
+      // Not the newest in disguise: a version that is not there yet is a typo or the wrong dataset (usage, exit 2).
+      throw new ConnectorError(
+        'VERSION_TOO_NEW',
+        `Dataset ${this.dataset}: version ${point.version} is newer than the newest version kept, version ${newest.version} of ${new Date(newest.at).toISOString()}; the history keeps ${keptWords(oldest)} to version ${newest.version}.`,
+        { action: 'reject', context: { dataset: this.dataset, newestVersion: newest.version, oldestVersion: oldest.version } },
+      );
+    }
     const r = (
       'version' in point
         ? this.conn.prepare('SELECT * FROM history_versions WHERE dataset = ? AND version <= ? AND seq >= ? ORDER BY seq DESC LIMIT 1').get(this.dataset, point.version, oldest.seq)
@@ -96,7 +105,7 @@ export class HistoryReader {
     const tooOld = !r || ('version' in point && oldest.version !== null && point.version < oldest.version);
     if (tooOld) {
       const what = 'version' in point ? `version ${point.version}` : new Date(point.time).toISOString();
-      const kept = `${oldest.version === null ? 'the state before the first publish' : `version ${oldest.version}`} of ${new Date(oldest.at).toISOString()}`;
+      const kept = `${keptWords(oldest)} of ${new Date(oldest.at).toISOString()}`;
       throw new ConnectorError('HISTORY_TOO_OLD', `Dataset ${this.dataset}: ${what} is older than the history kept; the oldest version kept is ${kept}.`, {
         action: 'reject',
         context: { dataset: this.dataset, oldestVersion: oldest.version, oldestAt: oldest.at },
@@ -172,4 +181,9 @@ function toVersion(r: VersionRow): HistoryVersion {
     fileHash: r.file_hash,
     detail: r.detail === null ? null : (JSON.parse(r.detail) as Record<string, unknown>),
   };
+}
+
+/** The oldest point kept, in words. */
+function keptWords(oldest: HistoryVersion): string {
+  return oldest.version === null ? 'the state before the first publish' : `version ${oldest.version}`;
 }

@@ -99,7 +99,9 @@ export class SnapshotStore extends DatasetState {
     const foreign = new Map(
       (
         this.conn
-          .prepare('SELECT record_id, json, foreign_fields FROM records WHERE dataset = ? AND foreign_fields IS NOT NULL')
+          // INDEXED BY: without statistics SQLite prefers the primary key (dataset = ?) and reads the whole snapshot on
+          // every confirm (64 ms at 100,000 records; the history bench's 8,640 confirms spent most of their time here).
+          .prepare('SELECT record_id, json, foreign_fields FROM records INDEXED BY records_foreign WHERE dataset = ? AND foreign_fields IS NOT NULL')
           .all(this.dataset) as Array<{ record_id: string; json: string; foreign_fields: string }>
       ).map((r) => [r.record_id, r] as const),
     );

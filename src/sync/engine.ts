@@ -20,9 +20,10 @@ import { heldPreview, type HeldPreview } from './executor/held-preview.js';
 import { periodicReconcile } from './executor/periodic-reconcile.js';
 import type { ServerView } from './executor/reconcile.js';
 import { resumeOpenPlan } from './executor/resume.js';
-import { runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
+import { reportResumed, runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
 import { writeServerRejects } from './executor/source-read.js';
 import { restoreSource } from './executor/restore-source.js';
+import { openPlanWaits, stopIfPaused } from './executor/paused.js';
 import { HistoryReader, type HistoryPoint } from '../history/reader.js';
 import { pruneHistory, type PruneReport } from '../history/prune.js';
 import { historyConfigSchema } from '../config/history.js';
@@ -80,7 +81,11 @@ export class SyncEngine {
    * dataset, DATASET_BUSY, included) is in the summary with a code.
    */
   async sync(ds: DatasetConfig, input: SyncInput, opts: SyncOptions = {}): Promise<SyncSummary> {
-    return this.#syncWith(ds, input.file, 'sync', opts, (ctx) => runSync(ctx, ds, input.file, opts, input.links, input.sha256));
+    return this.#syncWith(ds, input.file, 'sync', opts, async (ctx) => {
+      // Issue 14: the one place every export passes (sync, retry, the daemon's file jobs and re-applies, run --once).
+      if (stopIfPaused(ctx, `nothing from ${input.file} was published (the export waits)`)) return;
+      await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
+    });
   }
 
   /**
@@ -99,6 +104,8 @@ export class SyncEngine {
       });
     });
     if (label !== null) summary.file = label;
+    // A restore is often run by hand with no daemon running: the history is pruned here too (the daemon prunes on its own).
+    this.pruneHistory(ds);
     return summary;
   }
 
@@ -115,18 +122,28 @@ export class SyncEngine {
     return { src: t.src, restore: { toSeq: t.point.seq, toVersion: t.point.version, at: t.point.at } };
   }
 
-  /** Drop history older than the dataset's retention (days, versions, size); logs history.pruned when it removed anything. */
+  /**
+   * Drop history older than the dataset's retention (days, versions, size);
+   * logs history.pruned when it removed anything. Never throws: a prune that
+   * fails is logged, and the history only grows until the next one.
+   */
   pruneHistory(ds: DatasetConfig): PruneReport | null {
-    const cfg = historyConfigSchema.parse((ds as { history?: unknown }).history ?? {});
-    const r = pruneHistory(this.deps.db.conn, ds.name, cfg, this.#clock.now());
-    if (r) {
-      const oldest = new HistoryReader(this.deps.db.conn, ds.name).oldest();
-      this.deps.logger.child({ dataset: ds.name }).info(
-        event('history.pruned', { ...r, oldest_version: oldest?.version ?? null, retention_days: cfg.retention_days, retention_versions: cfg.retention_versions, max_bytes: cfg.max_bytes }),
-        'old history pruned',
-      );
+    const log = this.deps.logger.child({ dataset: ds.name });
+    try {
+      const cfg = historyConfigSchema.parse((ds as { history?: unknown }).history ?? {});
+      const r = pruneHistory(this.deps.db.conn, ds.name, cfg, this.#clock.now());
+      if (r) {
+        const oldest = new HistoryReader(this.deps.db.conn, ds.name).oldest();
+        log.info(
+          event('history.pruned', { ...r, oldest_version: oldest?.version ?? null, retention_days: cfg.retention_days, retention_versions: cfg.retention_versions, max_bytes: cfg.max_bytes }),
+          'old history pruned',
+        );
+      }
+      return r;
+    } catch (err) {
+      log.warn(event('history.pruned', { code: (err as { code?: unknown }).code ?? 'PRUNE_FAILED', err }), 'cannot prune the history');
+      return null;
     }
-    return r;
   }
 
   /** Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from the state db. */
@@ -173,6 +190,7 @@ export class SyncEngine {
   async resume(ds: DatasetConfig, opts: { signal?: AbortSignal } = {}): Promise<SyncSummary> {
     return this.#run(ds, 'resume', opts.signal, async () => {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null), opts.signal);
+      if (openPlanWaits(ctx)) return ctx.summary;
       let r;
       try {
         r = await resumeOpenPlan(ctx);
@@ -183,6 +201,7 @@ export class SyncEngine {
       } finally {
         await writeServerRejects(ctx.refused, null);
       }
+      reportResumed(ctx, r);
       const e = r?.end;
       ctx.summary.result =
         e === undefined || e === 'superseded' || e.kind === 'nothing' ? 'unchanged'
@@ -200,7 +219,7 @@ export class SyncEngine {
     return this.#run(ds, 'reconcile', opts.signal, async () => {
       const ctx = this.#ctx(ds, emptySummary(ds.name, null), opts.signal);
       try {
-        return await periodicReconcile(ctx);
+        return await periodicReconcile(ctx, () => openPlanWaits(ctx));
       } finally {
         await writeServerRejects(ctx.refused, null);
       }

@@ -27,7 +27,9 @@ export type SyncResult =
   /** The dataset cannot go on (auth, API switch, dataset gone). */
   | 'stopped'
   /** Stopped between two steps on request (the daemon stopping); its plan stays open and is resumed. */
-  | 'interrupted';
+  | 'interrupted'
+  /** The dataset is paused by a person (`pause`, issue 14): nothing was read or sent; it passes after `resume`. */
+  | 'paused';
 
 /** Everything an operator needs to know about one sync. */
 export interface SyncSummary {
@@ -101,6 +103,7 @@ export function actionForResult(result: SyncResult): ErrorAction | null {
     case 'stopped':
       return 'stop';
     case 'interrupted':
+    case 'paused':
       return 'retry';
   }
 }
@@ -114,7 +117,7 @@ export function finalResult(s: SyncSummary): SyncResult {
 /** Log the one `sync.summary` line of a sync. */
 export function logSummary(logger: Logger, s: SyncSummary): void {
   const ok = s.result === 'published' || s.result === 'unchanged';
-  const level = ok ? 'info' : s.result === 'held' || s.result === 'staged' || s.result === 'waiting' || s.result === 'interrupted' ? 'warn' : 'error';
+  const level = ok ? 'info' : s.result === 'held' || s.result === 'staged' || s.result === 'waiting' || s.result === 'interrupted' || s.result === 'paused' ? 'warn' : 'error';
   logger[level](event('sync.summary', { ...s }), 'sync summary');
 }
 
@@ -133,6 +136,7 @@ export function exitCodeFor(result: SyncResult): number {
     case 'failed':
       return 1;
     case 'interrupted':
+    case 'paused':
       return 75;
   }
 }

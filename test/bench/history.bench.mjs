@@ -58,6 +58,7 @@ store.confirm({
 });
 const versions = Math.round((DAYS * 86_400_000) / EVERY_MS);
 const perVersion = Math.max(1, Math.round(RECORDS * CHURN));
+const PER_DAY = Math.max(1, Math.round(86_400_000 / EVERY_MS));
 let changes = 0;
 for (let v = 0; v < versions; v++) {
   now += EVERY_MS;
@@ -71,6 +72,8 @@ for (let v = 0; v < versions; v++) {
   ups.sort((a, b) => (a.record_id < b.record_id ? -1 : 1));
   store.confirm({ activeVersion: version, upsertTexts: ups, provenance: { kind: 'sync', planId: `plan-${v}`, file: '/srv/pos/stock.csv', fileHash: fileHash(version) } });
   changes += ups.length;
+  // A line a simulated day on stderr, so that a long run shows where it is (run.mjs shows stderr only on failure).
+  if ((v + 1) % PER_DAY === 0) process.stderr.write(`history bench: day ${(v + 1) / PER_DAY} of ${DAYS}, ${v + 1} versions, ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
 }
 const simulateMs = Date.now() - t0;
 const simulateCpu = process.cpuUsage(c0);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetConfigSchema, type DatasetConfig } from '../../src/config/schema.js';
-import { DatasetRuntime } from '../../src/daemon/dataset-runtime.js';
+import { DatasetRuntime, HISTORY_PRUNE_TIMER_MS } from '../../src/daemon/dataset-runtime.js';
 import { HealthState } from '../../src/daemon/health-state.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import type { DaemonEngine } from '../../src/daemon/ports.js';
@@ -23,12 +23,23 @@ afterEach(async () => {
 
 class RecordingEngine implements DaemonEngine {
   readonly synced: string[] = [];
+  /** What each resume of the journal answered: paused while the state db says so (as the engine does with a plan open). */
+  readonly resumes: string[] = [];
+  paused: () => boolean = () => false;
+  /** Each history prune the runtime asked for. */
+  prunes = 0;
+  pruneHistory(): null {
+    this.prunes++;
+    return null;
+  }
   async sync(ds: DatasetConfig, input: { file: string }): Promise<SyncSummary> {
     this.synced.push(input.file.split('/').pop()!);
     return { ...emptySummary(ds.name, input.file), result: 'published', requests: 1 };
   }
-  async resume(): Promise<unknown> {
-    return undefined;
+  async resume(ds: DatasetConfig): Promise<unknown> {
+    const result = this.paused() ? 'paused' : 'unchanged';
+    this.resumes.push(result);
+    return { ...emptySummary(ds.name, null), result };
   }
 }
 
@@ -49,6 +60,7 @@ async function setup() {
   const log = capture();
   const timers = new ManualClock();
   const engine = new RecordingEngine();
+  engine.paused = () => cli.snapshot('shop').paused() !== null;
   const health = new HealthState();
   health.setPhase('running');
   const r = new DatasetRuntime(ds, {
@@ -97,5 +109,31 @@ describe('pause and resume in the daemon', () => {
     await writeFile(join(inbox, 'b.csv'), 'sku,name\n2,b\n');
     await waitEvent(log.lines, 'file.skipped', { reason: 'paused', file: join(inbox, 'b.csv') });
     expect(engine.synced).toEqual(['a.csv']);
+  });
+
+  it('an interrupted plan left open at start because the dataset is paused is resumed when the dataset is', async () => {
+    const { r, log, timers, engine, cli } = await setup();
+    cli.snapshot('shop').pause({ at: Date.now(), by: 'test' });
+    await r.start();
+    await r.idle();
+    expect(engine.resumes).toEqual(['paused']);
+    cli.snapshot('shop').unpause();
+    timers.fire('pause');
+    await waitEvent(log.lines, 'dataset.resumed', { waiting: 0, journal: true });
+    await r.idle();
+    expect(engine.resumes).toEqual(['paused', 'unchanged']);
+  });
+
+  it('a paused (or idle) daemon prunes the history at start and on its daily timer, never by sleeping', async () => {
+    const { r, timers, engine, cli } = await setup();
+    cli.snapshot('shop').pause({ at: Date.now(), by: 'test' });
+    await r.start();
+    expect(engine.prunes).toBe(1);
+    expect(timers.pending.find((t) => t.label === 'history-prune')?.ms).toBe(HISTORY_PRUNE_TIMER_MS);
+    expect(timers.fire('history-prune')).toBe(1);
+    expect(engine.prunes).toBe(2);
+    expect(timers.labels()).toContain('history-prune'); // armed again
+    await r.stop();
+    expect(timers.labels()).not.toContain('history-prune');
   });
 });

@@ -42,6 +42,26 @@ describe('run --once, retry, config', () => {
     expect((await readdir(join(s.inbox, 'failed'))).length).toBe(2);
   });
 
+  it('run --once and sync of a paused dataset publish nothing, exit 75 with DATASET_PAUSED, who paused it and the command to resume; the export waits (issue 14)', async () => {
+    const s = await scenario(fx.emu, 'e2e-once-paused');
+    await s.writeConfig({ shop: s.dataset() });
+    expect((await runCli(['pause', 'shop', '--config', s.configPath], s.env)).code).toBe(0);
+    await writeFile(join(s.inbox, 'stock.csv'), exportCsv(3));
+    const r = await runCli(['run', '--once', '--config', s.configPath], s.env);
+    expect(r.code, r.stderr).toBe(75);
+    expect(lines(r.stdout).find((l) => l.event === 'sync.summary')).toMatchObject({ result: 'paused', code: 'DATASET_PAUSED', message: expect.stringContaining('dataset-connector resume shop') });
+    expect(await readdir(s.inbox)).toContain('stock.csv');
+    const sync = await runCli(['sync', 'shop', '--file', join(s.inbox, 'stock.csv'), '--config', s.configPath], s.env);
+    expect(sync.code).toBe(75);
+    expect(sync.stderr).toMatch(/paused \[DATASET_PAUSED\] \(dataset shop.*\): shop is paused since \S+ \(pause by .*\): .*dataset-connector resume shop/);
+    expect(fx.emu.emulator.records('e2e-once-paused')).toHaveLength(0);
+
+    expect((await runCli(['resume', 'shop', '--config', s.configPath], s.env)).code).toBe(0);
+    const after = await runCli(['run', '--once', '--config', s.configPath], s.env);
+    expect(after.code, after.stderr).toBe(0);
+    expect(fx.emu.emulator.records('e2e-once-paused')).toHaveLength(3);
+  });
+
   it('run --once with a watch folder that is not there exits 78 naming the folder and the fix, never "nothing was waiting" (review of issue 17)', async () => {
     const s = await scenario(fx.emu, 'e2e-once-missing');
     await s.writeConfig({ shop: s.dataset({ watch: { path: join(s.dir, 'not-there') } }) });

@@ -82,6 +82,10 @@ describe('why, plan --restore, restore, pause and resume (CLI)', () => {
       expect(JSON.parse(plan.stdout).plan.counts).toMatchObject({ adds: 1, changes: 1, deletes: 1 });
       expect(em.emulator.counters.recordWrites).toBe(before.recordWrites);
       expect((await cli(config, ['restore', DS, '--to-version', 'x'])).status).toBe(2);
+      const tooNew = await cli(config, ['restore', DS, '--to-version', '999999']);
+      expect(tooNew.status).toBe(2);
+      expect(tooNew.stderr).toMatch(/VERSION_TOO_NEW.*version 999999 is newer than the newest version kept, version \d+/);
+      expect((await cli(config, ['plan', DS, '--restore', '--to-version', '999999'])).status).toBe(2);
       const tooOld = await cli(config, ['restore', DS, '--to-time', '2000-01-01T00:00:00Z']);
       expect(tooOld.status).toBe(1);
       expect(tooOld.stderr).toMatch(/HISTORY_TOO_OLD.*oldest version kept is/);
@@ -122,6 +126,11 @@ describe('restore killed (SIGKILL) at each journal step, then run again', () => 
         expect(crashed.signal, crashed.stdout + crashed.stderr).toBe('SIGKILL');
         const again = await cli(config, ['restore', DS, '--to-version', String(v0)]);
         expect(again.status, again.stdout + again.stderr).toBe(0);
+        // The run that finished the resumed plan reports its counts (one add, one change, one delete), not 0;
+        // after publish.done (marked in the commit that ends the plan) the killed run had finished it: nothing left.
+        const summary = JSON.parse(again.stdout.trim().split('\n').at(-1)!);
+        const left = step === 'publish.done' ? { result: 'unchanged', adds: 0, changes: 0, deletes: 0 } : { result: 'published', adds: 1, changes: 1, deletes: 1 };
+        expect(summary).toMatchObject({ event: 'restore.summary', ...left });
         expect(em.emulator.records(DS)).toEqual([...initial].sort(byId));
         const c = em.emulator.counters;
         expect(c.recordWrites - base.recordWrites).toBe(3); // one add, one change, one delete: none twice

@@ -81,4 +81,21 @@ describe('restore', () => {
     expect(sum).toMatchObject({ result: 'rejected', code: 'HISTORY_TOO_OLD' });
     expect(sum.message).toContain('the oldest version kept is');
   });
+
+  it('a version above the newest is refused (not taken for the newest), naming the newest and oldest kept; usage exit code', async () => {
+    s = await stockScenario(items(5), OPEN);
+    const { HistoryReader } = await import('../../src/history/reader.js');
+    const { exitCodeForSync } = await import('../../src/cli/exit-codes.js');
+    const h = new HistoryReader(s.db.conn, 'shop-1');
+    const newest = h.newest()!.version!;
+    const writes = s.em.emulator.counters.recordWrites;
+    const sum = await s.engine.restore(s.ds, { version: newest + 1 });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'VERSION_TOO_NEW' });
+    expect(sum.message).toContain(`version ${newest + 1} is newer than the newest version kept, version ${newest} of `);
+    expect(sum.message).toContain(`the history keeps ${h.oldest()!.version === null ? 'the state before the first publish' : `version ${h.oldest()!.version}`} to version ${newest}`);
+    expect(exitCodeForSync(sum)).toBe(2);
+    expect(s.em.emulator.counters.recordWrites).toBe(writes);
+    await expect(s.engine.planRestore(s.ds, { version: newest + 1 })).rejects.toMatchObject({ code: 'VERSION_TOO_NEW' });
+    expect(await s.engine.restore(s.ds, { version: newest })).toMatchObject({ result: 'unchanged' });
+  });
 });

@@ -80,4 +80,14 @@ describe('history retention', () => {
     expect(await s.engine.restore(s.ds, { version: days[5]!.version })).toMatchObject({ result: 'unchanged' });
     expect(s.published().sort(byId)).toEqual(days[5]!.records);
   });
+
+  it('a restore prunes the history after it, with no daemon running', async () => {
+    s = await stockScenario(items(24), { guards: { values: [] } });
+    const days = await fiveDays(s);
+    const sum = await s.engine.restore(withHistory(s, { retention_versions: 3 }), { version: days[4]!.version });
+    expect(sum).toMatchObject({ result: 'published' });
+    // The entries of day 4, day 5 and the restore stay: day 3's state is the oldest that can be brought back.
+    expect(new HistoryReader(s.db.conn, 'shop-1').oldest()!.version).toBe(days[3]!.version);
+    expect(s.logs.find((l) => l.event === 'history.pruned')).toMatchObject({ oldest_version: days[3]!.version, retention_versions: 3 });
+  });
 });

@@ -14,6 +14,7 @@ import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { SyncEngine } from '../../src/sync/engine.js';
 import { policySchema } from '../../src/config/policy.js';
+import type { SyncSummary } from '../../src/sync/outcome.js';
 
 /** One scenario: an emulator over real HTTP, a dataset and key, a state db in a temp dir, an engine. */
 export interface Scenario {
@@ -166,4 +167,21 @@ export function datasetConfig(baseUrl: string, _key: string, policy: Record<stri
 /** Records without defaults noise, sorted, for comparing. */
 export function ids(records: DatasetRecord[]): string[] {
   return records.map((r) => r.record_id).sort();
+}
+
+/**
+ * A per-record sync stopped between journaled steps (as by a shutdown): the
+ * scenario's first sync adopts r-001…r-010, then an export of r-001…r-014 is
+ * stopped after its second POST, leaving its plan open in the journal.
+ */
+export async function interruptedSync(): Promise<{ s: Scenario; file: string; summary: SyncSummary; posts: () => number }> {
+  const stop = new AbortController();
+  let on = false;
+  let posts = 0;
+  const s = await scenario({ records: recs(10), onRequest: (e) => on && e.method === 'POST' && e.path.endsWith('/records') && ++posts === 2 && stop.abort() });
+  await s.engine.sync(s.ds, { file: await s.writeExport(recs(10)) });
+  on = true;
+  const file = await s.writeExport(recs(14));
+  const summary = await s.engine.sync(s.ds, { file }, { signal: stop.signal });
+  return { s, file, summary, posts: () => posts };
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ids, recs, scenario, type Scenario } from './harness.js';
+import { ids, interruptedSync, recs, scenario, type Scenario } from './harness.js';
 
 let s: Scenario;
 afterEach(async () => s?.close());
@@ -15,20 +15,17 @@ async function armed(hook: (e: { method: string; path: string }) => void, opts: 
 
 describe('a sync stops between journaled steps when its signal aborts (graceful stop)', () => {
   it('per-record: the write in flight completes, nothing more is sent, the plan stays open and resumes', async () => {
-    const stop = new AbortController();
-    let posts = 0;
-    s = await armed((e) => {
-      if (e.method === 'POST' && e.path.endsWith('/records') && ++posts === 2) stop.abort();
-    });
-    const file = await s.writeExport(recs(14));
-    const sum = await s.engine.sync(s.ds, { file }, { signal: stop.signal });
-    expect(sum).toMatchObject({ result: 'interrupted', code: 'INTERRUPTED' });
-    expect(posts).toBe(2);
+    const cut = await interruptedSync();
+    s = cut.s;
+    expect(cut.summary).toMatchObject({ result: 'interrupted', code: 'INTERRUPTED' });
+    expect(cut.posts()).toBe(2);
     expect(s.em.emulator.counters.recordWrites).toBe(2);
     expect(s.engine.status(s.ds).openPlan).not.toBeNull();
 
     const resumed = await s.engine.resume(s.ds);
-    expect(resumed.result).toBe('published');
+    // The resume reports the plan it finished (not 0 counts).
+    expect(resumed).toMatchObject({ result: 'published', adds: 4, changes: 0, deletes: 0, path: 'per_record' });
+    expect(resumed.version).not.toBeNull();
     expect(ids(s.published())).toEqual(ids(recs(14)));
     expect(s.em.emulator.counters).toMatchObject({ recordWrites: 4, publishes: 1, discards: 0 });
     expect(s.engine.status(s.ds).openPlan).toBeNull();
@@ -52,6 +49,16 @@ describe('a sync stops between journaled steps when its signal aborts (graceful 
     expect(next.result).toBe('published');
     expect(s.em.emulator.counters).toMatchObject({ jobsCreated: 1, publishes: 1 });
     expect(ids(s.published())).toEqual(ids(recs(12)));
+  });
+
+  it('the same export synced again after a stop reports the plan it finished, with its version', async () => {
+    const cut = await interruptedSync();
+    s = cut.s;
+    const file = cut.file;
+    expect(cut.summary.result).toBe('interrupted');
+    const again = await s.engine.sync(s.ds, { file });
+    expect(again).toMatchObject({ result: 'published', adds: 4, changes: 0, deletes: 0, version: s.em.emulator.describe('shop-1').active_version });
+    expect(ids(s.published())).toEqual(ids(recs(14)));
   });
 
   it('an already aborted signal: nothing is read or sent', async () => {

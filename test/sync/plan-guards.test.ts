@@ -32,7 +32,7 @@ describe('policySchema', () => {
         min_records: 0,
         allow_empty: false,
         allow_mass_delete: false,
-        values: [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 20 }],
+        values: [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 20, min_all_compared: 3 }],
       },
       ownership: 'source',
       on_foreign_edit: 'overwrite',

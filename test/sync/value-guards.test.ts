@@ -66,6 +66,35 @@ describe('value guards (default policy)', () => {
     expect(s.published().sort((a, b) => a.record_id.localeCompare(b.record_id))).toEqual(day.map(itemRecord));
   });
 
+  it('protects a small shop too: 5 records all exported at stock 0 are held; one record going 5 → 0 is published', async () => {
+    const list = items(5);
+    s = await stockScenario(list);
+    const before = publishedAttrs(s);
+    const zero = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, stock: 0 })), 'zero.csv') });
+    expect(zero).toMatchObject({ result: 'held' });
+    expect(zero.message).toContain('attributes.stock is set to zero or empty in all 5 compared records (fewer than min_compared 20');
+    expect(publishedAttrs(s)).toEqual(before);
+    const g = heldLine(s)!.guards.find((r) => r.guard === 'value_zeroed_ratio')!;
+    expect(g).toMatchObject({ field: 'attributes.stock', count: 5, compared: 5 });
+    expect(await s.engine.discard(s.ds)).toMatchObject({ action: 'discarded' });
+
+    const one = list.map((x) => (x.id === 'i-005' ? { ...x, stock: 0 } : x));
+    expect(list[4]!.stock).toBe(5);
+    expect(await s.engine.sync(s.ds, { file: await writeStock(s, one, 'sold-out.csv') })).toMatchObject({ result: 'published', changes: 1 });
+    expect(publishedAttrs(s).get('i-005')).toEqual({ stock: 0, price: 540 });
+  });
+
+  it('a small shop with every price ×100 is held; every price +5% is published', async () => {
+    const list = items(6);
+    s = await stockScenario(list);
+    const cents = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, price: x.price * 100 })), 'cents.csv') });
+    expect(cents.result).toBe('held');
+    expect(cents.message).toContain('value_jump_ratio');
+    await s.engine.discard(s.ds);
+    const up = list.map((x) => ({ ...x, price: Math.round(x.price * 1.05) }));
+    expect(await s.engine.sync(s.ds, { file: await writeStock(s, up, 'up.csv') })).toMatchObject({ result: 'published', changes: 6 });
+  });
+
   it('a rule naming a field replaces * for it (a sale day may move every price)', async () => {
     const list = items(40);
     s = await stockScenario(list, { guards: { values: [{ field: '*', max_zeroed_ratio: 0.25 }, { field: 'attributes.price', max_changed_ratio: 1 }] } });
@@ -78,10 +107,16 @@ describe('evaluateValueGuards (pure)', () => {
   const rules = policySchema.parse({}).guards.values as ValueRule[];
   const rec = (id: string, stock: unknown, name = 'N') => ({ record_id: id, display_name: name, api_value: id, aliases: [], attributes: { stock } as unknown as Record<string, never>, active: true });
 
-  it('below min_compared nothing holds; at it the share decides', () => {
+  it('below min_compared only every record zeroed holds (from min_all_compared); at it the share decides', () => {
     const t = new ValueTallier(rules);
     for (let i = 0; i < 10; i++) t.observe(rec(`a${i}`, 5), rec(`a${i}`, 0));
     expect(evaluateValueGuards(t.tally(), 19, rules)).toEqual([]);
+    expect(evaluateValueGuards(t.tally(), 10, rules).map((r) => r.guard)).toEqual(['value_zeroed_ratio']);
+    expect(evaluateValueGuards(t.tally(), 10, [{ ...rules[0]!, min_all_compared: 0 }])).toEqual([]);
+    const two = new ValueTallier(rules);
+    for (let i = 0; i < 2; i++) two.observe(rec(`a${i}`, 5), rec(`a${i}`, 0));
+    expect(evaluateValueGuards(two.tally(), 2, rules)).toEqual([]); // fewer than 3: two items selling out is a day
+    expect(evaluateValueGuards(two.tally(), 3, rules)).toEqual([]); // not every one
     expect(evaluateValueGuards(t.tally(), 40, rules)).toEqual([]); // 25%: not more than the limit
     expect(evaluateValueGuards(t.tally(), 39, rules).map((r) => r.guard)).toEqual(['value_zeroed_ratio']);
   });

@@ -10,7 +10,15 @@ import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from 
 
 /** The plan as lines for a person. */
 export function planLines(p: PlanPreview): string[] {
-  const out: string[] = [p.file.startsWith('restore of ') ? `${p.file} (${p.rows} records)` : `file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+  const restore = p.file.startsWith('restore of ');
+  const out: string[] = [restore ? `${p.file} (${p.rows} records)` : `file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+  if (p.paused) {
+    out.push(
+      restore
+        ? `PAUSED since ${p.paused.since} (${p.paused.by}): exports wait; a restore still publishes (a person asks for it)`
+        : `PAUSED since ${p.paused.since} (${p.paused.by}): a sync would publish nothing (DATASET_PAUSED) until ${p.paused.resume}`,
+    );
+  }
   if (p.stopped) {
     out.push(`a sync would stop before planning: ${p.stopped.code}: ${p.stopped.message}`);
     return out;

@@ -22,9 +22,19 @@ export interface ValueRule {
   jump_factor?: number | undefined;
   jump_percent?: number | undefined;
   max_jump_ratio?: number | undefined;
-  /** Fewer compared records than this: the rule is not applied (a ratio of a handful is noise). */
+  /** Fewer compared records than this: the shares are not applied (a ratio of a handful is noise). */
   min_compared: number;
+  /** Below min_compared: hold when every compared record (at least this many) is zeroed or jumps; 0 off (default 3). */
+  min_all_compared?: number | undefined;
 }
+
+/**
+ * Below min_compared, a zeroed or jump guard holds only when every compared
+ * record is hit, from this many records: one or two items selling out at
+ * once is an ordinary day for a tiny shop, three of three going to 0 in one
+ * export is the POS bug the guard is for (and costs one approve when not).
+ */
+export const DEFAULT_MIN_ALL_COMPARED = 3;
 
 /** Samples kept per field and kind (guard.held shows five, old → new). */
 export const VALUE_SAMPLES = 5;
@@ -85,10 +95,16 @@ export function evaluateValueGuards(tally: ValueTally | undefined, compared: num
   const out: GuardResult[] = [];
   for (const [field, t] of Object.entries(tally.fields)) {
     const rule = ruleFor(rules, field);
-    if (!rule || compared < rule.min_compared || compared === 0) continue;
+    if (!rule || compared === 0) continue;
+    const minAll = rule.min_all_compared ?? DEFAULT_MIN_ALL_COMPARED;
+    // A small dataset (issue 14): below min_compared only "every record" counts, and only for zeroed and jumps.
+    const small = compared < rule.min_compared;
+    if (small && (minAll === 0 || compared < minAll)) continue;
     const check = (guard: GuardResult['guard'], n: number, limit: number | undefined, what: string, samples: ValueSample[]): void => {
       const ratio = n / compared;
       if (limit === undefined || ratio <= limit) return;
+      if (small && (guard === 'value_changed_ratio' || n < compared)) return;
+      const why = small ? `all ${n} compared records (fewer than min_compared ${rule.min_compared}: held when every one is)` : `${n} of ${compared} compared records (${pct(ratio)}; limit ${pct(limit)})`;
       out.push({
         guard,
         holds: true,
@@ -99,7 +115,7 @@ export function evaluateValueGuards(tally: ValueTally | undefined, compared: num
         count: n,
         compared,
         samples: samples.slice(0, VALUE_SAMPLES),
-        message: `${field} ${what} in ${n} of ${compared} compared records (${pct(ratio)}; limit ${pct(limit)})`,
+        message: `${field} ${what} in ${why}`,
       });
     };
     check('value_changed_ratio', t.changed, rule.max_changed_ratio, 'changes', t.samples.changed);

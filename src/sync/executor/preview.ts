@@ -10,6 +10,7 @@ import type { SyncPlan } from '../core/plan.js';
 import { reconcile } from './reconcile.js';
 import { readSource } from './source-read.js';
 import { WorkDir } from './work-dir.js';
+import { pauseOf, resumeCommand } from './paused.js';
 
 /** What `plan` prints: the plan, plus the source facts. */
 export interface PlanPreview {
@@ -23,6 +24,8 @@ export interface PlanPreview {
   stopped: GateStop | null;
   /** The plan a sync would run now (the same planner, with the same inputs: what the key has shown, the held gate, the upload). */
   plan: SyncPlan | null;
+  /** The dataset is paused (issue 14): a sync would publish nothing until resume; a restore still would. */
+  paused: { since: string; by: string; resume: string } | null;
 }
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
@@ -36,7 +39,9 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
   try {
     const { src, restore } = await produce(work.dir);
     const file = src.file;
-    const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length };
+    const p = pauseOf(ctx);
+    const paused = p ? { since: new Date(p.at).toISOString(), by: p.by, resume: resumeCommand(ctx.dataset) } : null;
+    const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length, paused };
     if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, plan: null };
     const stopped = await heldGateVerdict(ctx, src.fileHash);
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, plan: null };

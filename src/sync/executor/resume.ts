@@ -2,7 +2,7 @@ import { hasCode } from '../../errors.js';
 import type { ExecContext } from './context.js';
 import { execute, type ExecEnd } from './execute.js';
 import * as ledger from './ledger.js';
-import type { DraftCounts } from '../core/plan.js';
+import type { DraftCounts, SyncPlan } from '../core/plan.js';
 import { sameCounts } from './apply-per-record.js';
 import type { RunJournal } from './run-journal.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, onlyOurs, sentCounts } from './drafts.js';
@@ -89,13 +89,20 @@ async function isUnansweredJobDraft(ctx: ExecContext, rj: RunJournal, planId: st
   return d.status === 'draft' && `"v${d.base_version}"` === baseEtag && sameCounts(d.counts, expected);
 }
 
+/** A plan a resume took up: how it ended, and the plan itself when it ran (its counts are what it published). */
+export interface ResumedPlan {
+  planId: string;
+  end: ExecEnd | 'superseded';
+  plan?: SyncPlan;
+}
+
 /**
  * Continue the dataset's open plan after a crash: the same execute runs from
  * where the journal stands (known job polled, replace re-sent with the same
  * key and body, unknown writes re-read, own draft verified and published).
  * Returns null when there was nothing to resume.
  */
-export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string; end: ExecEnd | 'superseded' } | null> {
+export async function resumeOpenPlan(ctx: ExecContext): Promise<ResumedPlan | null> {
   ledger.sweep(ctx);
   const open = ledger.openPlan(ctx);
   if (!open) return null;
@@ -108,7 +115,7 @@ export async function resumeOpenPlan(ctx: ExecContext): Promise<{ planId: string
   const planId = run.plan.id;
   try {
     try {
-      return { planId, end: await execute(ctx, run, ledger.stepsOf(ctx, planId)) };
+      return { planId, end: await execute(ctx, run, ledger.stepsOf(ctx, planId)), plan: run.plan };
     } catch (err) {
       if (!needsReplan(err)) throw err;
       await abandonPlan(ctx, planId, (err as Error).message);

@@ -12,7 +12,7 @@ import { makePlan } from './make-plan.js';
 import type { PlanRestore, SyncPlan } from '../core/plan.js';
 import { ImportNotEquivalentError } from './apply-import.js';
 import { reconcile } from './reconcile.js';
-import { abandonPlan, needsReplan, resumeOpenPlan } from './resume.js';
+import { abandonPlan, needsReplan, resumeOpenPlan, type ResumedPlan } from './resume.js';
 import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './drafts.js';
 import { asConnectorError } from './unexpected.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
@@ -94,8 +94,13 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
         ledger.unchanged(ctx, changeset, { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() }, view.dataset.active_version);
-        const wasPublished = resumed && resumed.end !== 'superseded' && resumed.end.kind === 'published';
-        return end(ctx, wasPublished ? 'published' : 'unchanged', null, null);
+        // Nothing left after the resumed plan (a restore or sync run again after a crash): its counts are this run's.
+        if (reportResumed(ctx, resumed)) return end(ctx, 'published', null, null);
+        return end(ctx, 'unchanged', null, null);
+      }
+      if (resumed?.plan && resumed.end !== 'superseded' && resumed.end.kind === 'published' && attempt === 1) {
+        const c = resumed.plan.counts;
+        ctx.summary.warnings.push(`first finished an interrupted sync (plan ${resumed.planId}: ${c.adds} added, ${c.changes} changed, ${c.deletes} deleted, version ${resumed.end.version})`);
       }
       if (plan.keyShown === 'publishes') warnLegacyKey(ctx, { planId: plan.id });
       checkpoint(ctx);
@@ -148,6 +153,18 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
     await writeServerRejects(ctx.refused, src);
     work.remove();
   }
+}
+
+/**
+ * The summary of a run that finished a resumed plan and sent nothing of its
+ * own reports that plan: its counts, path and version (never 0 counts for a
+ * publish). True when the resumed plan published.
+ */
+export function reportResumed(ctx: ExecContext, resumed: ResumedPlan | null): boolean {
+  if (!resumed?.plan || resumed.end === 'superseded' || resumed.end.kind !== 'published') return false;
+  fill(ctx, resumed.plan);
+  ctx.summary.version = resumed.end.version;
+  return true;
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
