@@ -11,6 +11,10 @@ import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from 
 /** The plan as lines for a person. */
 export function planLines(p: PlanPreview): string[] {
   const out: string[] = [p.file.startsWith('restore of ') ? `${p.file} (${p.rows} records)` : `file: ${p.file} (${p.rows} rows, ${p.rowErrors} row errors)`];
+  if (p.resumes) {
+    out.push(p.resumes.message);
+    return out;
+  }
   if (p.stopped) {
     out.push(`a sync would stop before planning: ${p.stopped.code}: ${p.stopped.message}`);
     return out;
