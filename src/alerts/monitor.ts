@@ -27,7 +27,8 @@ export interface AlertMonitorDeps {
 export class AlertMonitor {
   readonly #deps: AlertMonitorDeps;
   #alerts: CallAlerts | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  /** Cancels the next check (clock.after). */
+  #cancelTimer: (() => void) | undefined;
   #chain: Promise<unknown> = Promise.resolve();
   /** Replaced instances still following calls; closed once their calls end, or at stop. */
   readonly #retired = new Set<CallAlerts>();
@@ -70,7 +71,7 @@ export class AlertMonitor {
    */
   async stop(followMs?: number): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     // Closed alongside a running check, not after it: that check may be waiting for a late first event of
     // its call, which only the close (cancel after followMs) brings to an end.
     const all = [...this.#retired, ...(this.#alerts ? [this.#alerts] : [])];
@@ -94,10 +95,9 @@ export class AlertMonitor {
 
   #schedule(delayMs = this.#deps.intervalMs ?? ALERT_CHECK_INTERVAL_MS): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
+    this.#cancelTimer = this.#deps.clock.after(delayMs, () => {
       void this.check().finally(() => this.#schedule());
-    }, delayMs);
-    this.#timer.unref();
+    }, 'alert check');
   }
 
   #retire(alerts: CallAlerts): void {

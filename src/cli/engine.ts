@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { DatasetClient } from '../api/client.js';
+import { systemClock, type Clock } from '../clock.js';
 import { clientOptionsFor } from '../config/client-options.js';
 import { unknownDataset } from '../config/errors.js';
 import { resolveKey } from '../config/key.js';
@@ -12,6 +13,8 @@ import { SyncEngine } from '../sync/engine.js';
 export interface CliEngine {
   engine: SyncEngine;
   db: StateDb;
+  /** The one clock (src/clock.ts) of this command: the engine's, the state db's, and the command's own stamps. */
+  clock: Clock;
   dataset(name: string): DatasetConfig;
   close(): Promise<void>;
 }
@@ -27,7 +30,8 @@ export function cliLockWaitMs(env: NodeJS.ProcessEnv = process.env): number {
 
 /** Open the state db and build an engine whose clients use each dataset's configured key; `command` names it in the dataset lock. */
 export async function cliEngine(config: Config, logger: Logger, needKeys: string[], command = 'command'): Promise<CliEngine> {
-  const db = openStateDb(join(config.state_dir, 'state.db'));
+  const clock = systemClock;
+  const db = openStateDb(join(config.state_dir, 'state.db'), { clock });
   const clients = new Map<string, DatasetClient>();
   const keys = new Map<string, Awaited<ReturnType<typeof resolveKey>>>();
   for (const name of needKeys) {
@@ -37,6 +41,7 @@ export async function cliEngine(config: Config, logger: Logger, needKeys: string
   const engine = new SyncEngine({
     db,
     logger,
+    clock,
     lock: { label: `a dataset-connector ${command}`, waitMs: cliLockWaitMs() },
     clientFor: (ds) => {
       let c = clients.get(ds.name);
@@ -53,6 +58,7 @@ export async function cliEngine(config: Config, logger: Logger, needKeys: string
   return {
     engine,
     db,
+    clock,
     dataset(name) {
       const ds = config.datasets[name];
       if (!ds) throw unknownDataset(name, Object.keys(config.datasets));

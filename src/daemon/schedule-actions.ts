@@ -53,7 +53,7 @@ export async function runSchedule(ds: DatasetConfig, s: NamedSchedule, deps: Sch
     case 'command': {
       try {
         const extension = (ds.source as { type?: string }).type ?? 'csv';
-        const out = await runExportCommand(c, { tmpDir: deps.tmpDir, extension, ...(deps.signal ? { signal: deps.signal } : {}) });
+        const out = await runExportCommand(c, { tmpDir: deps.tmpDir, extension, clock: deps.clock, ...(deps.signal ? { signal: deps.signal } : {}) });
         const st = await stat(out.path);
         deps.health.clear(ds.name, topic);
         if (out.stderr) deps.logger.info(event('schedule.fired', { schedule: s.name, stderr: out.stderr }), 'export command stderr');

@@ -134,7 +134,7 @@ export class Service {
     this.#db = openStateDb(join(config.state_dir, 'state.db'), { clock });
     // One daemon per state_dir: a second one would take the first's files and drafts (exit 75, naming the first).
     try {
-      this.#releaseStateDir = await holdStateDir(this.#db, config.state_dir, this.#log, () => this.#stateDirLost(config.state_dir));
+      this.#releaseStateDir = await holdStateDir(this.#db, config.state_dir, this.#log, () => this.#stateDirLost(config.state_dir), clock);
     } catch (err) {
       this.#db.close();
       await this.#demo?.emulator.close();

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
 import { ConnectorError } from '../errors.js';
 import type { StateDb } from '../snapshot/db.js';
 import { currentMachineId, type LockRow } from '../snapshot/locks.js';
@@ -50,7 +51,7 @@ function describeHolder(h: LockRow): string {
  * gives the claim back at stop; `onLost` hears that the lease ran out and
  * another daemon took it (this process was suspended past its lease).
  */
-export function holdStateDir(db: StateDb, stateDir: string, logger: Logger, onLost: () => void): Promise<() => void> {
-  const locks = new SharedLocks(db.locks, { label: 'the daemon', waitMs: 0, leaseMs: STATE_DIR_LEASE_MS, pollMs: 250 }, logger);
+export function holdStateDir(db: StateDb, stateDir: string, logger: Logger, onLost: () => void, clock: Clock): Promise<() => void> {
+  const locks = new SharedLocks(db.locks, { label: 'the daemon', waitMs: 0, leaseMs: STATE_DIR_LEASE_MS, pollMs: 250 }, logger, clock);
   return locks.hold(STATE_DIR_LOCK, 'serve', { busy: (holder) => new StateDirBusyError(stateDir, holder), onLost });
 }

@@ -67,7 +67,7 @@ export class SyncEngine {
 
   constructor(private readonly deps: SyncEngineDeps) {
     this.#clock = deps.clock ?? systemClock;
-    this.#shared = new SharedLocks(deps.db.locks, { ...DEFAULT_LOCK_SETTINGS, ...deps.lock }, deps.logger);
+    this.#shared = new SharedLocks(deps.db.locks, { ...DEFAULT_LOCK_SETTINGS, ...deps.lock }, deps.logger, this.#clock);
   }
 
   /** True while a sync (or approve/discard) of the dataset runs or waits in this process. */

@@ -114,11 +114,12 @@ export function finalResult(s: SyncSummary): SyncResult {
   return s.result;
 }
 
-/** Log the one `sync.summary` line of a sync. */
+/** Log the one `sync.summary` line of a sync, on the dataset's child logger (which carries `dataset`: the line names it once). */
 export function logSummary(logger: Logger, s: SyncSummary): void {
   const ok = s.result === 'published' || s.result === 'unchanged';
   const level = ok ? 'info' : s.result === 'held' || s.result === 'staged' || s.result === 'waiting' || s.result === 'interrupted' || s.result === 'paused' ? 'warn' : 'error';
-  logger[level](event('sync.summary', { ...s }), 'sync summary');
+  const { dataset: _bound, ...fields } = s;
+  logger[level](event('sync.summary', fields), 'sync summary');
 }
 
 /** CLI exit code for a result (PLAN.md: 0 ok, 1 failure, 3 held for a person, 75 temp failure). */

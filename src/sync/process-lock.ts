@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -52,8 +53,8 @@ export class SharedLocks {
     private readonly table: LockTable,
     private readonly settings: LockSettings,
     private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
-    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+    /** The one clock (src/clock.ts): lease stamps, the wait's polls, the lease's refresh. */
+    private readonly clock: Clock = systemClock,
   ) {
     this.#owner = { id: randomUUID(), pid: process.pid, host: hostname(), machineId: currentMachineId(), bootId: currentBootId(), label: settings.label };
   }
@@ -81,39 +82,47 @@ export class SharedLocks {
   ): Promise<() => void> {
     const { waitMs, leaseMs, pollMs } = this.settings;
     const { signal, busy = (holder) => new DatasetBusyError(name, holder) } = opts;
-    const deadline = this.now() + waitMs;
+    const deadline = this.clock.now() + waitMs;
     let waited = false;
     for (;;) {
       checkpoint({ dataset: name, signal });
       let holder: LockRow | null;
       try {
-        holder = this.table.tryAcquire(name, this.#owner, purpose, this.now(), leaseMs);
+        holder = this.table.tryAcquire(name, this.#owner, purpose, this.clock.now(), leaseMs);
       } catch (err) {
         if (!String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) throw err;
         holder = this.table.get(name);
       }
       if (holder === null) break;
-      if (this.now() >= deadline) throw busy(holder);
+      if (this.clock.now() >= deadline) throw busy(holder);
       if (!waited) {
         waited = true;
         this.logger.info(event('sync.skipped', { kind: 'dataset_busy', dataset: name, purpose, holder: holder.label, pid: holder.pid, waitMs }), 'another process works on the dataset; waiting');
       }
-      await this.sleep(Math.max(1, Math.min(pollMs, deadline - this.now())));
+      await this.clock.sleep(Math.max(1, Math.min(pollMs, deadline - this.clock.now())));
     }
-    const timer = setInterval(() => {
+    // Refreshed every third of the lease: one clock.after at a time, the next set by the last (a repeating timer).
+    const every = Math.max(1, Math.floor(leaseMs / 3));
+    let cancel: (() => void) | null = null;
+    const refresh = (): void => {
+      cancel = null;
       try {
-        if (!this.table.refresh(name, this.#owner.id, this.now(), leaseMs)) {
-          clearInterval(timer); // someone else's now: nothing left to refresh
+        if (!this.table.refresh(name, this.#owner.id, this.clock.now(), leaseMs)) {
+          // someone else's now: nothing left to refresh
           if (opts.onLost) opts.onLost();
           else this.logger.warn(event('sync.failed', { kind: 'lock_lost', dataset: name, purpose }), 'the dataset lock ran out and was taken over');
+          return;
         }
       } catch {
         // The next refresh tries again; the lease has two more thirds to run.
       }
-    }, Math.max(1, Math.floor(leaseMs / 3)));
-    timer.unref();
+      if (!released) cancel = this.clock.after(every, refresh, `lock refresh ${name}`);
+    };
+    let released = false;
+    cancel = this.clock.after(every, refresh, `lock refresh ${name}`);
     return () => {
-      clearInterval(timer);
+      released = true;
+      cancel?.();
       try {
         this.table.release(name, this.#owner.id);
       } catch {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, stat } from 'node:fs/promises';
@@ -27,6 +28,8 @@ export interface RunCommandOptions {
   /** Extension of the temp file (the source type, e.g. "csv"). */
   extension: string;
   signal?: AbortSignal;
+  /** The one clock (src/clock.ts), for the run's duration. The kill timers stay real: they stop a real process. */
+  clock?: Clock;
 }
 
 /**
@@ -39,7 +42,8 @@ export interface RunCommandOptions {
  */
 export async function runExportCommand(s: CommandSchedule, opts: RunCommandOptions): Promise<CommandOutput> {
   const [program, ...args] = s.command as [string, ...string[]];
-  const started = Date.now();
+  const clock = opts.clock ?? systemClock;
+  const started = clock.now();
   let outPath: string | undefined;
   let stdout: 'ignore' | number = 'ignore';
   let fh: Awaited<ReturnType<typeof open>> | undefined;
@@ -82,7 +86,7 @@ export async function runExportCommand(s: CommandSchedule, opts: RunCommandOptio
         context: { ...context, file: path },
       });
     }
-    return { path, cleanup, stderr, durationMs: Date.now() - started };
+    return { path, cleanup, stderr, durationMs: clock.now() - started };
   } catch (err) {
     await fh?.close().catch(() => undefined);
     fh = undefined;

@@ -42,7 +42,8 @@ export class FolderWatcher {
   readonly #filter: NameFilter;
   readonly #marker: Marker | undefined;
   readonly #tracker: SettleTracker;
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  /** Each waiting path's settle check, cancelled by the function clock.after gave. */
+  readonly #timers = new Map<string, () => void>();
   readonly #events: FolderWatcherEvents;
   readonly #clock: Clock;
   readonly #log: Logger | undefined;
@@ -186,7 +187,7 @@ export class FolderWatcher {
   /** Forget a path (moved, deleted), so a new file of the same name is seen afresh. */
   forget(path: string): void {
     const abs = resolve(path);
-    clearTimeout(this.#timers.get(abs));
+    this.#timers.get(abs)?.();
     this.#timers.delete(abs);
     this.#tracker.forget(abs);
     this.#skipped.delete(abs);
@@ -195,7 +196,7 @@ export class FolderWatcher {
   /** Stop watching; pending settle checks are dropped. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const t of this.#timers.values()) clearTimeout(t);
+    for (const cancel of this.#timers.values()) cancel();
     this.#timers.clear();
     await this.#fsw?.close();
   }
@@ -265,12 +266,12 @@ export class FolderWatcher {
 
   #schedule(path: string, atMs: number): void {
     if (this.#closed) return;
-    clearTimeout(this.#timers.get(path));
-    const t = setTimeout(() => {
+    this.#timers.get(path)?.();
+    const cancel = this.#clock.after(Math.max(0, atMs - this.#clock.now()), () => {
       this.#timers.delete(path);
       void this.#check(path);
-    }, Math.max(0, atMs - this.#clock.now()));
-    this.#timers.set(path, t);
+    }, `settle ${path}`);
+    this.#timers.set(path, cancel);
   }
 
   /** One check per path at a time; a check asked for meanwhile runs right after. */

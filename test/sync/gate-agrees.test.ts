@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { rec, recs, scenario, type Scenario } from './harness.js';
+import { ids, rec, recs, scenario, type Scenario } from './harness.js';
 
 /**
  * Issue 12: `plan` and `sync` run the same held gate (src/sync/core/gate.ts),
@@ -113,4 +113,36 @@ describe('plan and sync stop at the same held gate (issue 12)', () => {
       }
     });
   }
+});
+
+describe('plan says what sync does when the connector\'s own plan is still open (issue 12, D1)', () => {
+  it('a publish refused with 503 leaves the plan open: plan says a sync finishes it first, never DRAFT_PENDING; sync does so', async () => {
+    const sc = (s = await scenario({ records: recs(10) }));
+    expect((await sc.engine.sync(sc.ds, { file: await sc.writeExport(recs(10)) })).result).toBe('unchanged');
+    expect((await sc.engine.sync(sc.ds, { file: await sc.writeExport(recs(11)) })).result).toBe('published');
+    // The emulator's fault switch, over HTTP as an operator would use it.
+    const faults = `${sc.em.url}/__emulator/faults`;
+    const add = await fetch(faults, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'POST', path: 'publish', status: 503, code: 'UNAVAILABLE', count: 50 }) });
+    expect(add.status).toBe(201);
+    const failed = await sc.engine.sync(sc.ds, { file: await sc.writeExport(recs(12)) });
+    expect(failed.result).not.toBe('published');
+    const draft = sc.em.emulator.dataset('shop-1').pendingDraft(sc.em.emulator.clock.now())!;
+    expect(draft).toBeTruthy();
+    expect((await fetch(faults, { method: 'DELETE' })).status).toBe(204);
+
+    const file = await sc.writeExport(recs(13));
+    const discards = sc.em.emulator.counters.discards;
+    const preview = await sc.engine.plan(sc.ds, file);
+    expect(sc.em.emulator.counters.discards).toBe(discards);
+    expect(preview.stopped).toBeNull();
+    expect(preview.plan).toBeNull();
+    expect(preview.resumes).toMatchObject({ draftVersion: draft.version });
+    expect(preview.resumes!.message).toContain(`a sync would first finish the open plan ${preview.resumes!.planId} (draft ${draft.version})`);
+
+    sc.logs.length = 0;
+    const sum = await sc.engine.sync(sc.ds, { file });
+    expect(sum.result, sum.message ?? '').toBe('published');
+    expect(sc.logs.find((l) => l.event === 'sync.resumed')).toMatchObject({ planId: preview.resumes!.planId });
+    expect(ids(sc.published())).toEqual(ids(recs(13)));
+  });
 });

@@ -16,6 +16,7 @@ const facts = (over: Partial<GateFacts> = {}): GateFacts => ({
   draftVersion: null,
   fileHash: 'aaa',
   orphanPlan: null,
+  openPlan: null,
   onForeignDraft: 'wait',
   ...over,
 });
@@ -34,6 +35,7 @@ describe('gateStep: the one held gate of plan and sync (pure)', () => {
     ],
     ['a held foreign draft now gone: plan and forget it', facts({ held: held({ kind: 'foreign_draft', summary: null }) }), { step: 'plan', clearForeign: true }],
     ['an orphan of ours: settle it', facts({ draftVersion: 9, orphanPlan: 'p0' }), { step: 'settle_orphan', planId: 'p0', version: 9 }],
+    ['the draft of our open plan, even with on_foreign_draft discard: ours, finish it', facts({ draftVersion: 9, openPlan: 'p2', onForeignDraft: 'discard' }), { step: 'finish_open', planId: 'p2', version: 9 }],
     ['someone else\'s draft, wait', facts({ draftVersion: 9 }), { step: 'foreign_draft', version: 9, stop: { result: 'waiting', code: 'DRAFT_PENDING' } }],
     ['someone else\'s draft, discard', facts({ draftVersion: 9, onForeignDraft: 'discard' }), { step: 'foreign_draft', version: 9, stop: null }],
   ];

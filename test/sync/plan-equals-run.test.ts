@@ -5,6 +5,7 @@ import { onCrashPoint } from '../../src/sync/executor/crash-hook.js';
 import type { SyncSummary } from '../../src/sync/outcome.js';
 import type { SyncPlan } from '../../src/sync/core/plan.js';
 import { rec, recs, scenario, type Scenario } from './harness.js';
+import { items, STOCK_MAPPING, writeStock } from './stock-export.js';
 
 /**
  * Issue 12: the plan `plan --json` prints is the plan a sync saves and runs,
@@ -41,6 +42,12 @@ const adopt = async (s: Scenario, n: number) => {
 const teach = async (s: Scenario, n: number) => {
   await adopt(s, n);
   expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(n + 1)) })).result).toBe('published');
+};
+
+/** Issue 14: a stock export of 40 items, published by a first sync (the key shows that it stages). */
+const STOCK = items(40);
+const stocked = async (s: Scenario) => {
+  expect((await s.engine.sync(s.ds, { file: await writeStock(s, STOCK, 'day-0.csv') })).result).toBe('published');
 };
 
 const cases: Case[] = [
@@ -104,6 +111,23 @@ const cases: Case[] = [
     plan: { held: true, heldBy: expect.stringMatching(/^min_records/) },
     sync: { result: 'held', code: 'HELD_GUARD' },
   },
+  {
+    name: 'held by value_zeroed_ratio (every stock set to 0)',
+    setup: { mapping: STOCK_MAPPING },
+    before: stocked,
+    file: (s) => writeStock(s, STOCK.map((x) => ({ ...x, stock: 0 })), 'day-1.csv'),
+    plan: { held: true, heldBy: expect.stringMatching(/value_zeroed_ratio/) },
+    sync: { result: 'held', code: 'HELD_GUARD' },
+  },
+  {
+    name: 'held by value_jump_ratio (every price ×100)',
+    setup: { mapping: STOCK_MAPPING },
+    before: stocked,
+    file: (s) => writeStock(s, STOCK.map((x) => ({ ...x, price: x.price * 100 })), 'cents.csv'),
+    plan: { held: true, heldBy: expect.stringMatching(/value_jump_ratio/) },
+    sync: { result: 'held', code: 'HELD_GUARD' },
+  },
+  // An open plan being resumed is not a row: plan prints no plan then (D1, gate-agrees.test.ts), since what finishing it leaves is not known without sending.
   // empty_result: not reachable from an export (a header-only file is refused first, HEADER_ONLY); plan.test.ts covers it.
   {
     name: 'held by max_row_drop_ratio',

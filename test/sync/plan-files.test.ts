@@ -1,5 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { NEVER_FOLLOW, hashFile } from '../../src/sources/open-file.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { copyPrivately, loadPlan, savePlan } from '../../src/sync/executor/plan-files.js';
 import type { SyncPlan } from '../../src/sync/core/plan.js';
@@ -51,6 +53,17 @@ describe('plan files are private whatever the umask', () => {
     savePlan(dir, plan('p2'));
     expect(mode(join(dir, 'p2.json'))).toBe(0o600);
     expect(readdirSync(dir)).toEqual(['p2.json']);
+  });
+
+  it('an upload copy is hashed while it is copied: copyPrivately returns the SHA-256 of the bytes it wrote, one pass', async () => {
+    const dir = join(t.dir, 'state.db.plans');
+    const exported = join(t.dir, 'big.csv');
+    // Several stream chunks, so the hash is of every chunk in order, not of the first.
+    writeFileSync(exported, 'SKU,Name\n' + Array.from({ length: 40_000 }, (_, i) => `S${i},Item ${i}`).join('\n') + '\n');
+    const copy = join(dir, 'p4.upload');
+    const sha = await copyPrivately(exported, copy);
+    expect(sha).toBe(createHash('sha256').update(readFileSync(copy)).digest('hex'));
+    expect(sha).toBe(await hashFile(exported, NEVER_FOLLOW));
   });
 
   it('an existing folder keeps the mode the operator chose; the files in it are 0600', async () => {

@@ -19,6 +19,10 @@ export function planLines(p: PlanPreview): string[] {
         : `PAUSED since ${p.paused.since} (${p.paused.by}): a sync would publish nothing (DATASET_PAUSED) until ${p.paused.resume}`,
     );
   }
+  if (p.resumes) {
+    out.push(p.resumes.message);
+    return out;
+  }
   if (p.stopped) {
     out.push(`a sync would stop before planning: ${p.stopped.code}: ${p.stopped.message}`);
     return out;

@@ -78,7 +78,7 @@ export function register(program: Command): void {
             if (summary.rowErrors === 0) await rm(reject, { force: true });
             const st = await stat(path);
             const d = await disposeFile({ path, name: basename(path), size: st.size, mtimeMs: st.mtimeMs }, 'processed', ds.watch, {
-              now: Date.now(),
+              now: cli.clock.now(),
               timezone: config.timezone,
               ...(summary.rowErrors > 0 ? { rejectSource: reject } : {}),
             });

@@ -26,6 +26,8 @@ export interface GateFacts {
   fileHash: string | null;
   /** When draftVersion was made by a closed plan of ours (a sync stopped after staging): that plan. */
   orphanPlan: string | null;
+  /** When draftVersion was made by the connector's open plan (a sync that stopped before publishing; the next sync resumes it): that plan. */
+  openPlan: string | null;
   onForeignDraft: 'wait' | 'discard';
 }
 
@@ -37,6 +39,8 @@ export type GateStep =
   | { step: 'replace_held'; held: HeldDraft }
   /** A draft our closed plan left: discarded when it holds only what that plan sent, else held as mixed. */
   | { step: 'settle_orphan'; planId: string; version: number }
+  /** The draft of our open plan: ours, never foreign; a sync finishes that plan (resumeOpenPlan) before it plans anew. */
+  | { step: 'finish_open'; planId: string; version: number }
   /** Someone else's draft: discarded (on_foreign_draft: discard, stop null) or held and reported (stop). */
   | { step: 'foreign_draft'; version: number; stop: GateStop | null }
   /** Nothing blocks: plan (forgetting a held foreign draft that is gone). */
@@ -50,6 +54,11 @@ export function isMixed(summary: unknown): boolean {
 /** Why a sync waits on a draft the connector did not make. */
 export function foreignDraftMessage(version: number): string {
   return `draft ${version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
+}
+
+/** What a sync does first when the connector's own plan is still open (its draft pending or not yet made). */
+export function openPlanMessage(planId: string, version: number | null): string {
+  return `a sync would first finish the open plan ${planId} (${version === null ? 'no draft yet' : `draft ${version}`}): it sends and publishes what that plan holds, then plans this export against the dataset that gives; that plan cannot be known without sending, so none is printed`;
 }
 
 /**
@@ -72,6 +81,7 @@ export function heldFate(status: string | null): 'published' | 'pending' | 'gone
  * - a held change of ours: the same export stays held; a newer one replaces it;
  * - a draft holding our writes and someone else's: wait for a person, whatever on_foreign_draft says;
  * - no pending draft: plan;
+ * - the draft of our open plan: ours, finish that plan first;
  * - an orphan of a closed plan of ours: settle it;
  * - a draft we did not make: on_foreign_draft wait (stop) or discard.
  */
@@ -86,6 +96,7 @@ export function gateStep(f: GateFacts): GateStep {
     return { step: 'stop', stop: { result: 'waiting', code: 'DRAFT_MIXED', message: held.reason } };
   }
   if (f.draftVersion === null) return { step: 'plan', clearForeign: held?.kind === 'foreign_draft' };
+  if (f.openPlan !== null) return { step: 'finish_open', planId: f.openPlan, version: f.draftVersion };
   if (f.orphanPlan !== null) return { step: 'settle_orphan', planId: f.orphanPlan, version: f.draftVersion };
   const stop = f.onForeignDraft === 'discard' ? null : { result: 'waiting' as const, code: 'DRAFT_PENDING', message: foreignDraftMessage(f.draftVersion) };
   return { step: 'foreign_draft', version: f.draftVersion, stop };

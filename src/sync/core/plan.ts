@@ -126,7 +126,10 @@ export interface PlanUpload {
  * Serialisable and never changed once made: a fall-back is a new plan that
  * names this one in `supersedes` (ledger.ts).
  */
-export interface SyncPlan {
+export type SyncPlan = Readonly<SyncPlanFields>;
+
+/** The fields of a SyncPlan (read only once made: the plan printed is the plan that runs, issue 12). */
+interface SyncPlanFields {
   id: string;
   /** The plan this one replaces, or null. */
   supersedes: string | null;

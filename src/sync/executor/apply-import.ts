@@ -56,7 +56,8 @@ export async function applyImport(ctx: ExecContext, run: PlanRun, rj: RunJournal
   if (!step?.jobId) {
     const options = stageOptions(run);
     const hash = uploadHash(u, options);
-    const copyOk = (await hashFile(u.path, NEVER_FOLLOW).catch(() => null)) === u.sha256;
+    // A copy this process made was hashed as it was copied (ledger.begin); one left by an earlier process (a resume) is checked before it is sent.
+    const copyOk = run.uploadChecked === true || (await hashFile(u.path, NEVER_FOLLOW).catch(() => null)) === u.sha256;
     if (!copyOk || (step && step.bodyHash !== hash)) {
       throw new ConnectorError('REPLAY_MISMATCH', 'The upload cannot be sent again as journaled (its copy is gone or changed).', {
         action: 'retry',

@@ -134,6 +134,12 @@ export function orphanPlanOf(ctx: ExecContext, version: number): string | null {
   return planId !== null && ledger.journaledPlan(ctx, planId)?.status !== 'open' ? planId : null;
 }
 
+/** The open plan of ours that made draft `version` (a sync that stopped before publishing it), or null. */
+export function openPlanOf(ctx: ExecContext, version: number): string | null {
+  const planId = ledger.planOfDraft(ctx, version);
+  return planId !== null && ledger.journaledPlan(ctx, planId)?.status === 'open' ? planId : null;
+}
+
 /**
  * A pending draft one of our closed plans made (a sync that stopped after
  * staging): discarded when it holds exactly what that plan sent, else

@@ -5,7 +5,7 @@ import type { HeldDraft } from '../../snapshot/types.js';
 import { confirmedParts } from '../core/diff.js';
 import { gateStep, heldAwaitsServer, heldFate, type GateFacts, type GateStop } from '../core/gate.js';
 import type { ExecContext } from './context.js';
-import { MixedDraftError, foreignDraft, onlyOurs, orphanPlanOf, sentCounts, settleOrphan } from './drafts.js';
+import { MixedDraftError, foreignDraft, onlyOurs, openPlanOf, orphanPlanOf, sentCounts, settleOrphan } from './drafts.js';
 import * as ledger from './ledger.js';
 import { reconcile } from './reconcile.js';
 
@@ -42,10 +42,20 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
   return null;
 }
 
-/** The gate's facts at this moment: the dataset's draft, and whether it is the orphan of a closed plan of ours. */
+/** The gate's facts at this moment: the dataset's draft, and whether our open plan or a closed plan of ours (an orphan) made it. */
 function factsOf(ctx: ExecContext, held: HeldDraft | null, draftVersion: number | null, fileHash: string | null): GateFacts {
   const orphanPlan = draftVersion === null ? null : orphanPlanOf(ctx, draftVersion);
-  return { held, draftVersion, fileHash, orphanPlan, onForeignDraft: ctx.policy.on_foreign_draft };
+  const openPlan = draftVersion === null ? null : openPlanOf(ctx, draftVersion);
+  return { held, draftVersion, fileHash, orphanPlan, openPlan, onForeignDraft: ctx.policy.on_foreign_draft };
+}
+
+/**
+ * The draft of our open plan, met by the gate: a sync resumes its open plan
+ * before the gate (run-sync.ts), so here it did not finish; the draft is ours
+ * and is left as it is (never discarded, never called foreign) for the next sync.
+ */
+function openPlanStop(planId: string, version: number): GateStop {
+  return { result: 'waiting', code: 'PLAN_OPEN', message: `draft ${version} is the connector's own, of plan ${planId}, which has not finished; the next sync resumes it` };
 }
 
 /**
@@ -81,6 +91,8 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
         held = null;
         continue;
       }
+      case 'finish_open':
+        return openPlanStop(s.planId, s.version);
       case 'settle_orphan':
         await settleOrphan(ctx, s.planId, s.version);
         return null;
@@ -117,6 +129,8 @@ export async function heldGateVerdict(ctx: ExecContext, fileHash: string | null)
         if (s.held.version !== null && s.held.version === draftVersion) draftVersion = null;
         held = null;
         continue;
+      case 'finish_open':
+        return openPlanStop(s.planId, s.version);
       case 'settle_orphan': {
         const counts = (await ctx.client.getVersion(s.version)).value.counts;
         const rj = ledger.stepsOf(ctx, s.planId);

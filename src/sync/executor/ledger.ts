@@ -1,7 +1,6 @@
 import type { SourceIdentity } from '../../snapshot/types.js';
 import type { HeldDraft } from '../../snapshot/types.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
-import { NEVER_FOLLOW, hashFile } from '../../sources/open-file.js';
 import { rmSync } from 'node:fs';
 import type { Changeset } from '../core/changeset.js';
 import type { ExecContext } from './context.js';
@@ -113,8 +112,8 @@ export async function begin(
   opts: { links?: LinkPolicy; unsent?: UnsentHold } = {},
 ): Promise<PlanRun | null> {
   if (plan.upload) {
-    await copyPrivately(plan.file!, plan.upload.path, opts.links); // 0600 in a 0700 plan folder: the export is the shop's data
-    if ((await hashFile(plan.upload.path, NEVER_FOLLOW)) !== plan.upload.sha256) {
+    // 0600 in a 0700 plan folder: the export is the shop's data. Hashed while copied, checked here once.
+    if ((await copyPrivately(plan.file!, plan.upload.path, opts.links)) !== plan.upload.sha256) {
       rmSync(plan.upload.path, { force: true });
       return null;
     }
@@ -133,7 +132,8 @@ export async function begin(
     return steps;
   });
   if (!opts.unsent) crashPoint('plan.begun');
-  return runOf(plan, kept, null, rj);
+  const run = runOf(plan, kept, null, rj);
+  return plan.upload ? { ...run, uploadChecked: true } : run;
 }
 
 /**

@@ -1,6 +1,8 @@
 import { NEVER_FOLLOW, closeFile, fdReadStream, openRegularFile, type LinkPolicy } from '../../sources/open-file.js';
 import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
+import { createHash } from 'node:crypto';
+import { Transform } from 'node:stream';
 import { dirname, join, resolve } from 'node:path';
 import { ConnectorError } from '../../errors.js';
 import type { PublishOptions } from '../../api/wire.js';
@@ -97,14 +99,23 @@ export function ensurePlanDir(dir: string): void {
  * source's mode (copyFile would give the copy the export's mode, often 0644),
  * and fsync it: a resumed upload must find these exact bytes.
  */
-export async function copyPrivately(from: string, to: string, links: LinkPolicy = NEVER_FOLLOW): Promise<void> {
+export async function copyPrivately(from: string, to: string, links: LinkPolicy = NEVER_FOLLOW): Promise<string> {
   ensurePlanDir(dirname(to));
   // The export is opened as its read was (a link only where allowed, never a FIFO that would block).
   const src = await openRegularFile(from, links);
   const fd = openPrivate(to);
   try {
-    await pipeline(fdReadStream(src.fd), createWriteStream(to, { fd, autoClose: false }));
+    // The copy is hashed while it is copied (one pass over the bytes): the caller checks it against the plan's.
+    const hash = createHash('sha256');
+    const tap = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    await pipeline(fdReadStream(src.fd), tap, createWriteStream(to, { fd, autoClose: false }));
     fsyncSync(fd);
+    return hash.digest('hex');
   } finally {
     closeSync(fd);
     await closeFile(src.fd);

@@ -24,6 +24,8 @@ export interface PlanRun {
   readonly refused: readonly string[];
   /** Facts a plan file from before issue 12 carried itself. */
   readonly legacy: LegacyRunFacts | null;
+  /** An import plan's upload copy was made and checked against `plan.upload.sha256` by this process (ledger.begin): not hashed again before it is sent. */
+  readonly uploadChecked?: true;
 }
 
 const RECORD_STEP = /^(post|patch|delete):/;

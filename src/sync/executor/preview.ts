@@ -3,11 +3,13 @@ import type { LinkPolicy } from '../../sources/open-file.js';
 import type { ExecContext } from './context.js';
 import { diffOptionsOf, diffSource } from '../core/diff.js';
 import type { Produced } from './run-sync.js';
-import type { GateStop } from '../core/gate.js';
+import { openPlanMessage, type GateStop } from '../core/gate.js';
 import { heldGateVerdict } from './held-gate.js';
 import { makePlan } from './make-plan.js';
 import type { SyncPlan } from '../core/plan.js';
 import { reconcile } from './reconcile.js';
+import * as ledger from './ledger.js';
+import { journaledDraft } from './resume.js';
 import { readSource } from './source-read.js';
 import { WorkDir } from './work-dir.js';
 import { pauseOf, resumeCommand } from './paused.js';
@@ -22,10 +24,20 @@ export interface PlanPreview {
   rejectedCode: string | null;
   /** A held change or a pending draft a sync would stop at before planning (then no plan). */
   stopped: GateStop | null;
+  /** The connector's own open plan a sync would finish first (resumeOpenPlan), before its gate and its plan (then no plan: what it leaves is not known without sending). */
+  resumes: OpenPlanAhead | null;
   /** The plan a sync would run now (the same planner, with the same inputs: what the key has shown, the held gate, the upload). */
   plan: SyncPlan | null;
   /** The dataset is paused (issue 14): a sync would publish nothing until resume; a restore still would. */
   paused: { since: string; by: string; resume: string } | null;
+}
+
+/** An open plan of ours that a sync finishes before it plans this export. */
+export interface OpenPlanAhead {
+  planId: string;
+  /** The draft its journal says it staged into, or null (not staged yet). */
+  draftVersion: number | null;
+  message: string;
 }
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
@@ -42,14 +54,25 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     const p = pauseOf(ctx);
     const paused = p ? { since: new Date(p.at).toISOString(), by: p.by, resume: resumeCommand(ctx.dataset) } : null;
     const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length, paused };
-    if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, plan: null };
+    if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, resumes: null, plan: null };
+    // As a sync: the open plan is resumed before the gate (run-sync.ts), so its draft is never met as someone else's.
+    const resumes = openPlanAhead(ctx);
+    if (resumes) return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes, plan: null };
     const stopped = await heldGateVerdict(ctx, src.fileHash);
-    if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, plan: null };
+    if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, resumes: null, plan: null };
     const view = await reconcile(ctx);
     const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}) });
-    return { ...facts, rejected: null, rejectedCode: null, stopped: null, plan };
+    return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();
   }
+}
+
+/** The dataset's open plan, as resumeOpenPlan would find it (read only). */
+function openPlanAhead(ctx: ExecContext): OpenPlanAhead | null {
+  const open = ledger.openPlan(ctx);
+  if (!open) return null;
+  const draftVersion = journaledDraft(ledger.stepsOf(ctx, open.planId));
+  return { planId: open.planId, draftVersion, message: openPlanMessage(open.planId, draftVersion) };
 }
