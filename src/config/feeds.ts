@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { valueRuleSchema } from './policy.js';
+import { feedMappingConfigSchema, MAPPED_FIELD_PATTERN, REQUIRED_FIELDS } from '../mapping/config.js';
+import { sourceConfigSchema } from '../sources/config.js';
+import { schedulesConfigSchema, watchConfigSchema } from '../triggers/config.js';
+
+/** Names of feeds as keys under `feeds:` (logs, metrics, the state db). */
+export const FEED_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** The feed a dataset written in the single-source form has (normalise.ts). */
+export const MAIN_FEED = 'main';
+
+/** What a feed's file means for the dataset (issue 13). */
+export const FEED_ROLES = ['full', 'update'] as const;
+export type FeedRole = (typeof FEED_ROLES)[number];
+
+/** Value guards of one feed, replacing the dataset's (policy.guards.values) for its changes. */
+const feedGuardsSchema = z
+  .strictObject({
+    values: z
+      .array(valueRuleSchema)
+      .refine((rules) => new Set(rules.map((r) => r.field)).size === rules.length, 'each field may have one rule only')
+      .optional()
+      .describe("Value guards of this feed's changes; default: the dataset's policy.guards.values."),
+  })
+  .describe("Guards of this feed's changes, overriding the dataset's.");
+
+/** One export feeding a dataset: its trigger, source, mapping and role. */
+export const feedConfigSchema = z
+  .strictObject({
+    role: z
+      .enum(FEED_ROLES)
+      .default('full')
+      .describe(
+        'full: its records are the dataset\'s records (records it no longer lists are deleted, within the guards); at most one per dataset. ' +
+          'update: sets only the fields it maps on records that exist (matched by record_id); never creates or deletes. Default full.',
+      ),
+    source: sourceConfigSchema,
+    mapping: feedMappingConfigSchema,
+    watch: watchConfigSchema.optional(),
+    schedules: schedulesConfigSchema,
+    guards: feedGuardsSchema.optional(),
+  })
+  .superRefine((f, ctx) => {
+    if (f.role !== 'full') return;
+    const missing = REQUIRED_FIELDS.filter((k) => !(k in f.mapping.fields));
+    if (missing.length > 0) ctx.addIssue({ code: 'custom', path: ['mapping', 'fields'], message: 'record_id, display_name and api_value must be mapped' });
+  })
+  .meta({ id: 'FeedConfig' })
+  .describe('One export feeding the dataset.');
+
+export type FeedConfig = z.output<typeof feedConfigSchema>;
+
+/** The feeds of a dataset by name. */
+export const feedsConfigSchema = z
+  .record(z.string().regex(FEED_NAME, 'expected a feed name of lowercase letters, digits, - and _ (at most 64)'), feedConfigSchema)
+  .refine((f) => Object.keys(f).length > 0, 'expected at least one feed')
+  .describe('The exports feeding this dataset, by name: one full catalogue and any number of update feeds. The single-source form (source, mapping, watch, schedules beside api) is one full feed named main.');
+
+/** Which feed wins a field that two feeds map: a feed's name (it wins whenever it has a value), or newest (the value from the newest file). */
+export const precedenceConfigSchema = z
+  .record(
+    z.string().regex(MAPPED_FIELD_PATTERN, 'expected display_name, api_value, aliases, active or attributes.<key>'),
+    z.string().min(1).describe('The feed that wins, or newest: the value of the most recent file wins.'),
+  )
+  .default({})
+  .describe('For a field that two feeds map: the feed that wins, or newest (the value from the most recently written file). Default: none (validate refuses such fields).');
