@@ -46,6 +46,16 @@ export interface PlanSource {
   fileBytes?: number;
 }
 
+/** The feed a plan is made of (issue 13): the ledger records its values as the feed state when the plan is published. */
+export interface PlanFeed {
+  name: string;
+  role: 'full' | 'update';
+  /** The fields it owns (maps, record_id aside). */
+  fields: string[];
+  /** The time of its file (ms), which precedence: newest compares. */
+  at: number;
+}
+
 /** What the key in use is known to do (issue 11, A12; key-staging.ts). */
 export interface PlanKey {
   /** Its roles; not readable through the API, so every role is assumed and refusals are learnt at run time (KNOWN_ROLES). */
@@ -77,6 +87,8 @@ export interface PlanInputs {
   supersedes?: string | null;
   /** Plan id; default derived from the changeset, base version, decisions and `now`. */
   id?: string;
+  /** The feed whose file this plan is made of (issue 13); absent for a restore. */
+  feed?: PlanFeed;
   /** The source is a history point, not an export (issue 14): the plan is a restore's. */
   restore?: PlanRestore;
 }
@@ -189,6 +201,8 @@ export interface SyncPlan {
   createdAt: number;
   /** A restore (issue 14): the history point it brings back; absent for a sync of an export. */
   restore?: PlanRestore;
+  /** The feed whose file it is made of (issue 13). */
+  feed?: PlanFeed;
 }
 
 /** Choose how to send a changeset (pure: no clock, disk or network; every input is in `inp`). */
@@ -323,6 +337,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
     reason: reasons.join('; ') + (keyDecision ? stagingNote(keyDecision) : ''),
     createdAt: inp.now,
     ...(inp.restore ? { restore: inp.restore } : {}),
+    ...(inp.feed ? { feed: inp.feed } : {}),
   };
 }
 

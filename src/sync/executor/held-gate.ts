@@ -18,6 +18,31 @@ export interface GateStop {
 
 interface HeldSummary {
   fileHash?: string | null;
+  /** The feed whose file the held change came from (issue 13); absent: the dataset's primary feed. */
+  feed?: string;
+}
+
+/** Which file a sync reads: its content hash and, for a dataset of several feeds, the feed and the dataset's primary one. */
+export interface GateFile {
+  fileHash: string | null;
+  feed?: { name: string; primary: string } | null;
+}
+
+/**
+ * Issue 13: a held change of one feed is never discarded by a file of another
+ * (a person has not seen it); that file waits, kept, until approve or discard.
+ */
+function otherFeedStop(ctx: ExecContext, held: HeldDraft, file: GateFile): GateStop | null {
+  if (!file.feed || held.kind === 'foreign_draft') return null;
+  const heldFeed = (held.summary as HeldSummary | null)?.feed ?? file.feed.primary;
+  if (heldFeed === file.feed.name) return null;
+  return {
+    result: 'waiting',
+    code: 'HELD_OTHER_FEED',
+    message:
+      `a change of feed "${heldFeed}" waits for a person (${held.reason}): approve it (dataset-connector approve ${ctx.dataset}) or discard it ` +
+      `(dataset-connector discard ${ctx.dataset}); this file of feed "${file.feed.name}" is kept and synced after that`,
+  };
 }
 
 /**
@@ -58,13 +83,16 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
  * Before planning: settle a held change and any pending draft (A11: a pending
  * draft blocks publishing writes and replaces, and staged writes would join it).
  * - settled with the server first (settleHeld);
- * - still pending: same export → stay held; newer export → discard it and go on;
+ * - still pending: a file of another feed → wait (issue 13); same export → stay held; newer export of its feed → discard it and go on;
  * - a draft holding our writes and someone else's: wait for a person, whatever on_foreign_draft says;
  * - a draft we did not make: on_foreign_draft wait (report, stop here) or discard.
  */
-export async function heldGate(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
+export async function heldGate(ctx: ExecContext, file: GateFile): Promise<GateStop | null> {
+  const fileHash = file.fileHash;
   let ds: Dataset = (await ctx.client.getDataset()).value;
   const held = await settleHeld(ctx, ds);
+  const other = held && otherFeedStop(ctx, held, file);
+  if (other) return other;
   const same = held !== null && fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
   if (held && held.kind !== 'foreign_draft' && held.version === null) {
     // Kept unsent (A12): nothing of it is on the server.
@@ -103,10 +131,13 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
  * held draft no longer pending, one of an older export, and an orphan of a
  * closed plan of ours are settled or discarded by a sync, which then plans.
  */
-export async function heldGateVerdict(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
+export async function heldGateVerdict(ctx: ExecContext, file: GateFile): Promise<GateStop | null> {
+  const fileHash = file.fileHash;
   const ds: Dataset = (await ctx.client.getDataset()).value;
   const held = ctx.store.held();
   const pending = held !== null && (held.version === null || held.version === ds.draft_version);
+  const other = held && pending && otherFeedStop(ctx, held, file);
+  if (other) return other;
   if (held && pending && held.kind !== 'foreign_draft') {
     const same = fileHash !== null && (held.summary as HeldSummary | null)?.fileHash === fileHash;
     return same ? { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason } : null;

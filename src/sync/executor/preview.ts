@@ -8,6 +8,8 @@ import { makePlan } from './make-plan.js';
 import type { SyncPlan } from '../core/plan.js';
 import { reconcile } from './reconcile.js';
 import { readSource } from './source-read.js';
+import { desiredOf, feedRead, gateFileOf } from './feed-desired.js';
+import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
 
 /** What `plan` prints: the plan, plus the source facts. */
@@ -26,7 +28,7 @@ export interface PlanPreview {
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, opts: { stageOnly: boolean; links?: LinkPolicy }): Promise<PlanPreview> {
-  return previewFrom(ctx, ds, async (dir) => ({ src: await readSource(file, ds.source, ds.mapping, dir, { links: opts.links }) }), opts);
+  return previewFrom(ctx, ds, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds), dir, { links: opts.links })) }), opts);
 }
 
 /** The plan of what `produce` makes in the work folder (an export read, or a restore's target, issue 14); sends nothing. */
@@ -37,10 +39,11 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     const file = src.file;
     const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length };
     if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, plan: null };
-    const stopped = await heldGateVerdict(ctx, src.fileHash);
+    const stopped = await heldGateVerdict(ctx, gateFileOf(ds, src));
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, plan: null };
     const view = await reconcile(ctx);
-    const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+    const desired = restore ? src.sorted! : desiredOf(ctx, ds, src, work.changesetDir()).sorted;
+    const changeset = await diffSource(desired, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}) });
     return { ...facts, rejected: null, rejectedCode: null, stopped: null, plan };
   } finally {
