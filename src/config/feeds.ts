@@ -25,6 +25,25 @@ const feedGuardsSchema = z
   })
   .describe("Guards of this feed's changes, overriding the dataset's.");
 
+/** What an update feed does to the records it may change that its file does not list (issue 13). */
+export const missingConfigSchema = z
+  .strictObject({
+    strategy: z
+      .enum(['leave', 'set', 'deactivate'])
+      .default('leave')
+      .describe('leave: nothing; set: set fields to `values` (e.g. stock 0); deactivate: active false. Guarded like deletes (max_delete_ratio, max_deletes of the records it may change). Default leave.'),
+    values: z
+      .record(
+        z.string().regex(MAPPED_FIELD_PATTERN, 'expected display_name, api_value, aliases, active or attributes.<key>'),
+        z.union([z.string(), z.number(), z.boolean(), z.null()]),
+      )
+      .optional()
+      .describe('strategy set: field → value, e.g. { attributes.stock: 0 }; only fields this feed maps.'),
+  })
+  .describe("Records the feed's file does not list: leave them, set fields, or deactivate them.");
+
+export type MissingConfig = z.output<typeof missingConfigSchema>;
+
 /** One export feeding a dataset: its trigger, source, mapping and role. */
 export const feedConfigSchema = z
   .strictObject({
@@ -40,8 +59,17 @@ export const feedConfigSchema = z
     watch: watchConfigSchema.optional(),
     schedules: schedulesConfigSchema,
     guards: feedGuardsSchema.optional(),
+    missing: missingConfigSchema.default({ strategy: 'leave' }),
   })
   .superRefine((f, ctx) => {
+    const m = f.missing;
+    if (m.strategy === 'set') {
+      if (!m.values || Object.keys(m.values).length === 0) ctx.addIssue({ code: 'custom', path: ['missing', 'values'], message: 'strategy set needs values, e.g. { attributes.stock: 0 }' });
+      for (const field of Object.keys(m.values ?? {})) {
+        if (!(field in f.mapping.fields)) ctx.addIssue({ code: 'custom', path: ['missing', 'values', field], message: `${field} is not mapped by this feed: it may set only the fields it owns` });
+      }
+    } else if (m.values !== undefined) ctx.addIssue({ code: 'custom', path: ['missing', 'values'], message: 'values go with strategy: set' });
+    if (f.role === 'full' && m.strategy !== 'leave') ctx.addIssue({ code: 'custom', path: ['missing', 'strategy'], message: 'a full feed deletes the records it does not list (within the guards): missing is for update feeds' });
     if (f.role !== 'full') return;
     const missing = REQUIRED_FIELDS.filter((k) => !(k in f.mapping.fields));
     if (missing.length > 0) ctx.addIssue({ code: 'custom', path: ['mapping', 'fields'], message: 'record_id, display_name and api_value must be mapped' });

@@ -13,11 +13,15 @@ export interface UpdateTally {
   unmatchedIds: Array<{ record_id: string; line: number }>;
   /** Rows of records the connector does not own (ownership: source): left alone. */
   notOwned: number;
+  /** Records the feed may change (the base of the missing guard). */
+  changeable: number;
+  /** Records the file does not list that the missing strategy changes. */
+  missing: number;
 }
 
 /** A tally with nothing counted; `keep`: how many unmatched ids to list. */
 export function newUpdateTally(): UpdateTally {
-  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0 };
+  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0 };
 }
 
 export interface UpdateMergeOptions {
@@ -27,6 +31,16 @@ export interface UpdateMergeOptions {
   ownership: 'source' | 'full';
   /** Unmatched ids listed at most (the reject file lists these; the count is exact). */
   keepUnmatched: number;
+  /** Records not listed: left as they are, fields set to values, or deactivated. */
+  missing?: { strategy: 'leave' | 'set' | 'deactivate'; values?: Record<string, unknown> | undefined };
+}
+
+/** A record the file does not list, as the missing strategy leaves it. */
+function whenMissing(rec: DatasetRecord, m: NonNullable<UpdateMergeOptions['missing']>): DatasetRecord {
+  if (m.strategy === 'deactivate') return { ...rec, active: false };
+  let out = rec;
+  for (const [f, v] of Object.entries(m.values ?? {})) out = withField(out, f, v);
+  return out;
 }
 
 /**
@@ -34,7 +48,8 @@ export interface UpdateMergeOptions {
  * the snapshot's records with the fields the feed owns taken from its rows,
  * both sides in record_id order. Never creates (a row without a record is
  * counted unmatched) and never deletes (every record the connector may change
- * is in the output, unchanged when the file does not list it). Under
+ * is in the output, unchanged when the file does not list it, or as the
+ * missing strategy says: fields set, or deactivated). Under
  * ownership: source a record not owned is left out, so the diff leaves it alone.
  * A row's line goes with its record (provenance, server row errors); records
  * the file does not list have line 0.
@@ -57,8 +72,16 @@ export function* mergeUpdate(rows: Iterable<FeedEntry>, snapshot: Iterable<Snaps
       if (listed) tally.notOwned++;
       continue;
     }
+    tally.changeable++;
     if (!listed) {
-      yield { record_id: e.record_id, line: 0, json: e.json };
+      const m = opts.missing;
+      if (!m || m.strategy === 'leave') {
+        yield { record_id: e.record_id, line: 0, json: e.json };
+        continue;
+      }
+      const json = recordJson(whenMissing(JSON.parse(e.json) as DatasetRecord, m));
+      if (json !== e.json) tally.missing++;
+      yield { record_id: e.record_id, line: 0, json };
       continue;
     }
     tally.matched++;

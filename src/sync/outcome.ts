@@ -71,6 +71,10 @@ export interface FeedSummary {
   firstUnmatched: string[];
   /** Rows of records the connector does not own, left alone (update, ownership: source). */
   notOwned: number;
+  /** Records the feed may change (update). */
+  changeable: number;
+  /** Of those, records its file does not list that the missing strategy changes (update). */
+  missing: number;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

@@ -102,4 +102,13 @@ describe('feeds (issue 13): the config', () => {
     const text = `datasets:\n${datasetYaml('shop-1')}\n`.replace('        display_name: Name\n', '');
     expect(await issuesOf(text)).toEqual([{ file: 'connector.yaml', line: 10, path: 'datasets.shop-1.mapping.fields', message: 'record_id, display_name and api_value must be mapped' }]);
   });
+
+  it('missing: set needs values of fields the feed maps; a full feed has no missing strategy', async () => {
+    const stock = `${STOCK}\n        missing: { strategy: set, values: { attributes.price: 0 } }`;
+    const full = `${CATALOGUE}\n        missing: { strategy: deactivate }`;
+    expect(await issuesOf(feedsYaml(`${full}\n${stock}`))).toEqual([
+      { file: 'connector.yaml', line: 11, path: 'datasets.shop-1.feeds.main.missing.strategy', message: 'a full feed deletes the records it does not list (within the guards): missing is for update feeds' },
+      { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.missing.values.attributes.price', message: 'attributes.price is not mapped by this feed: it may set only the fields it owns' },
+    ]);
+  });
 });

@@ -24,7 +24,7 @@ describe('update feed: stock only', () => {
     const file = await writeStockFile(sc, { 'r-002': 5, 'r-004': 7, 'r-404': 1, 'r-405': 2 }, 'stock-1.csv');
     const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file });
     expect(sum).toMatchObject({ result: 'published', adds: 0, changes: 2, deletes: 0, rowErrors: 0 });
-    expect(sum.feed).toEqual({ name: 'stock', role: 'update', matched: 2, unmatched: 2, firstUnmatched: ['r-404', 'r-405'], notOwned: 0 });
+    expect(sum.feed).toEqual({ name: 'stock', role: 'update', matched: 2, unmatched: 2, firstUnmatched: ['r-404', 'r-405'], notOwned: 0, changeable: 30, missing: 0 });
     const after = new Map(sc.published().map((r) => [r.record_id, r]));
     for (const r of before) {
       const stock = r.record_id === 'r-002' ? 5 : r.record_id === 'r-004' ? 7 : undefined;
@@ -97,5 +97,15 @@ describe('update feed: stock only', () => {
     expect(sum.feed).toMatchObject({ matched: 1, unmatched: 0, notOwned: 1 });
     expect(sc.published().find((r) => r.record_id === 'h-001')).toEqual(rec('h-001', 'Hand made'));
     expect(stockOf(sc)['r-001']).toBe(3);
+  });
+  it("a stock file of a few rows is no catalogue: the row-drop guard does not hold it, and the next catalogue is compared with the last catalogue", async () => {
+    const f = await feedScenario(recs(30), { policy: { guards: { max_row_drop_ratio: 0.1 } } });
+    sc = f.sc;
+    // Taught first: the key shows it stages, so the draft's own guard check (publish.ts) runs too.
+    const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, { 'r-001': 1, 'r-002': 2 }, 'stock-1.csv') });
+    expect(sum).toMatchObject({ result: 'published', changes: 2 });
+    const again = await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, { 'r-001': 3 }, 'stock-2.csv') });
+    expect(again).toMatchObject({ result: 'published', changes: 1 });
+    expect(sc.db.snapshot('shop-1').info().lastSource?.rowCount).toBe(30);
   });
 });

@@ -8,6 +8,9 @@ export type GuardName =
   | 'min_records'
   | 'empty_result'
   | 'max_row_drop_ratio'
+  // Issue 13: an update feed's missing-record strategy (set, deactivate), guarded like deletes.
+  | 'missing_ratio'
+  | 'missing_count'
   // Issue 14 (value-guards.ts): shares of compared records whose value of `field` changes, goes to zero or empty, or jumps.
   | 'value_changed_ratio'
   | 'value_zeroed_ratio'
@@ -25,6 +28,8 @@ export interface GuardCounts {
   result: number;
   /** Rows of this export, for the row-drop guard; absent skips it. */
   sourceRows?: number | undefined;
+  /** An update feed's missing strategy: records it changes of those it may change (issue 13); absent skips it. */
+  missing?: { count: number; base: number; strategy: string } | undefined;
 }
 
 /** One guard's verdict with its numbers. */
@@ -134,6 +139,32 @@ export function evaluateGuards(
       limit: g.max_row_drop_ratio,
       message: `export has ${counts.sourceRows} rows, the last had ${last} (drop ${pct(drop)}; limit ${pct(g.max_row_drop_ratio)})`,
     });
+  }
+
+  if (counts.missing && counts.missing.count > 0) {
+    // Guarded like deletes: the same limits, over the records the feed may change.
+    const m = counts.missing;
+    const share = m.base > 0 ? m.count / m.base : 0;
+    const over = share > g.max_delete_ratio;
+    results.push({
+      guard: 'missing_ratio',
+      holds: over && !massOk,
+      allowedByPolicy: over && massOk,
+      value: round(share),
+      limit: g.max_delete_ratio,
+      message: `missing: ${m.strategy} changes ${m.count} of ${m.base} records the file does not list (${pct(share)}; limit ${pct(g.max_delete_ratio)}, max_delete_ratio)`,
+    });
+    if (g.max_deletes !== undefined) {
+      const overCount = m.count > g.max_deletes;
+      results.push({
+        guard: 'missing_count',
+        holds: overCount && !massOk,
+        allowedByPolicy: overCount && massOk,
+        value: m.count,
+        limit: g.max_deletes,
+        message: `missing: ${m.strategy} changes ${m.count} records the file does not list (limit ${g.max_deletes}, max_deletes)`,
+      });
+    }
   }
 
   // A5: the server refuses more than half of its records deleted, or zero left when it had any.

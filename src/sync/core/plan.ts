@@ -54,6 +54,8 @@ export interface PlanFeed {
   fields: string[];
   /** The time of its file (ms), which precedence: newest compares. */
   at: number;
+  /** An update feed's missing strategy at work: records it changes of those it may change (guarded like deletes). */
+  missing?: { strategy: string; count: number; base: number };
 }
 
 /** What the key in use is known to do (issue 11, A12; key-staging.ts). */
@@ -214,7 +216,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
   const can = { write: keyRoles.includes('write'), replace: keyRoles.includes('replace'), publish: keyRoles.includes('publish') };
   const sourceRows = options.source?.rowCount ?? c.source;
   // Issue 14: the value guards from the diff's tally of the records present before and after.
-  const guards = withValueGuards(evaluateGuards(guardCountsOf(c, sourceRows), snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
+  const guards = withValueGuards(evaluateGuards({ ...guardCountsOf(c, sourceRows), missing: inp.feed?.missing }, snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
   const ops = c.adds + c.changes + c.deletes;
   const reasons: string[] = [];
 

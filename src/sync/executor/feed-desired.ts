@@ -27,13 +27,15 @@ export interface Desired {
 }
 
 /** The feed a plan of this read is made of, for the ledger's feed state; null for a dataset of one full feed. */
-export function planFeedOf(ds: DatasetConfig, src: SourceRead): PlanFeed | null {
+export function planFeedOf(ds: DatasetConfig, src: SourceRead, merged?: FeedSummary | null): PlanFeed | null {
   if (!hasFeeds(ds) || src.virtual) return null;
   const role = roleOf(ds);
   const own = fieldsOf(ds.feeds[ds.feed]!);
   // A full feed keeps state only of the fields another feed maps too (precedence compares them); the rest is its export's.
   const shared = new Set([...otherFeedFields(ds, ds.feed).values()].flatMap((f) => [...f]));
-  return { name: ds.feed, role, fields: role === 'full' ? own.filter((f) => shared.has(f)) : own, at: src.mtimeMs ?? 0 };
+  const strategy = ds.feeds[ds.feed]!.missing?.strategy ?? 'leave';
+  const missing = merged && strategy !== 'leave' ? { missing: { strategy, count: merged.missing, base: merged.changeable } } : {};
+  return { name: ds.feed, role, fields: role === 'full' ? own.filter((f) => shared.has(f)) : own, at: src.mtimeMs ?? 0, ...missing };
 }
 
 /** What the held gate needs to know of a read (issue 13: a held change of another feed makes this file wait). */
@@ -59,11 +61,11 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const read = src.sorted!;
   const feed = planFeedOf(ds, src);
   if (!feed) return { sorted: read, feed: null, unmatched: [] };
-  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0 };
+  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0 };
   let merged: Iterable<FeedEntry>;
   const tally = newUpdateTally();
   if (feed.role === 'update') {
-    merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY }, tally);
+    merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: ds.feeds[feed.name]!.missing }, tally);
   } else {
     const others = otherFeedFields(ds, feed.name);
     merged = overlayFull(read.entries(), new FeedState(ctx.db.conn, ctx.dataset).othersThan(feed.name), {
@@ -83,6 +85,8 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   summary.matched += tally.matched;
   summary.unmatched = tally.unmatched;
   summary.notOwned = tally.notOwned;
+  summary.changeable = tally.changeable;
+  summary.missing = tally.missing;
   summary.firstUnmatched = tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id);
   const unmatched = tally.unmatchedIds.map(
     (u): RowError => ({ file: src.file, line: u.line, column: 'record_id', value: u.record_id, reason: `no record ${u.record_id} in the dataset: an update feed never creates one`, code: 'UNMATCHED_RECORD' }),

@@ -6,6 +6,7 @@ import { keyOf } from './key-knowledge.js';
 import { KNOWN_ROLES, planSync, type PlanRestore, type SyncPlan } from '../core/plan.js';
 import { planSource, type SourceRead } from './source-read.js';
 import { planFeedOf } from './feed-desired.js';
+import type { FeedSummary } from '../outcome.js';
 
 /** What a sync (and `plan`, which must print what a sync would run) decides besides the export. */
 export interface PlanChoices {
@@ -17,6 +18,8 @@ export interface PlanChoices {
   supersedes?: string | null;
   /** The source is a history point (issue 14): the plan is a restore's. */
   restore?: PlanRestore;
+  /** What the merge stage found of a feed's file (issue 13): the missing strategy's count is guarded. */
+  merged?: FeedSummary | null;
 }
 
 /**
@@ -26,7 +29,7 @@ export interface PlanChoices {
  * plan printed is the plan run.
  */
 export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, changeset: Changeset, activeVersion: number, choices: PlanChoices): SyncPlan {
-  const feed = choices.restore ? null : planFeedOf(ds, src);
+  const feed = choices.restore ? null : planFeedOf(ds, src, choices.merged);
   const info = ctx.store.info();
   return planSync({
     dataset: ctx.dataset,

@@ -42,9 +42,9 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     const stopped = await heldGateVerdict(ctx, gateFileOf(ds, src));
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, plan: null };
     const view = await reconcile(ctx);
-    const desired = restore ? src.sorted! : desiredOf(ctx, ds, src, work.changesetDir()).sorted;
-    const changeset = await diffSource(desired, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
-    const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}) });
+    const desired = restore ? null : desiredOf(ctx, ds, src, work.changesetDir());
+    const changeset = await diffSource(desired?.sorted ?? src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+    const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
     return { ...facts, rejected: null, rejectedCode: null, stopped: null, plan };
   } finally {
     work.remove();
