@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { valueRuleSchema } from './policy.js';
-import { feedMappingConfigSchema, MAPPED_FIELD_PATTERN, REQUIRED_FIELDS } from '../mapping/config.js';
+import { columnRefSchema, feedMappingConfigSchema, MAPPED_FIELD_PATTERN, REQUIRED_FIELDS } from '../mapping/config.js';
 import { sourceConfigSchema } from '../sources/config.js';
 import { schedulesConfigSchema, watchConfigSchema } from '../triggers/config.js';
 
@@ -11,7 +11,7 @@ export const FEED_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const MAIN_FEED = 'main';
 
 /** What a feed's file means for the dataset (issue 13). */
-export const FEED_ROLES = ['full', 'update'] as const;
+export const FEED_ROLES = ['full', 'update', 'changes'] as const;
 export type FeedRole = (typeof FEED_ROLES)[number];
 
 /** Value guards of one feed, replacing the dataset's (policy.guards.values) for its changes. */
@@ -44,6 +44,46 @@ export const missingConfigSchema = z
 
 export type MissingConfig = z.output<typeof missingConfigSchema>;
 
+/** The commands of a change list (issue 13). */
+export const COMMANDS = ['create', 'upsert', 'update', 'delete', 'ignore'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+/** Words of each command by default (case-insensitive). */
+export const DEFAULT_COMMAND_WORDS: Record<Command, string[]> = {
+  create: ['create', 'add', 'new'],
+  upsert: ['upsert'],
+  update: ['update', 'change', 'modify'],
+  delete: ['delete', 'remove', 'del'],
+  ignore: ['ignore', 'skip'],
+};
+
+const words = (c: Command) =>
+  z.array(z.string().min(1)).min(1).default(DEFAULT_COMMAND_WORDS[c]).describe(`Words meaning ${c} (case-insensitive). Default: ${DEFAULT_COMMAND_WORDS[c].join(', ')}.`);
+
+/** The command column of a change list and its words. */
+export const commandsConfigSchema = z
+  .strictObject({
+    column: columnRefSchema.describe('The column saying, per row, what to do with the record.'),
+    words: z
+      .strictObject({ create: words('create'), upsert: words('upsert'), update: words('update'), delete: words('delete'), ignore: words('ignore') })
+      .default(() => ({ ...DEFAULT_COMMAND_WORDS }))
+      .superRefine((w, ctx) => {
+        const seen = new Map<string, string>();
+        for (const [cmd, list] of Object.entries(w)) {
+          for (const word of list) {
+            const k = word.trim().toLowerCase();
+            const first = seen.get(k);
+            if (first !== undefined && first !== cmd) ctx.addIssue({ code: 'custom', path: [cmd], message: `"${word}" is a word of ${first} too` });
+            seen.set(k, cmd);
+          }
+        }
+      })
+      .describe('The words of each command: create (needs display_name and api_value), upsert (create or update), update, delete (owned records only, guarded), ignore.'),
+  })
+  .describe('role changes: the column with the command of each row, and its words.');
+
+export type CommandsConfig = z.output<typeof commandsConfigSchema>;
+
 /** One export feeding a dataset: its trigger, source, mapping and role. */
 export const feedConfigSchema = z
   .strictObject({
@@ -60,6 +100,7 @@ export const feedConfigSchema = z
     schedules: schedulesConfigSchema,
     guards: feedGuardsSchema.optional(),
     missing: missingConfigSchema.default({ strategy: 'leave' }),
+    commands: commandsConfigSchema.optional(),
   })
   .superRefine((f, ctx) => {
     const m = f.missing;
@@ -69,7 +110,10 @@ export const feedConfigSchema = z
         if (!(field in f.mapping.fields)) ctx.addIssue({ code: 'custom', path: ['missing', 'values', field], message: `${field} is not mapped by this feed: it may set only the fields it owns` });
       }
     } else if (m.values !== undefined) ctx.addIssue({ code: 'custom', path: ['missing', 'values'], message: 'values go with strategy: set' });
-    if (f.role === 'full' && m.strategy !== 'leave') ctx.addIssue({ code: 'custom', path: ['missing', 'strategy'], message: 'a full feed deletes the records it does not list (within the guards): missing is for update feeds' });
+    if ((f.role === 'changes') !== (f.commands !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['commands'], message: f.role === 'changes' ? 'role changes needs commands: { column: <the command column> }' : 'commands go with role: changes' });
+    }
+    if (f.role !== 'update' && m.strategy !== 'leave') ctx.addIssue({ code: 'custom', path: ['missing', 'strategy'], message: f.role === 'full' ? 'a full feed deletes the records it does not list (within the guards): missing is for update feeds' : 'a change list says what to do per row: missing is for update feeds' });
     if (f.role !== 'full') return;
     const missing = REQUIRED_FIELDS.filter((k) => !(k in f.mapping.fields));
     if (missing.length > 0) ctx.addIssue({ code: 'custom', path: ['mapping', 'fields'], message: 'record_id, display_name and api_value must be mapped' });

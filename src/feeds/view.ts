@@ -2,6 +2,8 @@ import type { DatasetConfig } from '../config/schema.js';
 import { fieldsOf } from '../config/feed-fields.js';
 import { ConnectorError } from '../errors.js';
 import type { MappingConfig } from '../mapping/config.js';
+import type { FeedRole } from '../config/feeds.js';
+import { COMMAND_KEY } from './merge-changes.js';
 
 /**
  * The dataset as one of its feeds reads a file (issue 13): the feed's source,
@@ -31,7 +33,7 @@ export function feedView(ds: DatasetConfig, feed?: string): DatasetConfig {
 }
 
 /** The role of the feed a dataset view reads with (the single-source form: full). */
-export function roleOf(ds: DatasetConfig): 'full' | 'update' {
+export function roleOf(ds: DatasetConfig): FeedRole {
   return ds.feeds?.[ds.feed]?.role ?? 'full';
 }
 
@@ -47,7 +49,12 @@ export function otherFeedFields(ds: DatasetConfig, except: string): Map<string, 
 
 /** The mapping the row reader runs for an update feed: its own, with fixed placeholders for the fields a record must have (only the feed's fields are taken from it). */
 export function readerMapping(ds: DatasetConfig): MappingConfig {
-  if (roleOf(ds) === 'full') return ds.mapping;
+  const role = roleOf(ds);
+  if (role === 'full') return ds.mapping;
   const fill = { const: '-', separator: '-', transforms: [], empty_is_null: false };
-  return { ...ds.mapping, fields: { display_name: fill, api_value: fill, ...ds.mapping.fields } };
+  const fields: MappingConfig['fields'] = { display_name: fill, api_value: fill, ...ds.mapping.fields };
+  const commands = ds.feeds[ds.feed]?.commands;
+  // A change list's command word rides along as an attribute the merge takes out (merge-changes.ts).
+  if (role === 'changes' && commands) fields[`attributes.${COMMAND_KEY}`] = { ...(typeof commands.column === 'string' ? { column: commands.column } : commands.column), separator: '-', transforms: [], empty_is_null: false };
+  return { ...ds.mapping, fields };
 }

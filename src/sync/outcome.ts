@@ -62,7 +62,7 @@ export interface SyncSummary {
 /** What one feed's file did (issue 13). */
 export interface FeedSummary {
   name: string;
-  role: 'full' | 'update';
+  role: 'full' | 'update' | 'changes';
   /** Rows that matched a record the connector may change (update). */
   matched: number;
   /** Rows whose record does not exist (update); all listed in the reject file as UNMATCHED_RECORD. */

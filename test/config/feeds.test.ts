@@ -111,4 +111,19 @@ describe('feeds (issue 13): the config', () => {
       { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.missing.values.attributes.price', message: 'attributes.price is not mapped by this feed: it may set only the fields it owns' },
     ]);
   });
+
+  it('a change list needs its command column; commands belong to role changes only; a word of two commands is refused', async () => {
+    const changes = STOCK.replace('      stock:', '      changes:').replace('role: update', 'role: changes');
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${changes}`))).toEqual([
+      { file: 'connector.yaml', line: 11, path: 'datasets.shop-1.feeds.changes.commands', message: 'role changes needs commands: { column: <the command column> }' },
+    ]);
+    const twice = `${changes}\n        commands: { column: Op, words: { delete: [delete, drop], ignore: [DROP] } }`;
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${twice}`))).toEqual([
+      { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.feeds.changes.commands.words.ignore', message: '"DROP" is a word of delete too' },
+    ]);
+    const onUpdate = `${STOCK}\n        commands: { column: Op }`;
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${onUpdate}`))).toEqual([
+      { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.feeds.stock.commands', message: 'commands go with role: changes' },
+    ]);
+  });
 });

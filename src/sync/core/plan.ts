@@ -49,7 +49,7 @@ export interface PlanSource {
 /** The feed a plan is made of (issue 13): the ledger records its values as the feed state when the plan is published. */
 export interface PlanFeed {
   name: string;
-  role: 'full' | 'update';
+  role: 'full' | 'update' | 'changes';
   /** The fields it owns (maps, record_id aside). */
   fields: string[];
   /** The time of its file (ms), which precedence: newest compares. */

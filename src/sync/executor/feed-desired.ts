@@ -4,6 +4,7 @@ import { fieldsOf, primaryFeed } from '../../config/feed-fields.js';
 import type { GateFile } from './held-gate.js';
 import type { FeedEntry } from '../../feeds/fields.js';
 import { mergeUpdate, newUpdateTally } from '../../feeds/merge-update.js';
+import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
 import { overlayFull } from '../../feeds/overlay-full.js';
 import { FeedState } from '../../feeds/state.js';
 import { hasFeeds, otherFeedFields, roleOf } from '../../feeds/view.js';
@@ -22,8 +23,10 @@ const FIRST_UNMATCHED = 10;
 export interface Desired {
   sorted: SortedSource;
   feed: FeedSummary | null;
-  /** UNMATCHED_RECORD rows of an update feed. */
+  /** UNMATCHED_RECORD rows of an update feed or change list, and a change list's rows not applied (INVALID_COMMAND, INVALID_RECORD). */
   unmatched: RowError[];
+  /** Of those, rows that are row errors (counted in the summary's rowErrors). */
+  rowErrors: number;
 }
 
 /** The feed a plan of this read is made of, for the ledger's feed state; null for a dataset of one full feed. */
@@ -60,11 +63,15 @@ export function feedRead(ds: DatasetConfig, src: SourceRead): SourceRead {
 export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string): Desired {
   const read = src.sorted!;
   const feed = planFeedOf(ds, src);
-  if (!feed) return { sorted: read, feed: null, unmatched: [] };
+  if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0 };
   const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0 };
   let merged: Iterable<FeedEntry>;
-  const tally = newUpdateTally();
-  if (feed.role === 'update') {
+  const tally: ChangesTally = { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
+  const commands = ds.feeds[feed.name]!.commands;
+  if (feed.role === 'changes' && commands) {
+    const column = typeof commands.column === 'string' ? commands.column : JSON.stringify(commands.column);
+    merged = mergeChanges(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, commands, column }, tally);
+  } else if (feed.role === 'update') {
     merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: ds.feeds[feed.name]!.missing }, tally);
   } else {
     const others = otherFeedFields(ds, feed.name);
@@ -91,5 +98,6 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const unmatched = tally.unmatchedIds.map(
     (u): RowError => ({ file: src.file, line: u.line, column: 'record_id', value: u.record_id, reason: `no record ${u.record_id} in the dataset: an update feed never creates one`, code: 'UNMATCHED_RECORD' }),
   );
-  return { sorted, feed: summary, unmatched };
+  const problems = tally.problems.map((p): RowError => ({ file: src.file, line: p.line, column: p.code === 'INVALID_COMMAND' ? 'command' : 'record', value: p.value, reason: p.reason, code: p.code }));
+  return { sorted, feed: summary, unmatched: [...unmatched, ...problems].sort((a, b) => a.line - b.line), rowErrors: problems.length };
 }

@@ -194,7 +194,7 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
   const plan = run.plan;
   ctx.db.transaction(() => {
     // An update feed's file is not the dataset's export: the last export (row-drop guard's base) stays the catalogue's.
-    const source = plan.source && plan.feed?.role !== 'update' ? { source: plan.source } : {};
+    const source = plan.source && (!plan.feed || plan.feed.role === 'full') ? { source: plan.source } : {};
     ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run) });
     // Issue 13: the feed's values become its state only now, with the snapshot (never for a held or dropped change).
     if (plan.feed) feedPublished(ctx, run, ctx.clock.now());

@@ -36,7 +36,7 @@ export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, c
     changeset,
     // The snapshot as just reconciled; the base is the server's active version (If-Match). An update feed's
     // file is no catalogue: the row-drop guard compares catalogues only (issue 13).
-    snapshot: { ...info, activeVersion, ...(feed?.role === 'update' ? { lastSource: null } : {}) },
+    snapshot: { ...info, activeVersion, ...(feed && feed.role !== 'full' ? { lastSource: null } : {}) },
     key: keyOf(ctx, KNOWN_ROLES),
     policy: ctx.policy,
     rateBudget: { ratePerMinute: ds.api.rate_per_minute },

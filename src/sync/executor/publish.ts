@@ -29,7 +29,7 @@ export function draftGuards(ctx: ExecContext, run: PlanRun, counts: DraftCounts)
   const plan = run.plan;
   // Issue 13: a feed's missing strategy is counted by the plan (a draft's counts do not tell it from other changes).
   // An update feed's file is no catalogue: the row-drop guard compares catalogues only.
-  const rows = plan.feed?.role === 'update' ? undefined : plan.source?.rowCount;
+  const rows = plan.feed && plan.feed.role !== 'full' ? undefined : plan.source?.rowCount;
   const gc = { ...guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, rows), missing: plan.feed?.missing };
   // Issue 14: the value guards from the plan's own tally (a draft's counts say nothing of values).
   const c = plan.counts;

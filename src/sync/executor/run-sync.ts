@@ -87,8 +87,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
       // Issue 13's merge stage: the feed's rows with the snapshot as just reconciled, or the others' values.
-      const desired: Desired = restore ? { sorted: src.sorted!, feed: null, unmatched: [] } : desiredOf(ctx, ds, src, work.changesetDir());
-      fillFeed(ctx, desired);
+      const desired: Desired = restore ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0 } : desiredOf(ctx, ds, src, work.changesetDir());
+      fillFeed(ctx, desired, src);
       const changeset = await diffSource(desired.sorted, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
       let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore, merged: desired.feed });
       fill(ctx, plan);
@@ -98,7 +98,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
-        const source = plan.feed?.role === 'update' ? null : { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() };
+        const source = plan.feed && plan.feed.role !== 'full' ? null : { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() };
         ledger.unchanged(ctx, changeset, source, view.dataset.active_version);
         const wasPublished = resumed && resumed.end !== 'superseded' && resumed.end.kind === 'published';
         return end(ctx, wasPublished ? 'published' : 'unchanged', null, null);
@@ -157,10 +157,13 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
 }
 
 /** The feed's counts in the summary; its unmatched rows go to the reject file (with the server's refusals, A3). */
-function fillFeed(ctx: ExecContext, desired: Desired): void {
+function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   if (!desired.feed) return;
   ctx.summary.feed = desired.feed;
-  ctx.refused = [...ctx.refused.filter((r) => r.code !== 'UNMATCHED_RECORD'), ...desired.unmatched];
+  const mine = new Set(['UNMATCHED_RECORD', 'INVALID_COMMAND']);
+  ctx.refused = [...ctx.refused.filter((r) => !mine.has(r.code)), ...desired.unmatched];
+  // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
+  ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
