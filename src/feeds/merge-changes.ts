@@ -2,8 +2,8 @@ import type { Command, CommandsConfig } from '../config/feeds.js';
 import type { DatasetRecord } from '../model/record.js';
 import { recordJson } from '../snapshot/record-json.js';
 import { compareIds, type SnapshotEntry } from '../snapshot/reader.js';
-import { fieldValue, withField, type FeedEntry } from './fields.js';
-import type { UpdateTally } from './merge-update.js';
+import type { FeedEntry } from './fields.js';
+import { setFields, type UpdateTally } from './merge-update.js';
 
 /** The attribute a change list's reader puts each row's command word in (view.ts); taken out before anything else sees the row. */
 export const COMMAND_KEY = '__dc_command';
@@ -92,8 +92,7 @@ export function* mergeChanges(rows: Iterable<FeedEntry>, snapshot: Iterable<Snap
       tally.deleted++;
       continue;
     }
-    let rec = JSON.parse(e.json) as DatasetRecord;
-    for (const f of opts.fields) rec = withField(rec, f, fieldValue(listed.record, f));
+    const rec = setFields(JSON.parse(e.json) as DatasetRecord, listed.record, opts.fields, tally);
     yield { record_id: e.record_id, line: listed.entry.line, json: recordJson(rec) };
   }
   for (; row !== null; row = nextRow(it, opts, tally)) yield* absent(row);

@@ -1,4 +1,5 @@
 import type { DatasetRecord } from '../model/record.js';
+import { canonicalJson } from '../model/canonical.js';
 import { recordJson } from '../snapshot/record-json.js';
 import { compareIds, type SnapshotEntry } from '../snapshot/reader.js';
 import { fieldValue, withField, type FeedEntry } from './fields.js';
@@ -17,11 +18,13 @@ export interface UpdateTally {
   changeable: number;
   /** Records the file does not list that the missing strategy changes. */
   missing: number;
+  /** Field values its rows changed (record × field), for the summary and metrics. */
+  fieldsChanged: number;
 }
 
 /** A tally with nothing counted; `keep`: how many unmatched ids to list. */
 export function newUpdateTally(): UpdateTally {
-  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0 };
+  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0 };
 }
 
 export interface UpdateMergeOptions {
@@ -86,11 +89,21 @@ export function* mergeUpdate(rows: Iterable<FeedEntry>, snapshot: Iterable<Snaps
     }
     tally.matched++;
     const from = JSON.parse(listed.json) as DatasetRecord;
-    let rec = JSON.parse(e.json) as DatasetRecord;
-    for (const f of opts.fields) rec = withField(rec, f, fieldValue(from, f));
+    const rec = setFields(JSON.parse(e.json) as DatasetRecord, from, opts.fields, tally);
     yield { record_id: e.record_id, line: listed.line, json: recordJson(rec) };
   }
   for (; row !== null; row = next(it)) unmatched(row);
+}
+
+/** `rec` with the feed's `fields` taken from `from`, counting the values that change. */
+export function setFields(rec: DatasetRecord, from: DatasetRecord, fields: readonly string[], tally: Pick<UpdateTally, 'fieldsChanged'>): DatasetRecord {
+  let out = rec;
+  for (const f of fields) {
+    const v = fieldValue(from, f);
+    if (canonicalJson(fieldValue(out, f) ?? null) !== canonicalJson(v ?? null)) tally.fieldsChanged++;
+    out = withField(out, f, v);
+  }
+  return out;
 }
 
 function next(it: Iterator<FeedEntry>): FeedEntry | null {

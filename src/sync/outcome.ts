@@ -75,6 +75,8 @@ export interface FeedSummary {
   changeable: number;
   /** Of those, records its file does not list that the missing strategy changes (update). */
   missing: number;
+  /** Field values its rows changed, record × field (update, changes). */
+  fieldsChanged: number;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

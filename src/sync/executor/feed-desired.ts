@@ -64,7 +64,7 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const read = src.sorted!;
   const feed = planFeedOf(ds, src);
   if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0 };
-  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0 };
+  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0 };
   let merged: Iterable<FeedEntry>;
   const tally: ChangesTally = { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
   const commands = ds.feeds[feed.name]!.commands;
@@ -94,6 +94,7 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   summary.notOwned = tally.notOwned;
   summary.changeable = tally.changeable;
   summary.missing = tally.missing;
+  summary.fieldsChanged = tally.fieldsChanged;
   summary.firstUnmatched = tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id);
   const unmatched = tally.unmatchedIds.map(
     (u): RowError => ({ file: src.file, line: u.line, column: 'record_id', value: u.record_id, reason: `no record ${u.record_id} in the dataset: an update feed never creates one`, code: 'UNMATCHED_RECORD' }),
