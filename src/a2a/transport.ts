@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { redactText, type Secret } from '../secret.js';
 import { A2aError, knownCode } from './errors.js';
 import { readSse } from './sse.js';
@@ -33,11 +33,22 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CON
  */
 export class Transport {
   readonly #opts: TransportOptions;
-  readonly #dispatcher: Dispatcher;
+  /** undici and its Agent, loaded at the first call: a daemon that places no call need not hold them (issue 18). */
+  #undici: Promise<{ request: typeof import('undici').request; dispatcher: Dispatcher }> | undefined;
+  #closed = false;
 
   constructor(opts: TransportOptions) {
     this.#opts = opts;
-    this.#dispatcher = new Agent({ connect: { timeout: opts.connectTimeoutMs } });
+  }
+
+  #http(): Promise<{ request: typeof import('undici').request; dispatcher: Dispatcher }> {
+    this.#undici ??= import('undici').then(async ({ Agent, request }) => {
+      const dispatcher = new Agent({ connect: { timeout: this.#opts.connectTimeoutMs } });
+      // A call after close() fails as it did when the Agent was made up front.
+      if (this.#closed) await dispatcher.close();
+      return { request, dispatcher };
+    });
+    return this.#undici;
   }
 
   /** GET a JSON document below the base URL (the Agent Card). */
@@ -113,7 +124,8 @@ export class Transport {
   }
 
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    this.#closed = true;
+    if (this.#undici !== undefined) await (await this.#undici).dispatcher.close();
   }
 
   #post(method: string, params: unknown, kind: PostKind, stream: boolean): Promise<Dispatcher.ResponseData> {
@@ -128,11 +140,12 @@ export class Transport {
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
+      const { request, dispatcher } = await this.#http();
       return await request(url, {
         method,
         headers,
         ...(body === undefined ? {} : { body }),
-        dispatcher: this.#dispatcher,
+        dispatcher,
         // A stream's headers may come only with its first event; message/send may answer only when the task pauses.
         headersTimeout: kind.timeoutMs ?? (stream ? this.#opts.streamIdleTimeoutMs : this.#opts.requestTimeoutMs),
         bodyTimeout: stream ? this.#opts.streamIdleTimeoutMs : (kind.timeoutMs ?? this.#opts.requestTimeoutMs),

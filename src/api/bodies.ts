@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
-import { FormData } from 'undici';
+import type { FormData } from 'undici';
 import { canonicalJson } from '../model/canonical.js';
 import { RECORD_FIELDS, type DatasetRecord, type RecordPatch } from '../model/record.js';
 import { ApiError } from './errors.js';
@@ -11,6 +11,8 @@ import type { ReplaceOptions } from './wire.js';
 
 /** A14: the multipart body of `POST /imports`. */
 export async function importForm(file: UploadFile, fields: UploadFields): Promise<FormData> {
+  // Loaded here, not at start: an idle daemon need not hold undici (issue 18).
+  const { FormData } = await import('undici');
   const form = new FormData();
   const type = file.contentType ?? 'application/octet-stream';
   let blob: Blob;

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Pool, type FormData } from 'undici';
+import type { FormData, Pool } from 'undici';
 import type { StreamedBody } from './bodies.js';
 import type { z } from 'zod';
 import type { Logger } from 'pino';
@@ -87,7 +87,8 @@ export interface TransportOptions {
 export class Transport {
   readonly stats: ClientStats = { requests: 0, retries: 0, throttled: 0, limiterWaitMs: 0, backoffWaitMs: 0 };
   readonly #o: TransportOptions;
-  readonly #pool: Pool;
+  /** Made at the first request: an idle daemon need not load undici (issue 18: about 20 MB of an idle daemon's RSS). */
+  #pool: Promise<Pool> | undefined;
   readonly #basePath: string;
   /** scheme://host:port of api.base_url, named in network errors. */
   readonly #origin: string;
@@ -100,12 +101,6 @@ export class Transport {
     this.#keys = new KeyRing(o);
     const url = new URL(o.baseUrl);
     this.#origin = url.origin;
-    this.#pool = new Pool(url.origin, {
-      connect: { timeout: o.connectTimeoutMs },
-      headersTimeout: o.requestTimeoutMs,
-      bodyTimeout: o.requestTimeoutMs,
-      keepAliveTimeout: 4_000,
-    });
     this.#basePath = `${url.pathname.replace(/\/+$/, '')}/api/v1/business-datasets/${encodeURIComponent(o.datasetId)}`;
     this.#redact = (t) => redactText(t, this.#keys.all);
   }
@@ -196,9 +191,25 @@ export class Transport {
     });
   }
 
+  /** The connection pool, made (and undici loaded) at the first request. */
+  #poolNow(): Promise<Pool> {
+    this.#pool ??= import('undici').then(async ({ Pool }) => {
+      const pool = new Pool(this.#origin, {
+        connect: { timeout: this.#o.connectTimeoutMs },
+        headersTimeout: this.#o.requestTimeoutMs,
+        bodyTimeout: this.#o.requestTimeoutMs,
+        keepAliveTimeout: 4_000,
+      });
+      // A request after close() fails as it did when the pool was made up front (undici's ClientClosedError).
+      if (this.#closing !== undefined) await pool.close();
+      return pool;
+    });
+    return this.#pool;
+  }
+
   /** Close the connection pool (in-flight requests finish first); calling it again is harmless. */
   async close(): Promise<void> {
-    this.#closing ??= this.#pool.close();
+    this.#closing ??= this.#pool === undefined ? Promise.resolve() : this.#pool.then((p) => p.close());
     await this.#closing;
   }
   #closing: Promise<void> | undefined;
@@ -265,7 +276,7 @@ export class Transport {
     let text: string;
     let resHeaders: Record<string, string | string[] | undefined>;
     try {
-      const res = await this.#pool.request({ method: req.method, path: this.#pathOf(req), headers, body, signal });
+      const res = await (await this.#poolNow()).request({ method: req.method, path: this.#pathOf(req), headers, body, signal });
       status = res.statusCode;
       resHeaders = res.headers;
       text = await res.body.text();

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { valueRuleSchema } from './policy.js';
 import { columnRefSchema, feedMappingConfigSchema, MAPPED_FIELD_PATTERN, REQUIRED_FIELDS } from '../mapping/config.js';
 import { sourceConfigSchema } from '../sources/config.js';
-import { schedulesConfigSchema, watchConfigSchema } from '../triggers/config.js';
+import { watchConfigSchema } from './watch.js';
+import { schedulesConfigSchema } from './schedules.js';
 
 /** Names of feeds as keys under `feeds:` (logs, metrics, the state db). */
 export const FEED_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;

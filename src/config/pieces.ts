@@ -5,5 +5,6 @@
 export { sourceConfigSchema } from '../sources/config.js';
 export { mappingConfigSchema } from '../mapping/config.js';
 export { policySchema } from './policy.js';
-export { watchConfigSchema, schedulesConfigSchema } from '../triggers/config.js';
+export { watchConfigSchema } from './watch.js';
+export { schedulesConfigSchema } from './schedules.js';
 export { alertsConfigSchema } from './alerts.js';

@@ -6,16 +6,17 @@ import { event } from '../log/events.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
 import { FolderWatcher } from '../triggers/watcher.js';
-import type { ReadyFile } from '../triggers/ready-file.js';
+import type { ReadyFile } from '../files/ready-file.js';
 import type { SyncSummary } from '../sync/outcome.js';
-import { disposeReported } from './dispose.js';
+import { disposeReported } from '../files/dispose-reported.js';
 import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.js';
-import { pruneArchives } from './prune.js';
+import { pruneArchives } from '../files/prune.js';
 import { WATCH_HINTS } from './watch-supervisor.js';
 import { ConnectorError } from '../errors.js';
-import { runFileJob, type FileJobDeps } from './file-job.js';
+import { runFileJob, type FileJobDeps } from '../files/file-job.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
 import type { HealthState } from './health-state.js';
+import type { DaemonEngine, DaemonState } from './ports.js';
 import { syncHeldHealth } from './held-health.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
@@ -28,7 +29,9 @@ const PRUNE_EVERY_MS = 3_600_000;
 export const PAUSE_POLL_MS = 5_000;
 
 /** Everything a dataset runtime shares with the daemon. */
-export interface RuntimeDeps extends Omit<FileJobDeps, 'logger' | 'onSummary' | 'onError'> {
+export interface RuntimeDeps extends Omit<FileJobDeps, 'engine' | 'state' | 'logger' | 'onSummary' | 'onError'> {
+  engine: DaemonEngine;
+  state: DaemonState;
   logger: Logger;
   metrics: DaemonMetrics;
   health: HealthState;

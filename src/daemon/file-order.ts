@@ -2,8 +2,8 @@ import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { event } from '../log/events.js';
 import type { DatasetJob } from '../triggers/queue.js';
-import type { ReadyFile } from '../triggers/ready-file.js';
-import type { FileJobResult } from './file-job.js';
+import type { ReadyFile } from '../files/ready-file.js';
+import type { FileJobResult } from '../files/file-job.js';
 import type { Clock } from '../clock.js';
 
 /** Back-off of a file whose sync must be tried again. */

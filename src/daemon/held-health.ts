@@ -1,5 +1,5 @@
 import type { HeldDraft } from '../snapshot/types.js';
-import { isMixed } from '../sync/executor/drafts.js';
+import { isMixed } from '../sync/core/gate.js';
 import type { HealthState } from './health-state.js';
 
 /** The /healthz topic of a change held for a person. */

@@ -1,5 +1,5 @@
 import type { DatasetConfig } from '../config/schema.js';
-import type { LinkPolicy } from '../sources/open-file.js';
+import type { FileSyncer, LastFile } from '../files/ports.js';
 import type { ReapplyMarker } from '../snapshot/dataset-state.js';
 import type { HeldDraft, RebuildReport } from '../snapshot/types.js';
 import type { SyncSummary } from '../sync/outcome.js';
@@ -8,12 +8,7 @@ import type { SyncSummary } from '../sync/outcome.js';
  * What the daemon needs of the sync engine (src/sync/engine.ts). Kept narrow
  * so the daemon's own tests and the engine can each change behind it.
  */
-export interface DaemonEngine {
-  /**
-   * Sync one export file; one at a time per dataset (the daemon's queue already ensures it).
-   * `signal` stops it between journaled steps (result interrupted; the next start resumes it).
-   */
-  sync(ds: DatasetConfig, input: { file: string; links?: LinkPolicy; sha256?: string }, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
+export interface DaemonEngine extends FileSyncer {
   /** Read the published records from the server and repair drift in the snapshot (when the engine offers it); says what the rebuild found. */
   reconcile?(ds: DatasetConfig, opts?: { signal?: AbortSignal }): Promise<{ rebuilt: RebuildReport | null }>;
   /** Finish work the journal says was in flight when the process last stopped. */
@@ -23,9 +18,7 @@ export interface DaemonEngine {
 }
 
 /** What the daemon reads of the state database. */
-export interface DaemonState {
-  /** Content hash of the last export processed for the dataset, or null. */
-  lastFileHash(dataset: string): string | null;
+export interface DaemonState extends LastFile {
   /** The held or staged draft of the dataset, or null. */
   held(dataset: string): HeldDraft | null;
   /**

@@ -4,7 +4,7 @@ import type { DaemonState } from './ports.js';
 /** The daemon's view of the state db (one per daemon; the tests build it on their own temp db). */
 export function daemonState(db: StateDb): DaemonState {
   return {
-    lastFileHash: (dataset) => db.snapshot(dataset).info().lastSource?.fileHash ?? null,
+    lastFileHash: (dataset) => db.snapshot(dataset).state().lastSource?.fileHash ?? null,
     held: (dataset) => db.snapshot(dataset).held(),
     forgetFileHash: (dataset, reapply) => db.snapshot(dataset).forgetSourceHash(reapply),
     lastReapply: (dataset) => db.snapshot(dataset).reapply(),

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { event } from '../log/events.js';
-import type { WatchConfig } from '../triggers/config.js';
+import type { WatchConfig } from '../config/watch.js';
 import { FolderWatcher, type FolderWatcherEvents } from '../triggers/watcher.js';
 import type { HealthState } from './health-state.js';
 import type { Clock } from '../clock.js';

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { HeldDraft, KeyChannel, KeyShown, SnapshotInfo, SourceIdentity } from './types.js';
+import type { HeldDraft, KeyChannel, KeyShown, SnapshotState, SourceIdentity } from './types.js';
+import type { Clock } from '../clock.js';
 
 interface StateRow {
   active_version: number | null;
@@ -50,7 +51,8 @@ export class DatasetState {
   constructor(
     protected readonly conn: Database.Database,
     readonly dataset: string,
-    protected readonly now: () => number,
+    /** The one clock (src/clock.ts). */
+    protected readonly clock: Clock,
   ) {}
 
   /** Remember the export a completed sync processed (for the row-drop guard and duplicate detection). */
@@ -88,7 +90,7 @@ export class DatasetState {
 
   /** The outcome of the last sync (e.g. published, held, failed) with a JSON-serialisable detail. */
   recordOutcome(outcome: string, detail?: unknown): void {
-    const at = this.now();
+    const at = this.clock.now();
     const json = detail === undefined ? null : JSON.stringify(detail);
     if (outcome === 'published' || outcome === 'unchanged') {
       this.update('last_outcome = ?, last_outcome_detail = ?, last_outcome_at = ?, last_success_at = ?', outcome, json, at, at);
@@ -146,7 +148,7 @@ export class DatasetState {
          ON CONFLICT (dataset, key_id, channel) DO UPDATE SET shown = excluded.shown, shown_at = excluded.shown_at
          WHERE key_staging.shown <> excluded.shown`,
       )
-      .run(this.dataset, keyId, channel, shown, this.now());
+      .run(this.dataset, keyId, channel, shown, this.clock.now());
   }
 
   /** Record a held or staged change (replaces any earlier one). `since` defaults to now. */
@@ -158,7 +160,7 @@ export class DatasetState {
       held.reason,
       held.planId,
       held.summary === undefined ? null : JSON.stringify(held.summary),
-      held.since ?? this.now(),
+      held.since ?? this.clock.now(),
     );
   }
 
@@ -176,21 +178,19 @@ export class DatasetState {
 
   /** Set the confirmed active version (part of confirm and rebuild commit). */
   protected setConfirmed(version: number, etag: string | null, rebuilt = false): void {
-    const now = this.now();
+    const now = this.clock.now();
     if (rebuilt) this.update('active_version = ?, etag = ?, confirmed_at = ?, rebuilt_at = ?', version, etag, now, now);
     else this.update('active_version = ?, etag = ?, confirmed_at = ?', version, etag, now);
   }
 
-  protected stateInfo(recordCount: number, ownedCount: number): SnapshotInfo {
+  /** Everything known about the dataset but its record counts (SnapshotStore.info adds them): one row read. */
+  state(): SnapshotState {
     const r = this.row();
     return {
       dataset: this.dataset,
       activeVersion: r?.active_version ?? null,
       etag: r?.etag ?? null,
       confirmedAt: r?.confirmed_at ?? null,
-      recordCount,
-      ownedCount,
-      notOwnedCount: recordCount - ownedCount,
       lastSource:
         r?.source_hash != null || r?.source_rows != null
           ? { fileHash: r.source_hash ?? null, rowCount: r.source_rows ?? 0, at: r.source_at ?? 0 }

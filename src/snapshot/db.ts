@@ -33,7 +33,7 @@ export class StateDb {
     readonly conn: Database.Database,
     readonly clock: Clock,
   ) {
-    this.journal = new Journal(conn, () => clock.now());
+    this.journal = new Journal(conn, clock);
     this.locks = new LockTable(conn);
     this.rateWindow = new RateWindowTable(conn, path);
   }
@@ -42,7 +42,7 @@ export class StateDb {
   snapshot(dataset: string): SnapshotStore {
     let s = this.stores.get(dataset);
     if (!s) {
-      s = new SnapshotStore(this.conn, dataset, () => this.clock.now());
+      s = new SnapshotStore(this.conn, dataset, this.clock);
       this.stores.set(dataset, s);
     }
     return s;

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { deflateRawSync } from 'node:zlib';
 import type { DatasetRecord } from '../model/record.js';
 import { addEntry, changeEntry, deleteEntry } from './history-codec.js';
+import type { Clock } from '../clock.js';
 
 /** Where a change to the snapshot came from, for `why` (issue 14). */
 export interface Provenance {
@@ -36,7 +37,7 @@ export class HistoryWriter {
   constructor(
     private readonly conn: Database.Database,
     private readonly dataset: string,
-    private readonly now: () => number,
+    private readonly clock: Clock,
     private readonly prov: Provenance,
     /** The server's active version after the change. */
     private readonly version: number | null,
@@ -81,7 +82,7 @@ export class HistoryWriter {
   #seqNow(): number {
     if (this.#seq !== null) return this.#seq;
     const max = this.conn.prepare('SELECT max(seq) FROM history_versions WHERE dataset = ?').pluck().get(this.dataset) as number | null;
-    const at = this.now();
+    const at = this.clock.now();
     const ins = this.conn.prepare(
       'INSERT INTO history_versions (dataset, seq, version, at, kind, plan_id, file, file_hash, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { ConnectorError } from '../errors.js';
+import type { Clock } from '../clock.js';
 
 /** A plan being executed; at most one open per dataset. */
 export interface JournalPlan {
@@ -59,7 +60,7 @@ interface EntryRow {
 export class Journal {
   constructor(
     private readonly conn: Database.Database,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {}
 
   /** Open a plan for a dataset; JOURNAL_BUSY (action retry) if it already has an open plan, JOURNAL_PLAN_EXISTS if the id was used. */
@@ -77,7 +78,7 @@ export class Journal {
         context: { dataset, planId: plan.planId },
       });
     }
-    const now = this.now();
+    const now = this.clock.now();
     this.conn
       .prepare(
         "INSERT INTO plans (plan_id, dataset, path, summary, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'open', ?, ?)",
@@ -88,7 +89,7 @@ export class Journal {
 
   /** Record the intent of the next request before sending it. */
   recordIntent(planId: string, i: JournalIntent): JournalEntry {
-    const now = this.now();
+    const now = this.clock.now();
     const info = this.conn
       .prepare(
         `INSERT INTO journal (plan_id, step, kind, intent, idempotency_key, body_hash, draft_version, job_id, status, created_at, updated_at)
@@ -118,7 +119,7 @@ export class Journal {
       .run(
         patch.jobId === undefined ? e.jobId : patch.jobId,
         patch.draftVersion === undefined ? e.draftVersion : patch.draftVersion,
-        this.now(),
+        this.clock.now(),
         entryId,
       );
     return this.entry(entryId)!;
@@ -161,7 +162,7 @@ export class Journal {
 
   /** Close a plan with its outcome (e.g. published, held, failed, superseded). */
   finishPlan(planId: string, outcome: string): void {
-    const now = this.now();
+    const now = this.clock.now();
     this.conn.prepare("UPDATE plans SET status = 'finished', outcome = ?, updated_at = ? WHERE plan_id = ?").run(outcome, now, planId);
   }
 
@@ -176,7 +177,7 @@ export class Journal {
         context: { dataset: p.dataset, planId: open.planId },
       });
     }
-    this.conn.prepare("UPDATE plans SET status = 'open', outcome = NULL, updated_at = ? WHERE plan_id = ?").run(this.now(), planId);
+    this.conn.prepare("UPDATE plans SET status = 'open', outcome = NULL, updated_at = ? WHERE plan_id = ?").run(this.clock.now(), planId);
     return this.plan(planId)!;
   }
 
@@ -233,7 +234,7 @@ export class Journal {
 
   private finishEntry(id: number, status: 'done' | 'failed', result: unknown): JournalEntry {
     const e = this.mustEntry(id);
-    const now = this.now();
+    const now = this.clock.now();
     this.conn.transaction(() => {
       this.conn
         .prepare('UPDATE journal SET status = ?, result = ?, updated_at = ? WHERE id = ?')

@@ -4,6 +4,7 @@ import { changedFields, keptForeignFields, parseFields } from './fields.js';
 import { recordJson, textHash, type RecordText } from './record-json.js';
 import type { RebuildReport } from './types.js';
 import { HistoryWriter, type Provenance } from './history-writer.js';
+import type { Clock } from '../clock.js';
 
 /** What the connector itself published, for a rebuild to recognise (SnapshotRebuild.commit). */
 export interface OurRecords {
@@ -28,7 +29,7 @@ export class SnapshotRebuild {
   constructor(
     private readonly conn: Database.Database,
     private readonly dataset: string,
-    private readonly now: () => number,
+    private readonly clock: Clock,
     private readonly setConfirmed: (version: number, etag: string | null) => void,
   ) {
     conn.prepare('DELETE FROM rebuild_records WHERE dataset = ?').run(dataset);
@@ -113,7 +114,7 @@ export class SnapshotRebuild {
         const fields = changedFields(JSON.parse(d.old_json) as DatasetRecord, JSON.parse(d.new_json) as DatasetRecord);
         foreignEdits.push({ record_id: d.record_id, fields });
         const all = [...new Set([...parseFields(d.foreign_fields), ...fields])];
-        mark.run(all.length ? JSON.stringify(all) : null, this.now(), ds, d.record_id);
+        mark.run(all.length ? JSON.stringify(all) : null, this.clock.now(), ds, d.record_id);
       }
       this.conn.prepare('DELETE FROM rebuild_records WHERE dataset = ?').run(ds);
       this.setConfirmed(activeVersion, etag);
@@ -127,7 +128,7 @@ export class SnapshotRebuild {
   #history(activeVersion: number, provenance: Provenance | undefined): void {
     const ds = this.dataset;
     const base = this.conn.prepare('SELECT active_version FROM datasets WHERE dataset = ?').pluck().get(ds) as number | null | undefined;
-    const history = new HistoryWriter(this.conn, ds, this.now, provenance ?? { kind: 'server' }, activeVersion, base ?? null);
+    const history = new HistoryWriter(this.conn, ds, this.clock, provenance ?? { kind: 'server' }, activeVersion, base ?? null);
     // A page at a time (a first run may read a million records): no statement stays open while the history is written.
     const changed = this.conn.prepare(
       `SELECT n.record_id AS id, o.json AS old, n.json AS new FROM rebuild_records n

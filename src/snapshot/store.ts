@@ -7,6 +7,7 @@ import type { SnapshotEntry, SnapshotReader } from './reader.js';
 import { SnapshotRebuild } from './rebuild.js';
 import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
 import { HistoryWriter } from './history-writer.js';
+import type { Clock } from '../clock.js';
 
 /** Rows per page of the streaming reader: bounded memory, and no statement left open across awaits. */
 const PAGE_SIZE = 1000;
@@ -26,16 +27,19 @@ interface Row {
  * and a rebuild's commit(), each one transaction (house style 7).
  */
 export class SnapshotStore extends DatasetState {
-  constructor(conn: Database.Database, dataset: string, now: () => number) {
-    super(conn, dataset, now);
+  constructor(conn: Database.Database, dataset: string, clock: Clock) {
+    super(conn, dataset, clock);
   }
 
-  /** Everything known about the dataset, with record counts. */
+  /**
+   * Everything known about the dataset, with record counts (for `status`). Counting reads every record
+   * of the dataset (a second or more at 1,000,000): a sync, which needs no counts, reads state() instead.
+   */
   info(): SnapshotInfo {
     const c = this.conn
       .prepare('SELECT count(*) AS total, coalesce(sum(owned), 0) AS owned FROM records WHERE dataset = ?')
       .get(this.dataset) as { total: number; owned: number };
-    return this.stateInfo(c.total, c.owned);
+    return { ...this.state(), recordCount: c.total, ownedCount: c.owned, notOwnedCount: c.total - c.owned };
   }
 
   /**
@@ -117,7 +121,7 @@ export class SnapshotStore extends DatasetState {
       history.record(id, before, json, line ?? null);
     };
     this.conn.transaction(() => {
-      history = new HistoryWriter(this.conn, this.dataset, this.now, change.provenance ?? { kind: 'sync' }, change.activeVersion, this.confirmedVersion());
+      history = new HistoryWriter(this.conn, this.dataset, this.clock, change.provenance ?? { kind: 'sync' }, change.activeVersion, this.confirmedVersion());
       for (const rec of change.upserts ?? []) put(rec.record_id, recordJson(rec), () => rec);
       // Already canonical JSON (a plan's changeset on disk): parsed only where a foreign edit needs the record.
       for (const t of change.upsertTexts ?? []) put(t.record_id, t.json, () => JSON.parse(t.json) as DatasetRecord, t.line);
@@ -133,7 +137,7 @@ export class SnapshotStore extends DatasetState {
 
   /** Start reading the server's records into a staging area; commit() swaps them in. */
   beginRebuild(): SnapshotRebuild {
-    return new SnapshotRebuild(this.conn, this.dataset, this.now, (v, etag) => this.setConfirmed(v, etag, true));
+    return new SnapshotRebuild(this.conn, this.dataset, this.clock, (v, etag) => this.setConfirmed(v, etag, true));
   }
 
   /** Mark records as owned (adoption) without changing their content. */

@@ -44,6 +44,9 @@ export interface SnapshotInfo {
   rebuiltAt: number | null;
 }
 
+/** SnapshotInfo without the record counts: what a sync reads (counting a million records reads the whole table). */
+export type SnapshotState = Omit<SnapshotInfo, 'recordCount' | 'ownedCount' | 'notOwnedCount'>;
+
 /** Which kind of write a key showed its staging on: per-record writes, or replace and upload jobs (A12 names only the first). */
 export type KeyChannel = 'records' | 'jobs';
 

@@ -4,7 +4,7 @@ import { mkdir, open, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConnectorError } from '../errors.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import { COMMAND_BASE_ENV, type ScheduleConfig } from './config.js';
+import { COMMAND_BASE_ENV, type ScheduleConfig } from '../config/schedules.js';
 
 /** A `command` schedule's settings. */
 export type CommandSchedule = Extract<ScheduleConfig, { type: 'command' }>;

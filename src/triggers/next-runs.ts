@@ -1,5 +1,5 @@
 import { createTask } from 'node-cron';
-import type { ScheduleConfig } from './config.js';
+import type { ScheduleConfig } from '../config/schedules.js';
 import { nameSchedules } from './scheduler.js';
 
 /** One schedule of a dataset with its next run. */

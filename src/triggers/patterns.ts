@@ -1,4 +1,4 @@
-import { BUILTIN_IGNORE } from './config.js';
+import { BUILTIN_IGNORE } from '../config/watch.js';
 
 /**
  * File-name globs: `*` any run of characters, `?` one character, `[abc]` a set.

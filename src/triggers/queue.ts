@@ -1,7 +1,4 @@
-import type { ReadyFile } from './ready-file.js';
-
-/** Where a file job came from (logged with the sync); reapply: the last export, from processed/, after a reconcile found drift. */
-export type FileOrigin = 'watch' | 'startup' | 'reread' | 'command' | 'reapply';
+import type { FileOrigin, ReadyFile } from '../files/ready-file.js';
 
 /** Work for one dataset. A file job carries what to sync; the others are whole-dataset tasks. */
 export type DatasetJob =

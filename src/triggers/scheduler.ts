@@ -1,6 +1,6 @@
 import { schedule as cronSchedule } from 'node-cron';
 import type { Logger } from 'pino';
-import type { ScheduleConfig } from './config.js';
+import type { ScheduleConfig } from '../config/schedules.js';
 import { event } from '../log/events.js';
 
 /** A started cron job. */

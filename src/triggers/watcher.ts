@@ -6,12 +6,12 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
 import { event } from '../log/events.js';
 import { fileKind, linkRefusal, type LinkPolicy } from '../sources/open-file.js';
-import type { WatchConfig } from './config.js';
-import { watchLinkPolicy } from './links.js';
-import { compileMarker, type Marker } from './marker.js';
+import type { WatchConfig } from '../config/watch.js';
+import { watchLinkPolicy } from '../files/links.js';
+import { compileMarker, type Marker } from '../config/marker.js';
 import { nameFilter, type NameFilter } from './patterns.js';
 import { SettleTracker } from './settle.js';
-import type { ReadyFile } from './ready-file.js';
+import type { ReadyFile } from '../files/ready-file.js';
 
 /** Callbacks of a folder watcher. */
 export interface FolderWatcherEvents {

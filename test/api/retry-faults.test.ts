@@ -94,9 +94,10 @@ describe('safe requests are retried', () => {
     expect(w.seen('GET', '')).toBe(3);
   });
 
-  it('a request timeout on a GET is retried (tiny real delay)', async () => {
-    w.emulator.faults.add({ method: 'GET', delayMs: 300 });
-    const c = w.client(KEYS.full, { requestTimeoutMs: 100 });
+  it('a request timeout on a GET is retried (a real delay of half a second)', async () => {
+    // The retry must answer within the timeout on a loaded 2-core machine too: 500 ms of room, not 100.
+    w.emulator.faults.add({ method: 'GET', delayMs: 2_000 });
+    const c = w.client(KEYS.full, { requestTimeoutMs: 500 });
     expect((await c.getDataset()).value.dataset_id).toBe('shop-1');
     expect(w.seen('GET', '')).toBe(2);
   });

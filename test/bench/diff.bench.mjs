@@ -59,7 +59,7 @@ if (mode === '--seed') {
     const plan = planSync({
       dataset: 'bench',
       changeset: cs,
-      snapshot: store.info(),
+      snapshot: store.state(),
       key: { roles: ['read', 'write', 'replace', 'publish'], shown: { records: 'stages', jobs: 'stages' } },
       policy: policySchema.parse({}),
       rateBudget: { ratePerMinute: 100 },

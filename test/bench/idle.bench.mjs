@@ -1,7 +1,7 @@
 // An idle daemon (issue 18): `dataset-connector run` with three datasets, each with a watched folder,
 // its schedules and the health listener, against an emulator in another process. After it has started
 // and settled, its RSS and the CPU it spends over BENCH_IDLE_MS (default 60 s) of doing nothing.
-//   node idle.bench.mjs <dir>     prints one JSON line: rssMb, cpuPerMinuteMs, exceljsLoaded, …
+//   node idle.bench.mjs <dir>     prints one JSON line: rssMb (highest), endRssMb, rssSeries (a second apart), cpuPerMinuteMs, exceljsLoaded, …
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -70,10 +70,15 @@ try {
   const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${daemon.pid}/status`, 'utf8'))[1]) / 1024;
   const c1 = cpu();
   let maxRss = rss();
+  // RSS each second: V8's memory reducer gives back the young generation grown at start some 10–20 s
+  // after the last start-up GC, so the highest figure and the last one are both worth showing.
+  const series = [Math.round(maxRss)];
   const until = Date.now() + IDLE_MS;
   while (Date.now() < until) {
     await sleep(1_000);
-    maxRss = Math.max(maxRss, rss());
+    const now = rss();
+    series.push(Math.round(now));
+    maxRss = Math.max(maxRss, now);
   }
   const c2 = cpu();
   daemon.kill('SIGUSR2');
@@ -83,6 +88,8 @@ try {
   process.stdout.write(
     `${JSON.stringify({
       rssMb: Math.round(maxRss * 10) / 10,
+      endRssMb: series.at(-1),
+      rssSeries: series,
       peakRssMb: heap ? Math.round(Number(heap[1]) / 1024) : null,
       cpuPerMinuteMs: Math.round(((c2 - c1) / IDLE_MS) * 60_000),
       idleMs: IDLE_MS,

@@ -247,7 +247,9 @@ async function firstPart(dir) {
 async function idlePart(dir) {
   const m = child([here('idle.bench.mjs'), dir], { env: { ...process.env, BENCH_NODE_FLAGS: NODE_FLAGS.join(' ') } });
   say(`idle: a daemon with three datasets (watched folders, schedules, health listener), idle for ${(m.idleMs / 1000).toFixed(0)} s after start`);
+  say(`    RSS a second apart from ${((m.startMs + 5_000) / 1000).toFixed(0)} s after start (MB): ${m.rssSeries.join(' ')}`);
   figure('idle daemon, RSS', m.rssMb, 'MB', { max: 80 }, { heapMb: m.heapMb, startMs: m.startMs });
+  figure('idle daemon, RSS at the end of the idle time', m.endRssMb, 'MB', null, { rssSeries: m.rssSeries });
   figure('idle daemon, CPU per idle minute', m.cpuPerMinuteMs / 1000, 's', { max: 0.5 }, { idleMs: m.idleMs });
   figure('idle daemon, exceljs loaded', m.exceljsLoaded ? 1 : 0, 'yes/no', { max: 0 });
 }

@@ -3,7 +3,7 @@ import type { DatasetConfig } from '../../src/config/schema.js';
 import { configDelta } from '../../src/daemon/config-delta.js';
 import { DRAFT_LIFETIME_MS, draftExpiry } from '../../src/daemon/draft-expiry.js';
 import { driftToRepair } from '../../src/daemon/drift-repair.js';
-import { nextForError, nextForResult, skipReason } from '../../src/daemon/file-job.js';
+import { nextForError, nextForResult, skipReason } from '../../src/files/file-job.js';
 import { ConnectorError } from '../../src/errors.js';
 import type { HeldDraft, RebuildReport } from '../../src/snapshot/types.js';
 

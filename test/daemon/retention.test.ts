@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { Service } from '../../src/daemon/service.js';
-import { isArchivedName } from '../../src/triggers/retention.js';
+import { isArchivedName } from '../../src/files/archive.js';
 import { capture, daemonFixture, drop, events, exportCsv, serviceScenario, waitEvent } from './service-harness.js';
 
 const DAY = 86_400_000;

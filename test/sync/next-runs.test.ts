@@ -1,6 +1,6 @@
 import { getTasks } from 'node-cron';
 import { describe, expect, it } from 'vitest';
-import { scheduleConfigSchema } from '../../src/triggers/config.js';
+import { scheduleConfigSchema } from '../../src/config/schedules.js';
 import { nextScheduledRuns } from '../../src/triggers/next-runs.js';
 
 /** Hour and minute of an instant in a time zone. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hasCode } from '../../src/errors.js';
 import { runExportCommand, type CommandSchedule } from '../../src/triggers/command.js';
-import { scheduleConfigSchema } from '../../src/triggers/config.js';
+import { scheduleConfigSchema } from '../../src/config/schedules.js';
 
 const node = process.execPath;
 

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { disposeFile } from '../../src/triggers/after.js';
-import { watchConfigSchema, type WatchConfig } from '../../src/triggers/config.js';
+import { disposeFile } from '../../src/files/dispose.js';
+import { watchConfigSchema, type WatchConfig } from '../../src/config/watch.js';
 import { FolderWatcher } from '../../src/triggers/watcher.js';
-import type { ReadyFile } from '../../src/triggers/ready-file.js';
+import type { ReadyFile } from '../../src/files/ready-file.js';
 import { SECRET, secretOutside } from '../sources/helpers.js';
 
 // Issue 11 point 6: a link or any non-regular file in a watch folder is never handed on (nor opened), and said once.
@@ -154,7 +154,7 @@ describe('dispose never moves what a link points to', () => {
 
 describe('which files of a dataset may be links', () => {
   it('watch, start-up and reapply files follow the watch; reread and command paths (named by the operator) are followed', async () => {
-    const { linkPolicyFor } = await import('../../src/triggers/links.js');
+    const { linkPolicyFor } = await import('../../src/files/links.js');
     const plain = cfg('/srv/in');
     const follow = cfg('/srv/in', { follow_symlinks: true, processed_dir: '/archive/done' });
     for (const origin of ['watch', 'startup', 'reapply'] as const) {

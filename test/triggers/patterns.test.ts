@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { globToRegExp, nameFilter } from '../../src/triggers/patterns.js';
-import { compileMarker } from '../../src/triggers/marker.js';
-import { watchConfigSchema } from '../../src/triggers/config.js';
+import { compileMarker } from '../../src/config/marker.js';
+import { watchConfigSchema } from '../../src/config/watch.js';
 
 describe('file-name globs', () => {
   it.each([

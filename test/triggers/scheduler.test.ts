@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { schedulesConfigSchema } from '../../src/triggers/config.js';
+import { schedulesConfigSchema } from '../../src/config/schedules.js';
 import {
   DatasetScheduler,
   nameSchedules,

@@ -2,9 +2,9 @@ import { mkdir, mkdtemp, open, readdir, rename, rm, utimes, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { watchConfigSchema, type WatchConfig } from '../../src/triggers/config.js';
+import { watchConfigSchema, type WatchConfig } from '../../src/config/watch.js';
 import { FolderWatcher } from '../../src/triggers/watcher.js';
-import type { ReadyFile } from '../../src/triggers/ready-file.js';
+import type { ReadyFile } from '../../src/files/ready-file.js';
 
 const SETTLE_MS = 120;
 const watchers: FolderWatcher[] = [];

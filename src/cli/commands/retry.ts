@@ -3,8 +3,8 @@ import { basename, isAbsolute, join } from 'node:path';
 import type { Command } from 'commander';
 import type { DatasetConfig } from '../../config/schema.js';
 import { ConnectorError } from '../../errors.js';
-import { fateDir } from '../../triggers/after.js';
-import type { WatchConfig } from '../../triggers/config.js';
+import { fateDir } from '../../files/archive.js';
+import type { WatchConfig } from '../../config/watch.js';
 import { commandLogger, humanOutput, loadConfigFor, runAction } from '../context.js';
 import { reportSync } from '../report-error.js';
 import { syncSummaryLine } from './sync.js';
@@ -72,7 +72,7 @@ export function register(program: Command): void {
           progress?.clear();
           if (summary.result === 'published' || summary.result === 'unchanged') {
             const { rejectFilePath } = await import('../../sources/reject-file.js');
-            const { disposeFile } = await import('../../triggers/after.js');
+            const { disposeFile } = await import('../../files/dispose.js');
             // Beside it: the failed attempt's reject file, or this sync's own when it skipped rows (skip_rows), which goes along.
             const reject = rejectFilePath(path);
             if (summary.rowErrors === 0) await rm(reject, { force: true });

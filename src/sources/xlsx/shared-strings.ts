@@ -1,6 +1,7 @@
 import { SourceError } from '../../model/source-error.js';
 import { partName, type WorkbookArchive } from './archive.js';
 import { unescapeXstring } from './cell-text.js';
+import { scanPlainItem } from './plain-cell.js';
 import { readXml, type XmlHandlers } from './xml.js';
 
 /**
@@ -45,8 +46,11 @@ export class StringItem {
   }
 }
 
-/** The shared strings table, in order (cells refer to it by index); refused beyond `maxBytes` uncompressed. */
-export async function readSharedStrings(archive: WorkbookArchive, part: string, maxBytes: number): Promise<string[]> {
+/**
+ * The shared strings table, in order (cells refer to it by index); refused beyond `maxBytes` uncompressed.
+ * `general`: every item through the general scanner, none by the fast path (plain-cell.ts), for tests to compare.
+ */
+export async function readSharedStrings(archive: WorkbookArchive, part: string, maxBytes: number, general = false): Promise<string[]> {
   const declared = archive.declaredBytes(part);
   if (declared > maxBytes) {
     throw new SourceError(
@@ -58,21 +62,40 @@ export async function readSharedStrings(archive: WorkbookArchive, part: string, 
   const strings: string[] = [];
   const item = new StringItem();
   let inItem = false;
+  const openItem = () => {
+    inItem = true;
+  };
+  const closeItem = () => {
+    inItem = false;
+    strings.push(unescapeXstring(item.take()));
+  };
   const handlers: XmlHandlers = {
     open(name) {
-      if (name === 'si') inItem = true;
+      if (name === 'si') openItem();
       else if (inItem) item.open(name);
     },
     close(name) {
-      if (name === 'si') {
-        inItem = false;
-        strings.push(unescapeXstring(item.take()));
-      } else if (inItem) item.close(name);
+      if (name === 'si') closeItem();
+      else if (inItem) item.close(name);
     },
     text(value) {
       if (inItem) item.text(value);
     },
   };
+  if (!general) {
+    // The events the scanner would have given for a plain item: open si, open t, its text (when any), close t, close si.
+    const plain = { text: '' };
+    handlers.element = (x, lt) => {
+      const end = scanPlainItem(x, lt, plain);
+      if (end < 0) return -1;
+      openItem();
+      item.open('t');
+      if (plain.text !== '') item.text(plain.text);
+      item.close('t');
+      closeItem();
+      return end;
+    };
+  }
   await readXml(archive.file, part, archive.text(part), handlers);
   return strings;
 }

@@ -2,6 +2,7 @@ import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
+import { scanPlainCell, type PlainCell } from './plain-cell.js';
 import { StringItem } from './shared-strings.js';
 import { parseXml, type XmlHandlers } from './xml.js';
 
@@ -13,6 +14,8 @@ export interface SheetContext {
   date1904: boolean;
   /** Longest text a row may hold (max_record_bytes); a cell is refused as soon as it grows beyond. */
   maxChars: number;
+  /** Every cell through the general scanner, none by the fast path (plain-cell.ts): what tests compare it with. */
+  general?: boolean;
 }
 
 /** Excel's last column, XFD. */
@@ -93,26 +96,51 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     }
   };
 
+  // The scanner's events for cells and values, shared by the general path and the fast one (plain-cell.ts).
+  const openCell = (r: string | undefined, t: string | undefined, s: string | undefined) => {
+    col = r !== undefined ? columnOf(r) || col + 1 : col + 1;
+    if (rowFromCell) {
+      rowFromCell = false;
+      const n = r !== undefined ? rowOf(r) : NaN;
+      if (n > rowNumber) rowNumber = n;
+    }
+    // The padding below would otherwise try to allocate whatever a crafted reference asks for.
+    if (col > MAX_COLUMN) throw refuse(`cell ${r !== undefined ? boundText(r, 20) : `number ${col}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
+    type = t;
+    style = s !== undefined ? Number(s) : 0;
+    value = '';
+    hasValue = false;
+  };
+  const openValue = () => {
+    inValue = true;
+    value = '';
+  };
+  const closeValue = () => {
+    inValue = false;
+    hasValue = true;
+  };
+  const closeCell = () => {
+    if (hasValue) {
+      while (cells.length < col - 1) cells.push('');
+      cells[col - 1] = text();
+    }
+  };
+  const onText = (piece: string) => {
+    if (inValue) {
+      value += piece;
+      if (value.length > maxChars) throw tooLong();
+    } else if (inInline && inline.text(piece) > maxChars) throw tooLong();
+  };
+  const plain: PlainCell = { r: undefined, t: undefined, s: undefined, v: null };
+
   const handlers: XmlHandlers = {
     open(name, a) {
       switch (name) {
         case 'c':
-          col = a.r !== undefined ? columnOf(a.r) || col + 1 : col + 1;
-          if (rowFromCell) {
-            rowFromCell = false;
-            const r = a.r !== undefined ? rowOf(a.r) : NaN;
-            if (r > rowNumber) rowNumber = r;
-          }
-          // The padding below would otherwise try to allocate whatever a crafted reference asks for.
-          if (col > MAX_COLUMN) throw refuse(`cell ${a.r !== undefined ? boundText(a.r, 20) : `number ${col}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
-          type = a.t;
-          style = a.s !== undefined ? Number(a.s) : 0;
-          value = '';
-          hasValue = false;
+          openCell(a.r, a.t, a.s);
           return;
         case 'v':
-          inValue = true;
-          value = '';
+          openValue();
           return;
         case 'is':
           inInline = true;
@@ -130,14 +158,10 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     close(name) {
       switch (name) {
         case 'v':
-          inValue = false;
-          hasValue = true;
+          closeValue();
           return;
         case 'c':
-          if (hasValue) {
-            while (cells.length < col - 1) cells.push('');
-            cells[col - 1] = text();
-          }
+          closeCell();
           return;
         case 'is':
           inInline = false;
@@ -151,12 +175,22 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
           if (inInline) inline.close(name);
       }
     },
-    text(piece) {
-      if (inValue) {
-        value += piece;
-        if (value.length > maxChars) throw tooLong();
-      } else if (inInline && inline.text(piece) > maxChars) throw tooLong();
-    },
+    text: onText,
   };
+  if (ctx.general !== true) {
+    // The events the scanner would have given for a plain cell: open c, open v, its text (when any), close v, close c.
+    handlers.element = (x, lt) => {
+      const end = scanPlainCell(x, lt, plain);
+      if (end < 0) return -1;
+      openCell(plain.r, plain.t, plain.s);
+      if (plain.v !== null) {
+        openValue();
+        if (plain.v !== '') onText(plain.v);
+        closeValue();
+      }
+      closeCell();
+      return end;
+    };
+  }
   yield* parseXml(file, part, archive.text(part), handlers, () => (rowNumber > 0 ? `after row ${rowNumber}` : ''));
 }

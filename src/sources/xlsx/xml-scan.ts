@@ -17,6 +17,15 @@ export interface ScanHandlers {
   close(name: string): void;
   /** Character data, possibly in several pieces. */
   text(value: string): void;
+  /**
+   * A shortcut for the commonest elements of a part (a sheet's cells): given
+   * the text and the index of a `<` inside the root element, either read the
+   * whole element there, nested at most two deep, doing what open, text and
+   * close would have done, and return the index after it; or return -1 to
+   * leave it to the scanner. It must only take markup the scanner would
+   * accept and read alike (tests compare the two).
+   */
+  element?(s: string, lt: number): number;
 }
 
 /** Why the XML is not well-formed; thrown by write() and close(). */
@@ -68,6 +77,8 @@ export class XmlScanner {
 
   #run(final: boolean): void {
     const s = this.#buf;
+    const h = this.h;
+    const shortcut = h.element !== undefined;
     let i = 0;
     for (;;) {
       const lt = s.indexOf('<', i);
@@ -89,6 +100,13 @@ export class XmlScanner {
       }
       if (lt < 0) break;
       if (lt > 0) this.#started = true;
+      if (shortcut && this.#stack.length > 0 && this.#stack.length + 2 <= this.maxDepth) {
+        const after = h.element!(s, lt);
+        if (after >= 0) {
+          i = after;
+          continue;
+        }
+      }
       const next = this.#markup(s, lt, final);
       if (next < 0) break; // incomplete: wait for more
       this.#started = true;

@@ -9,6 +9,8 @@ export interface XmlHandlers {
   close(name: string): void;
   /** Character data (text and CDATA), possibly in several pieces. */
   text(value: string): void;
+  /** A shortcut for the commonest elements, as ScanHandlers.element (it sees names as written, prefix included). */
+  element?(s: string, lt: number): number;
 }
 
 // SpreadsheetML with its extensions (extLst, mc:AlternateContent) stays within about a dozen levels.
@@ -45,6 +47,7 @@ export async function* parseXml(
       },
       close: (qualified) => handlers.close(name(qualified)),
       text: handlers.text,
+      element: handlers.element && ((s, lt) => handlers.element!(s, lt)),
     },
     MAX_DEPTH,
     tooDeep,

@@ -125,7 +125,7 @@ export async function applyPerRecord(ctx: ExecContext, run: PlanRun, rj: RunJour
 
 async function send(ctx: ExecContext, run: PlanRun, direct: boolean, op: RecordOp, idempotencyKey: string | undefined, binding: { onlyKey?: string }) {
   // If-Match: staged writes against the plan's base; direct writes against the version the last one confirmed.
-  const ifMatch = direct ? ctx.store.info().etag : run.plan.baseEtag;
+  const ifMatch = direct ? ctx.store.state().etag : run.plan.baseEtag;
   const opts = {
     ...binding,
     ...(direct ? {} : { publish: false }),

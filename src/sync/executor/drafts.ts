@@ -2,6 +2,7 @@ import { ConnectorError, hasCode } from '../../errors.js';
 import type { ExecContext } from './context.js';
 import * as ledger from './ledger.js';
 import type { DraftCounts } from '../core/plan.js';
+import { foreignDraftMessage } from '../core/gate.js';
 import type { RunJournal } from './run-journal.js';
 import { event } from '../../log/events.js';
 
@@ -83,11 +84,6 @@ function bump(c: DraftCounts, kind: string): void {
   else c.deleted++;
 }
 
-/** Why a sync waits on a draft the connector did not make. */
-export function foreignDraftMessage(version: number): string {
-  return `draft ${version} was not made by the connector; waiting for a person to publish or discard it (on_foreign_draft: wait)`;
-}
-
 /**
  * A pending draft the connector did not make: on_foreign_draft `discard`
  * drops it (null: go on); `wait` records it as held and reports it.
@@ -120,21 +116,22 @@ export function holdMixed(ctx: ExecContext, err: MixedDraftError, fileHash: stri
   return { result: 'waiting', code: err.code, message: err.message };
 }
 
-/** A held foreign draft that also holds the connector's writes (see holdMixed). */
-export function isMixed(summary: unknown): boolean {
-  return (summary as { mixed?: unknown } | null)?.mixed === true;
-}
-
 /**
  * A pending draft that is not the current plan's: one a closed plan of ours
  * made (the journal says so) is settled as ours (settleOrphan); any other
  * follows on_foreign_draft. Null: it is gone, go on.
  */
 export async function otherDraft(ctx: ExecContext, version: number): Promise<DraftStop | null> {
-  const planId = ledger.planOfDraft(ctx, version);
-  if (planId === null || ledger.journaledPlan(ctx, planId)?.status === 'open') return foreignDraft(ctx, version);
+  const planId = orphanPlanOf(ctx, version);
+  if (planId === null) return foreignDraft(ctx, version);
   await settleOrphan(ctx, planId, version);
   return null;
+}
+
+/** The closed plan of ours that made draft `version` (an orphan), or null: someone else's draft, or the open plan's. */
+export function orphanPlanOf(ctx: ExecContext, version: number): string | null {
+  const planId = ledger.planOfDraft(ctx, version);
+  return planId !== null && ledger.journaledPlan(ctx, planId)?.status !== 'open' ? planId : null;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { DatasetConfig } from '../../config/schema.js';
 import { fieldsOf, primaryFeed } from '../../config/feed-fields.js';
-import type { GateFile } from './held-gate.js';
+import type { GateFile } from '../core/gate.js';
 import type { FeedEntry } from '../../feeds/fields.js';
 import { mergeUpdate, newUpdateTally } from '../../feeds/merge-update.js';
 import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
@@ -44,7 +44,7 @@ export function planFeedOf(ds: DatasetConfig, src: SourceRead, merged?: FeedSumm
 /** What the held gate needs to know of a read (issue 13: a held change of another feed makes this file wait). */
 export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
   const feed = planFeedOf(ds, src);
-  return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds) } : null };
+  return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } : null };
 }
 
 /** A read of a feed's file: not uploadable when its records are merged (the server would map the file alone, A14). */

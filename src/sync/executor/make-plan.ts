@@ -30,13 +30,12 @@ export interface PlanChoices {
  */
 export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, changeset: Changeset, activeVersion: number, choices: PlanChoices): SyncPlan {
   const feed = choices.restore ? null : planFeedOf(ds, src, choices.merged);
-  const info = ctx.store.info();
   return planSync({
     dataset: ctx.dataset,
     changeset,
     // The snapshot as just reconciled; the base is the server's active version (If-Match). An update feed's
     // file is no catalogue: the row-drop guard compares catalogues only (issue 13).
-    snapshot: { ...info, activeVersion, ...(feed && feed.role !== 'full' ? { lastSource: null } : {}) },
+    snapshot: { ...ctx.store.state(), activeVersion, ...(feed && feed.role !== 'full' ? { lastSource: null } : {}) },
     key: keyOf(ctx, KNOWN_ROLES),
     policy: ctx.policy,
     rateBudget: { ratePerMinute: ds.api.rate_per_minute },

@@ -33,7 +33,7 @@ export function draftGuards(ctx: ExecContext, run: PlanRun, counts: DraftCounts)
   const gc = { ...guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, rows), missing: plan.feed?.missing };
   // Issue 14: the value guards from the plan's own tally (a draft's counts say nothing of values).
   const c = plan.counts;
-  return withValueGuards(evaluateGuards(gc, ctx.store.info(), ctx.policy), plan.changeset.values, c.changes + c.unchanged, ctx.policy.guards.values);
+  return withValueGuards(evaluateGuards(gc, ctx.store.state(), ctx.policy), plan.changeset.values, c.changes + c.unchanged, ctx.policy.guards.values);
 }
 
 /**

@@ -22,7 +22,7 @@ export interface ServerView {
 export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecords): Promise<ServerView> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const { value: ds } = await ctx.client.getDataset();
-    const info = ctx.store.info();
+    const info = ctx.store.state();
     const etag = `"v${ds.active_version}"`;
     if (!force && info.activeVersion === ds.active_version) return { dataset: ds, etag, rebuilt: null };
     const rebuild = ctx.store.beginRebuild();

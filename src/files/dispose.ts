@@ -1,15 +1,11 @@
-import { lstat, mkdir, open, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
-import { pipeline } from 'node:stream/promises';
-import { join, resolve } from 'node:path';
-import { NEVER_FOLLOW, closeFile, fdReadStream, openRegularFile } from '../sources/open-file.js';
-import { fitName, NAME_MAX_BYTES, splitExt } from '../file-names.js';
-import { zonedParts } from '../zoned-time.js';
+import { lstat, mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { WatchConfig } from '../config/watch.js';
+import { splitExt } from '../file-names.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import type { WatchConfig } from './config.js';
+import { archiveName, fateDir, type FileFate } from './archive.js';
+import { moveFile } from './move.js';
 import type { ReadyFile } from './ready-file.js';
-
-/** Why a file leaves the folder. */
-export type FileFate = 'processed' | 'failed' | 'superseded';
 
 /** What became of a file after processing. */
 export type Disposal =
@@ -26,30 +22,6 @@ export interface DisposeOptions {
   timezone: string;
   /** The reject file the read wrote beside the export (src/sources rejectFilePath); moved along when present. */
   rejectSource?: string;
-}
-
-/** `YYYYMMDD-HHmmss` of `atMs` in `timezone`, for archived names. */
-export function fileTimestamp(atMs: number, timezone: string): string {
-  const t = zonedParts(atMs, timezone);
-  return `${t.year}${t.month}${t.day}-${t.hour}${t.minute}${t.second}`;
-}
-
-/** Bytes kept free in an archived name for freeName's `-N` and the reject file's longer ending. */
-const ARCHIVE_NAME_RESERVE_BYTES = 16;
-
-/**
- * Archived name: original stem, timestamp, optional tag, original extension
- * (`stock.20240412-031500.csv`), shortened to leave room for a `-N` and for
- * the reject file named after it (fitName).
- */
-export function archiveName(name: string, atMs: number, timezone: string, tag?: string): string {
-  const { stem, ext } = splitExt(name);
-  return fitName(stem, `.${fileTimestamp(atMs, timezone)}${tag ? `.${tag}` : ''}${ext}`, NAME_MAX_BYTES - ARCHIVE_NAME_RESERVE_BYTES);
-}
-
-/** The folder a fate sends files to, resolved against the watched folder. */
-export function fateDir(cfg: WatchConfig, fate: FileFate): string {
-  return resolve(cfg.path, fate === 'failed' ? cfg.failed_dir : cfg.processed_dir);
 }
 
 /**
@@ -113,37 +85,4 @@ async function freeName(dir: string, name: string): Promise<string> {
 
 async function isRegularFile(path: string): Promise<boolean> {
   return (await lstat(path).catch(() => undefined))?.isFile() ?? false;
-}
-
-/**
- * Move a directory entry: rename moves a link as the link. Across file
- * systems (processed_dir on another one than the share) a link is made
- * again and a file copied through a descriptor that does not follow links,
- * into a name that must not exist yet: never the target of a link.
- */
-async function moveFile(from: string, to: string): Promise<void> {
-  try {
-    await rename(from, to);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
-    const entry = await lstat(from);
-    if (entry.isSymbolicLink()) await symlink(await readlink(from), to);
-    else await copyNoFollow(from, to);
-    await rm(from, { force: true });
-  }
-}
-
-async function copyNoFollow(from: string, to: string): Promise<void> {
-  const src = await openRegularFile(from, NEVER_FOLLOW);
-  try {
-    const out = await open(to, 'wx', 0o640);
-    try {
-      await pipeline(fdReadStream(src.fd), out.createWriteStream({ autoClose: false }));
-      await out.sync();
-    } finally {
-      await out.close();
-    }
-  } finally {
-    await closeFile(src.fd);
-  }
 }

@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NEVER_FOLLOW, hashFile } from '../sources/open-file.js';
-import { isArchivedName } from './retention.js';
+import { isArchivedName } from './archive.js';
 import type { ReadyFile } from './ready-file.js';
 
 /**

@@ -4,14 +4,13 @@ import { ConnectorError, hasCode } from '../errors.js';
 import { event } from '../log/events.js';
 import type { SyncResult, SyncSummary } from '../sync/outcome.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import type { FileFate } from '../triggers/after.js';
+import type { FileFate } from './archive.js';
 import { SourceError } from '../model/source-error.js';
 import { hashFile } from '../sources/open-file.js';
-import { linkPolicyFor } from '../triggers/links.js';
-import type { DatasetJob } from '../triggers/queue.js';
-import { disposeReported } from './dispose.js';
-import type { HealthState } from './health-state.js';
-import type { DaemonEngine, DaemonState } from './ports.js';
+import { linkPolicyFor } from './links.js';
+import { disposeReported } from './dispose-reported.js';
+import type { FileSyncer, HealthReasons, LastFile } from './ports.js';
+import type { FileOrigin, ReadyFile } from './ready-file.js';
 import type { Clock } from '../clock.js';
 
 /** What happens next with a file after its sync. */
@@ -74,10 +73,10 @@ export function skipReason(hash: string, last: string | null, reapplyOf?: string
 
 /** Everything a file job needs. */
 export interface FileJobDeps {
-  engine: DaemonEngine;
-  state: DaemonState;
+  engine: FileSyncer;
+  state: LastFile;
   logger: Logger;
-  health: HealthState;
+  health: HealthReasons;
   timezone: string;
   /** The one clock (src/clock.ts). */
   clock: Clock;
@@ -96,7 +95,7 @@ export interface FileJobDeps {
  */
 export async function runFileJob(
   ds: DatasetConfig,
-  job: Extract<DatasetJob, { kind: 'file' }>,
+  job: { file: ReadyFile; origin: FileOrigin; reapplyOf?: string },
   deps: FileJobDeps,
 ): Promise<FileJobResult> {
   const { file, origin } = job;

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { ALWAYS_FOLLOW, NEVER_FOLLOW, type LinkPolicy } from '../sources/open-file.js';
-import { fateDir } from './after.js';
-import type { WatchConfig } from './config.js';
-import type { FileOrigin } from './queue.js';
+import { fateDir } from './archive.js';
+import type { WatchConfig } from '../config/watch.js';
+import type { FileOrigin } from './ready-file.js';
 
 /**
  * The folders a followed link may lead into (watch.follow_symlinks): the

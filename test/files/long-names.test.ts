@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rejectFilePath, writeRejectFile } from '../../src/sources/reject-file.js';
-import { archiveName, disposeFile } from '../../src/triggers/after.js';
-import { watchConfigSchema } from '../../src/triggers/config.js';
-import type { ReadyFile } from '../../src/triggers/ready-file.js';
+import { archiveName } from '../../src/files/archive.js';
+import { disposeFile } from '../../src/files/dispose.js';
+import { watchConfigSchema } from '../../src/config/watch.js';
+import type { ReadyFile } from '../../src/files/ready-file.js';
 
 const NOW = Date.UTC(2024, 3, 12, 3, 15, 0);
 const bytes = (s: string) => Buffer.byteLength(s);

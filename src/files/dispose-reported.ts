@@ -1,16 +1,17 @@
 import type { Logger } from 'pino';
 import type { DatasetConfig } from '../config/schema.js';
 import { event } from '../log/events.js';
-import { disposeFile, fateDir, type Disposal, type DisposeOptions, type FileFate } from '../triggers/after.js';
-import type { WatchConfig } from '../triggers/config.js';
-import type { ReadyFile } from '../triggers/ready-file.js';
-import type { HealthState } from './health-state.js';
+import { disposeFile, type Disposal, type DisposeOptions } from './dispose.js';
+import { fateDir, type FileFate } from './archive.js';
+import type { WatchConfig } from '../config/watch.js';
+import type { ReadyFile } from './ready-file.js';
+import type { HealthReasons } from './ports.js';
 import type { Clock } from '../clock.js';
 
 /** What disposeReported needs. */
 export interface DisposeDeps {
   logger: Logger;
-  health: HealthState;
+  health: HealthReasons;
   /** The one clock (src/clock.ts). */
   clock: Clock;
 }

@@ -1,0 +1,29 @@
+import type { DatasetConfig } from '../config/schema.js';
+import type { LinkPolicy } from '../sources/open-file.js';
+import type { SyncSummary } from '../sync/outcome.js';
+
+/**
+ * What a file's life needs of the daemon around it, kept narrow so that this
+ * folder never imports src/daemon/ (which runs the file jobs).
+ */
+
+/** The sync engine (src/sync/engine.ts): syncs one export file. */
+export interface FileSyncer {
+  /**
+   * Sync one export file; one at a time per dataset (the daemon's queue already ensures it).
+   * `signal` stops it between journaled steps (result interrupted; the next start resumes it).
+   */
+  sync(ds: DatasetConfig, input: { file: string; links?: LinkPolicy; sha256?: string }, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
+}
+
+/** What a file job reads of the state database. */
+export interface LastFile {
+  /** Content hash of the last export processed for the dataset, or null. */
+  lastFileHash(dataset: string): string | null;
+}
+
+/** The health reasons of /healthz (src/daemon/health-state.ts), one per dataset and topic. */
+export interface HealthReasons {
+  set(dataset: string, topic: string, code: string, message: string, now: number): void;
+  clear(dataset: string, topic: string): void;
+}

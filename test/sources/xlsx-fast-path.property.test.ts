@@ -1,0 +1,133 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import ExcelJS from 'exceljs';
+import { SourceError } from '../../src/model/source-error.js';
+import { NEVER_FOLLOW, closeFile, openRegularFile } from '../../src/sources/open-file.js';
+import { WorkbookArchive } from '../../src/sources/xlsx/archive.js';
+import { readSharedStrings } from '../../src/sources/xlsx/shared-strings.js';
+import { readSheetRows } from '../../src/sources/xlsx/sheet.js';
+import { handMadeXlsx } from './xlsx-parts.js';
+import { tempDir } from './helpers.js';
+
+/**
+ * Issue 18: plain cells (`<c r t s><v>…</v></c>`, `<c …/>`) and plain shared
+ * strings (`<si><t>…</t></si>`) are read by a fast path (plain-cell.ts) that
+ * leaves everything else to the general scanner. It must give exactly what
+ * the general path gives, cell for cell and refusal for refusal, whatever
+ * the sheet holds and wherever the inflated pieces are cut: checked here on
+ * generated sheets of every kind of cell, on the strings tables beside them,
+ * and on workbooks exceljs writes.
+ */
+
+type Outcome = { rows: Array<[number, string[]]>; strings: string[] } | { refused: string };
+
+/** The strings table and the rows of sheet 1, by the fast path or (`general`) without it. */
+async function read(file: string, general: boolean, piece: number, maxChars = 1_000): Promise<Outcome> {
+  const f = await openRegularFile(file, NEVER_FOLLOW);
+  const archive = await WorkbookArchive.open(file, f.fd, f.size, piece);
+  try {
+    const strings = archive.has('xl/sharedStrings.xml') ? await readSharedStrings(archive, 'xl/sharedStrings.xml', 1 << 20, general) : [];
+    const rows: Array<[number, string[]]> = [];
+    const ctx = { sharedStrings: strings, dateStyles: [false, true, false], date1904: false, maxChars, general };
+    for await (const _ of readSheetRows(archive, 'xl/worksheets/sheet1.xml', ctx, (cells, row) => rows.push([row, [...cells]]))) void _;
+    return { rows, strings };
+  } catch (err) {
+    if (err instanceof SourceError) return { refused: `${err.code} ${err.message}` };
+    throw err;
+  } finally {
+    archive.close();
+    await closeFile(f.fd);
+  }
+}
+
+// Text of every sort: plain, non-ASCII, and what the fast path must leave to the scanner
+// (references, CR, tab, LF, >, an OOXML escape, characters XML refuses).
+const TEXT = fc
+  .array(fc.constantFrom('1', '0', '-', '.', 'E', 'a', ' ', '髙', '😀', 'é', '&amp;', '&lt;', '&#65;', '>', '\r\n', '\t', '\n', '_x000D_', '\u0001', '\ufffe', '"', "'"), {
+    maxLength: 6,
+  })
+  .map((p) => p.join(''));
+const NUMBER = fc.oneof(fc.integer({ min: -1e6, max: 1e6 }).map(String), fc.double({ noNaN: true }).map(String), fc.constantFrom('1e5', '0.10', '-0', '', ' 3', '007', 'x'));
+const REF = fc.oneof(
+  fc.tuple(fc.constantFrom('A', 'B', 'C', 'Z', 'AA', 'XFD', 'XFE', 'b', ''), fc.constantFrom('1', '2', '5', '', '0')).map(([c, r]) => c + r),
+  fc.constantFrom('A1 ', '$A$1', '1A'),
+);
+const ATTR = fc.oneof(
+  { weight: 4, arbitrary: fc.tuple(fc.constant('r'), REF) },
+  { weight: 3, arbitrary: fc.tuple(fc.constant('t'), fc.constantFrom('s', 'n', 'b', 'e', 'str', 'd', 'inlineStr', 'x', '')) },
+  { weight: 3, arbitrary: fc.tuple(fc.constant('s'), fc.constantFrom('0', '1', '2', '9', '', 'x')) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('cm', 'vm', 'ph', 'x14ac:dyDescent'), fc.constantFrom('1', '0')) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('r', 's'), fc.constantFrom('A&amp;1', 'A\t1', '髙', '1\n')) },
+);
+const SPACE = fc.constantFrom(' ', ' ', ' ', '  ', '\n', '\t');
+const attrs = fc.array(fc.tuple(SPACE, ATTR, fc.constantFrom('"', '"', '"', "'")), { maxLength: 4 }).map((a) => a.map(([sp, [k, v], q]) => `${sp}${k}=${q}${v}${q}`).join(''));
+const VALUE = fc.oneof(NUMBER, TEXT, fc.nat(12).map(String), fc.constantFrom('TRUE', '0', '#N/A', '2024-03-01T10:20:30Z', '45000.5'));
+const CELL = fc.oneof(
+  { weight: 8, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v>${v}</v></c>`) },
+  { weight: 2, arbitrary: attrs.map((a) => `<c${a}/>`) },
+  { weight: 1, arbitrary: attrs.map((a) => `<c${a}></c>`) },
+  { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><f>A1+1</f><v>${v}</v></c>`) },
+  { weight: 1, arbitrary: fc.tuple(attrs, TEXT).map(([a, t]) => `<c${a} t="inlineStr"><is><t>${t}</t></is></c>`) },
+  { weight: 1, arbitrary: fc.tuple(attrs, TEXT, TEXT).map(([a, t, u]) => `<c${a}><is><r><t>${t}</t></r><r><rPr/><t xml:space="preserve">${u}</t></r><rPh><t>ふり</t></rPh></is></c>`) },
+  { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v>${v}</v ></c>`) },
+  { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v><![CDATA[${v}]]></v></c>`) },
+  { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v>${v}</v></c >`) },
+  { weight: 1, arbitrary: fc.constantFrom('<c r="A1"><v>1</v>', '<c r="A1"><v>1</c></v>', '<c r="A1" r="B1"><v>1</v></c>', '<c r="A1"><v>1</v></c></c>', '<c r="A1"><v>1</v></d>', '<!-- c -->', 'x') },
+);
+const ROW = fc.tuple(fc.option(fc.nat(9).map((n) => String(n + 1)), { nil: undefined }), fc.array(CELL, { maxLength: 8 })).map(([r, cells]) => `<row${r === undefined ? '' : ` r="${r}"`}>${cells.join('')}</row>`);
+const ITEM = fc.oneof(
+  { weight: 6, arbitrary: TEXT.map((t) => `<si><t>${t}</t></si>`) },
+  { weight: 2, arbitrary: TEXT.map((t) => `<si><t xml:space="preserve">${t}</t></si>`) },
+  { weight: 1, arbitrary: fc.constantFrom('<si><t/></si>', '<si><t></t></si>', '<si></si>', '<si><t xml:space="default">a</t></si>', '<si><t >a</t></si>', '<si ><t>a</t></si>', '<si><t>a</t ></si>') },
+  { weight: 1, arbitrary: fc.tuple(TEXT, TEXT).map(([t, u]) => `<si><r><t>${t}</t></r><r><t>${u}</t></r><rPh sb="0" eb="1"><t>よみ</t></rPh></si>`) },
+  { weight: 1, arbitrary: fc.constantFrom('<si><t>a</t>', '<si><t>a</si></t>', '<si><t>a</t></si></si>') },
+);
+
+describe('XLSX fast path: the same cells and strings as the general scanner', () => {
+  it('on generated sheets of every kind of cell and strings tables, however the inflated pieces are cut', async () => {
+    const dir = await tempDir();
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(ROW, { maxLength: 6 }), fc.array(ITEM, { maxLength: 14 }), fc.integer({ min: 16, max: 600 }), fc.boolean(), fc.constantFrom(1_000, 8), async (rows, items, piece, prefixed, maxChars) => {
+        const file = join(dir, `b${n++}.xlsx`);
+        // A prefixed root (x:worksheet): unprefixed cells then go to the scanner as other elements would.
+        const root = prefixed ? ['<x:worksheet xmlns:x="urn:x" xmlns="urn:d"><x:sheetData>', '</x:sheetData></x:worksheet>'] : ['<worksheet><sheetData>', '</sheetData></worksheet>'];
+        await writeFile(file, handMadeXlsx({ sheets: [{ name: 'S', xml: `<?xml version="1.0"?>${root[0]}${rows.join('')}${root[1]}` }], sharedStrings: items.join('') }));
+        const fast = await read(file, false, piece, maxChars);
+        expect(fast).toEqual(await read(file, true, piece, maxChars));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('on workbooks exceljs writes: shared strings, inline strings, numbers, dates, formulas, rich text, booleans, errors', async () => {
+    const dir = await tempDir();
+    let n = 0;
+    const cell = fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.string({ unit: 'grapheme', maxLength: 5 }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.integer(),
+      fc.boolean(),
+      fc.date({ min: new Date('1901-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }),
+      fc.constant({ formula: 'A1*2', result: 7 }),
+      fc.constant({ error: '#N/A' }),
+      fc.constant({ richText: [{ text: 'ri' }, { font: { bold: true }, text: 'ch\r\n' }] }),
+      fc.constant(null),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(cell, { maxLength: 6 }), { minLength: 1, maxLength: 12 }), fc.boolean(), fc.integer({ min: 64, max: 2_000 }), async (table, useSharedStrings, piece) => {
+        const file = join(dir, `e${n++}.xlsx`);
+        const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useSharedStrings });
+        const ws = wb.addWorksheet('S');
+        for (const r of table) ws.addRow(r).commit();
+        ws.commit();
+        await wb.commit();
+        expect(await read(file, false, piece)).toEqual(await read(file, true, piece));
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
