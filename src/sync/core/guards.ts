@@ -82,30 +82,13 @@ export function evaluateGuards(
 ): GuardEvaluation {
   const g = policy.guards;
   const results: GuardResult[] = [];
-  const massOk = g.allow_mass_delete;
 
-  const ratio = counts.deletable > 0 ? counts.deletes / counts.deletable : 0;
-  const overRatio = ratio > g.max_delete_ratio;
-  results.push({
-    guard: 'max_delete_ratio',
-    holds: overRatio && !massOk,
-    allowedByPolicy: overRatio && massOk,
-    value: round(ratio),
-    limit: g.max_delete_ratio,
-    message: `deletes ${counts.deletes} of ${counts.deletable} deletable records (${pct(ratio)}; limit ${pct(g.max_delete_ratio)})`,
-  });
-
-  if (g.max_deletes !== undefined) {
-    const over = counts.deletes > g.max_deletes;
-    results.push({
-      guard: 'max_deletes',
-      holds: over && !massOk,
-      allowedByPolicy: over && massOk,
-      value: counts.deletes,
-      limit: g.max_deletes,
-      message: `deletes ${counts.deletes} records (limit ${g.max_deletes})`,
-    });
-  }
+  results.push(
+    ...deleteLimits(g, ['max_delete_ratio', 'max_deletes'], counts.deletes, counts.deletable, {
+      ratio: (r) => `deletes ${counts.deletes} of ${counts.deletable} deletable records (${pct(r)}; limit ${pct(g.max_delete_ratio)})`,
+      count: () => `deletes ${counts.deletes} records (limit ${g.max_deletes})`,
+    }),
+  );
 
   if (g.min_records > 0) {
     results.push({
@@ -141,30 +124,15 @@ export function evaluateGuards(
     });
   }
 
-  if (counts.missing && counts.missing.count > 0) {
+  const m = counts.missing;
+  if (m && m.count > 0) {
     // Guarded like deletes: the same limits, over the records the feed may change.
-    const m = counts.missing;
-    const share = m.base > 0 ? m.count / m.base : 0;
-    const over = share > g.max_delete_ratio;
-    results.push({
-      guard: 'missing_ratio',
-      holds: over && !massOk,
-      allowedByPolicy: over && massOk,
-      value: round(share),
-      limit: g.max_delete_ratio,
-      message: `missing: ${m.strategy} changes ${m.count} of ${m.base} records the file does not list (${pct(share)}; limit ${pct(g.max_delete_ratio)}, max_delete_ratio)`,
-    });
-    if (g.max_deletes !== undefined) {
-      const overCount = m.count > g.max_deletes;
-      results.push({
-        guard: 'missing_count',
-        holds: overCount && !massOk,
-        allowedByPolicy: overCount && massOk,
-        value: m.count,
-        limit: g.max_deletes,
-        message: `missing: ${m.strategy} changes ${m.count} records the file does not list (limit ${g.max_deletes}, max_deletes)`,
-      });
-    }
+    results.push(
+      ...deleteLimits(g, ['missing_ratio', 'missing_count'], m.count, m.base, {
+        ratio: (r) => `missing: ${m.strategy} changes ${m.count} of ${m.base} records the file does not list (${pct(r)}; limit ${pct(g.max_delete_ratio)}, max_delete_ratio)`,
+        count: () => `missing: ${m.strategy} changes ${m.count} records the file does not list (limit ${g.max_deletes}, max_deletes)`,
+      }),
+    );
   }
 
   // A5: the server refuses more than half of its records deleted, or zero left when it had any.
@@ -178,6 +146,27 @@ export function evaluateGuards(
       allow_empty: requiredFlags.allow_empty && g.allow_empty,
     },
   };
+}
+
+/** A share guard (max_delete_ratio) and a count guard (max_deletes) over `count` of `base`; allow_mass_delete lets both pass. */
+function deleteLimits(
+  g: Policy['guards'],
+  names: [GuardName, GuardName],
+  count: number,
+  base: number,
+  say: { ratio: (share: number) => string; count: () => string },
+): GuardResult[] {
+  const massOk = g.allow_mass_delete;
+  const share = base > 0 ? count / base : 0;
+  const over = share > g.max_delete_ratio;
+  const out: GuardResult[] = [
+    { guard: names[0], holds: over && !massOk, allowedByPolicy: over && massOk, value: round(share), limit: g.max_delete_ratio, message: say.ratio(share) },
+  ];
+  if (g.max_deletes !== undefined) {
+    const overCount = count > g.max_deletes;
+    out.push({ guard: names[1], holds: overCount && !massOk, allowedByPolicy: overCount && massOk, value: count, limit: g.max_deletes, message: say.count() });
+  }
+  return out;
 }
 
 function round(x: number): number {
