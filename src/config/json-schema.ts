@@ -18,6 +18,9 @@ export function configJsonSchema(): JsonObject {
     const { description, ...rest } = def;
     defs[id] = { description, anyOf: [rest, shorthand] };
   }
+  // The single-source form (source, mapping beside api) is written without feeds: normalise.ts makes them.
+  const dataset = defs.DatasetConfig;
+  if (dataset && Array.isArray(dataset.required)) dataset.required = dataset.required.filter((k) => k !== 'feeds');
   return { $id: 'https://dataset-connector.local/connector.schema.json', title: 'dataset-connector configuration', ...schema };
 }
 

@@ -4,7 +4,8 @@ import { LineCounter, isMap, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { DEFAULT_CONFIG_PATH } from './defaults.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
-import { normaliseConfig } from './normalise.js';
+import { isSingleFeed, normaliseConfig } from './normalise.js';
+import { MAIN_FEED } from './feeds.js';
 import { lineOf, type SourceFile } from './positions.js';
 import { localIssues } from './local-checks.js';
 import { checkRules, configWarningRules } from './rules.js';
@@ -55,16 +56,20 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH, opts: LoadO
 
   const fileFor = (p: readonly PropertyKey[]): SourceFile =>
     (p[0] === 'datasets' && typeof p[1] === 'string' && origin.get(p[1])) || main;
+  // A dataset written in the single-source form: its options are reported where they were written, not under feeds.main.
+  const single = new Set(Object.entries(isPlainObject(raw.datasets) ? raw.datasets : {}).filter(([, ds]) => isSingleFeed(ds)).map(([n]) => n));
+  const written = (p: readonly PropertyKey[]): PropertyKey[] =>
+    p[0] === 'datasets' && single.has(String(p[1])) && p[2] === 'feeds' && p[3] === MAIN_FEED ? ['datasets', p[1]!, ...p.slice(4)] : [...p];
 
   // Relative paths are taken from the folder of the file that wrote them, not the process's working folder.
   const bases = { mainDir: dirname(main.file), datasetDir: (name: string) => dirname((origin.get(name) ?? main).file) };
   const parsed = configSchema.safeParse(normaliseConfig(raw, bases), { error: friendlyMessage });
-  if (!parsed.success) throw new ConfigError(sorted(parsed.error.issues.flatMap((i) => zodIssueToConfigIssues(i, fileFor))));
+  if (!parsed.success) throw new ConfigError(sorted(parsed.error.issues.flatMap((i) => zodIssueToConfigIssues(i, fileFor, written))));
 
   const ruleIssues = checkRules(parsed.data);
   if (opts.local && ruleIssues.length === 0) ruleIssues.push(...(await localIssues(parsed.data, stat)));
   if (ruleIssues.length > 0) {
-    throw new ConfigError(sorted(ruleIssues.map((r) => locate(fileFor(r.path), r.path, r.message))));
+    throw new ConfigError(sorted(ruleIssues.map((r) => locate(fileFor(r.path), written(r.path), r.message))));
   }
 
   const { $schema: _ignored, ...rest } = parsed.data;
@@ -72,7 +77,7 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH, opts: LoadO
   for (const [name, ds] of Object.entries(parsed.data.datasets)) {
     datasets[name] = { ...ds, name, file: fileFor(['datasets', name]).file, api: { ...ds.api, dataset_id: ds.api.dataset_id ?? name } };
   }
-  const warnings = sorted(checkRules(parsed.data, configWarningRules).map((r) => locate(fileFor(r.path), r.path, r.message)));
+  const warnings = sorted(checkRules(parsed.data, configWarningRules).map((r) => locate(fileFor(r.path), written(r.path), r.message)));
   return { ...rest, datasets, files: [main.file, ...extras.map((e) => e.file)], warnings };
 }
 
@@ -159,16 +164,21 @@ function locate(src: SourceFile, path: readonly PropertyKey[], message: string, 
   return { file: src.file, line: lineOf(src, path, keyOfLast), path: path.map(String).join('.'), message };
 }
 
-function zodIssueToConfigIssues(issue: z.core.$ZodIssue, fileFor: (p: readonly PropertyKey[]) => SourceFile): ConfigIssue[] {
+function zodIssueToConfigIssues(
+  issue: z.core.$ZodIssue,
+  fileFor: (p: readonly PropertyKey[]) => SourceFile,
+  written: (p: readonly PropertyKey[]) => PropertyKey[],
+): ConfigIssue[] {
   const src = fileFor(issue.path);
+  const at = written(issue.path);
   if (issue.code === 'unrecognized_keys') {
     const allowed = allowedKeysAt(configSchema, issue.path.filter((p) => typeof p !== 'symbol'));
     const hint = allowed.length > 0 ? ` (expected one of: ${allowed.join(', ')})` : '';
-    return issue.keys.map((k) => locate(src, [...issue.path, k], `unknown option "${k}"${hint}`, true));
+    return issue.keys.map((k) => locate(src, [...at, k], `unknown option "${k}"${hint}`, true));
   }
   // A bad record key (dataset name): the key's own check says what is expected.
   const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
-  return [locate(src, issue.path, message, issue.code === 'invalid_key')];
+  return [locate(src, at, message, issue.code === 'invalid_key')];
 }
 
 /** Error messages that say what is expected, in the words of the YAML file. */

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { KEY_SHORTHAND } from './key-source.js';
 import { LOG_LEVELS } from './defaults.js';
+import { MAIN_FEED } from './feeds.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -21,6 +22,8 @@ export interface PathBases {
  * - `log: debug`                → `log: {level: debug}`
  * - `health: true`              → `health: {}`;  `health: "127.0.0.1:9464"` → `{listen: …}`
  * - `key: "env:SHOP1_KEY"`      → `key: {env: SHOP1_KEY}` (also `file:…`, `credential:…`)
+ * - a dataset without `feeds:`  → its source, mapping, watch and schedules become
+ *   `feeds: {main: {role: full, …}}` (issue 13: the single-source form is one full feed)
  * - with `bases`, every relative path option becomes absolute against the
  *   folder of the YAML file that wrote it (a service's working folder is
  *   rarely the one the person had in mind): state_dir,
@@ -50,14 +53,38 @@ export function normaliseConfig(raw: unknown, bases?: PathBases): unknown {
   return out;
 }
 
-function normaliseDataset(ds: unknown): unknown {
-  if (!isObj(ds) || !isObj(ds.api)) return ds;
-  const api: Obj = { ...ds.api };
+/** One dataset's shorthands expanded (the single-source form, a key source written as text). */
+export function normaliseDataset(ds: unknown): unknown {
+  if (!isObj(ds)) return ds;
+  const out = singleFeed(ds);
+  if (!isObj(out.api)) return out;
+  const api: Obj = { ...out.api };
   if (typeof api.key === 'string') {
     const m = KEY_SHORTHAND.exec(api.key);
     if (m) api.key = { [m[1] as string]: m[2] };
   }
-  return { ...ds, api };
+  return { ...out, api };
+}
+
+/** The options of the single-source form, which are one full feed's. */
+export const SINGLE_FEED_KEYS = ['source', 'mapping', 'watch', 'schedules'] as const;
+
+/** A dataset written without feeds: its source, mapping, watch and schedules as the full feed `main`. */
+function singleFeed(ds: Obj): Obj {
+  if (ds.feeds !== undefined) return ds;
+  const out: Obj = { ...ds };
+  const feed: Obj = { role: 'full' };
+  for (const k of SINGLE_FEED_KEYS) {
+    if (k in out) feed[k] = out[k];
+    delete out[k];
+  }
+  out.feeds = { [MAIN_FEED]: feed };
+  return out;
+}
+
+/** Whether a dataset as written uses the single-source form (its options' paths are then under feeds.main after normalise). */
+export function isSingleFeed(ds: unknown): boolean {
+  return isObj(ds) && ds.feeds === undefined;
 }
 
 /** `value` made absolute against `base` when it is a relative path; anything else (absent, empty, not text) is left for the schema. */
@@ -73,7 +100,14 @@ function defined(o: Obj): Obj {
 /** A dataset's path options made absolute against `base` (the folder of its file). */
 function datasetPaths(ds: unknown, base: string): unknown {
   if (!isObj(ds)) return ds;
-  const out: Obj = { ...ds };
+  const out: Obj = feedPaths(ds, base);
+  if (isObj(out.feeds)) out.feeds = Object.fromEntries(Object.entries(out.feeds).map(([name, f]) => [name, isObj(f) ? feedPaths(f, base) : f]));
+  return out;
+}
+
+/** A feed's (or a dataset's) watch folder and schedule paths made absolute against `base`. */
+function feedPaths(f: Obj, base: string): Obj {
+  const out: Obj = { ...f };
   // processed_dir and failed_dir stay relative: they are relative to watch.path, which is now absolute.
   if (isObj(out.watch)) out.watch = defined({ ...out.watch, path: absolute(out.watch.path, base) });
   if (Array.isArray(out.schedules)) out.schedules = out.schedules.map((s) => schedulePaths(s, base));

@@ -1,16 +1,6 @@
-import type { z } from 'zod';
-import type { configSchema } from './schema.js';
-
-type Parsed = z.output<typeof configSchema>;
-
-/** A problem found by a rule: the option path and what is expected. */
-export interface RuleIssue {
-  path: (string | number)[];
-  message: string;
-}
-
-/** A cross-field check over the parsed configuration; pure. */
-export type ConfigRule = (config: Parsed) => RuleIssue[];
+export type { ConfigRule, RuleIssue } from './rule-types.js';
+import type { ConfigRule, RuleIssue } from './rule-types.js';
+import { feedRules } from './feed-rules.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -99,12 +89,13 @@ export const configRules: readonly ConfigRule[] = [
   absoluteKeyFile,
   oneEntryPerRemoteDataset,
   validPort,
+  ...feedRules,
 ];
 
 /** Rules whose findings are warnings: the configuration works, but a person should know. */
 export const configWarningRules: readonly ConfigRule[] = [healthListenUnauthenticated];
 
 /** Run every rule. */
-export function checkRules(config: Parsed, rules: readonly ConfigRule[] = configRules): RuleIssue[] {
+export function checkRules(config: Parameters<ConfigRule>[0], rules: readonly ConfigRule[] = configRules): RuleIssue[] {
   return rules.flatMap((rule) => rule(config));
 }

@@ -4,6 +4,9 @@ import { apiConfigSchema, type ApiConfig } from './api.js';
 import { LOG_LEVELS } from './defaults.js';
 import type { ConfigIssue } from './errors.js';
 import { historyConfigSchema } from './history.js';
+import { feedsConfigSchema, precedenceConfigSchema } from './feeds.js';
+import { primaryFeed } from './feed-fields.js';
+import type { MappingConfig } from '../mapping/config.js';
 import {
   alertsConfigSchema,
   mappingConfigSchema,
@@ -39,18 +42,34 @@ export const healthConfigSchema = z
   .meta({ id: 'HealthConfig' })
   .describe('Health and metrics listener; absent means off.');
 
-/** One dataset: where it lives, where its data comes from, how changes are sent. */
+/** One dataset: where it lives, which exports feed it, how changes are sent. */
 export const datasetConfigSchema = z
   .strictObject({
     api: apiConfigSchema,
-    source: sourceConfigSchema,
-    mapping: mappingConfigSchema,
+    feeds: feedsConfigSchema,
+    precedence: precedenceConfigSchema,
+    // The single-source form: normalise.ts moves these into feeds.main; written beside feeds they are an error.
+    source: sourceConfigSchema.optional().describe('Shorthand for feeds: { main: { role: full, source: … } } (with mapping, watch, schedules).'),
+    mapping: mappingConfigSchema.optional().describe('Shorthand: the mapping of the one full feed main.'),
+    watch: watchConfigSchema.optional().describe('Shorthand: the watched folder of the one full feed main.'),
+    schedules: schedulesConfigSchema.unwrap().optional().describe('Shorthand: the schedules of the one full feed main.'),
     policy: policySchema.default(() => policySchema.parse({})),
-    watch: watchConfigSchema.optional(),
-    schedules: schedulesConfigSchema,
     history: historyConfigSchema.default(() => historyConfigSchema.parse({})),
   })
-  .describe('One dataset kept in step with an export.');
+  .superRefine((ds, ctx) => {
+    for (const k of ['source', 'mapping', 'watch', 'schedules'] as const) {
+      if (ds[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `${k} is written beside feeds: expected it inside the feed it belongs to (feeds: { <name>: { ${k}: … } })` });
+    }
+  })
+  .transform(({ source: _s, mapping: _m, watch: _w, schedules: _sc, ...ds }) => {
+    // The dataset's own source, mapping, watch and schedules are its primary feed's (its full feed), so that
+    // what reads one export (preview, the daemon's watcher) works unchanged; `feed` names that feed.
+    const feed = primaryFeed(ds.feeds);
+    const f = ds.feeds[feed]!;
+    return { ...ds, feed, source: f.source, mapping: f.mapping as MappingConfig, watch: f.watch, schedules: f.schedules };
+  })
+  .meta({ id: 'DatasetConfig' })
+  .describe('One dataset kept in step with one or more exports (feeds).');
 
 /** The whole configuration, after the normalise step. */
 export const configSchema = z

@@ -18,6 +18,13 @@ export class DaemonMetrics {
   readonly requests = this.#counter('dataset_connector_requests_total', 'API requests by HTTP status ("network" when no answer came).', ['dataset', 'status']);
   readonly retries = this.#counter('dataset_connector_retries_total', 'API requests that repeated an earlier attempt.', ['dataset']);
   readonly guardHolds = this.#counter('dataset_connector_guard_holds_total', 'Changes held by a guard for a person to approve or discard.', ['dataset']);
+  readonly feedSyncs = this.#counter('dataset_connector_feed_syncs_total', 'Syncs of a feed\'s file (issue 13) by outcome.', ['dataset', 'feed', 'outcome']);
+  readonly feedRows = this.#counter(
+    'dataset_connector_feed_rows_total',
+    'Rows of feeds\' files (issue 13) by kind: read, matched (a record it may change), unmatched (no such record).',
+    ['dataset', 'feed', 'kind'],
+  );
+  readonly feedFieldsChanged = this.#counter('dataset_connector_feed_fields_changed_total', 'Field values (record × field) changed by feeds\' published files (issue 13).', ['dataset', 'feed']);
   readonly queueDepth = this.#gauge('dataset_connector_queue_depth', 'Jobs waiting or running per dataset.', ['dataset']);
   readonly lastSuccess = this.#gauge(
     'dataset_connector_last_success_timestamp_seconds',
@@ -49,7 +56,17 @@ export class DaemonMetrics {
       }
     }
     if (s.guards.held) this.guardHolds.inc({ dataset: s.dataset });
+    if (s.feed) this.#recordFeed(s, s.feed);
     if (s.result === 'published' || s.result === 'unchanged') this.lastSuccess.set({ dataset: s.dataset }, nowMs / 1000);
+  }
+
+  #recordFeed(s: SyncSummary, f: NonNullable<SyncSummary['feed']>): void {
+    const labels = { dataset: s.dataset, feed: f.name };
+    this.feedSyncs.inc({ ...labels, outcome: s.result });
+    this.feedRows.inc({ ...labels, kind: 'read' }, s.rows);
+    if (f.matched) this.feedRows.inc({ ...labels, kind: 'matched' }, f.matched);
+    if (f.unmatched) this.feedRows.inc({ ...labels, kind: 'unmatched' }, f.unmatched);
+    if (s.result === 'published' && f.fieldsChanged) this.feedFieldsChanged.inc(labels, f.fieldsChanged);
   }
 
   /** Count one API request attempt (the client's onRequest hook). */

@@ -18,6 +18,8 @@ export interface Origin {
   file: string | null;
   fileHash: string | null;
   line: number | null;
+  /** The feed whose file it was (issue 13); null for a dataset of one full feed. */
+  feed: string | null;
 }
 
 /** One field of the record as published: its value, where it was set, and the values before. */
@@ -62,6 +64,7 @@ export function why(conn: Database.Database, dataset: string, recordId: string):
       file: v?.file ?? null,
       fileHash: v?.fileHash ?? null,
       line: e.line,
+      feed: typeof v?.detail?.feed === 'string' ? v.detail.feed : null,
     };
   };
   const report: WhyReport = {
@@ -132,7 +135,7 @@ export function whyLines(r: WhyReport): string[] {
   const out: string[] = [];
   const where = (o: Origin | null): string => {
     if (!o) return 'before the history kept';
-    const from = o.kind === 'server' ? 'found on the server by a reconcile (not set by the connector)' : o.kind === 'base' ? 'before history began' : o.file ? `${o.file}${o.line ? ` line ${o.line}` : ''} (sha256 ${o.fileHash?.slice(0, 12) ?? '?'}…)` : o.kind;
+    const from = o.kind === 'server' ? 'found on the server by a reconcile (not set by the connector)' : o.kind === 'base' ? 'before history began' : o.file ? `${o.feed ? `feed ${o.feed}: ` : ''}${o.file}${o.line ? ` line ${o.line}` : ''} (sha256 ${o.fileHash?.slice(0, 12) ?? '?'}…)` : o.kind;
     return `version ${o.version ?? '-'} at ${o.at}, ${o.kind === 'restore' ? 'restore' : 'sync'} ${o.sync ?? '-'}: ${from}`;
   };
   const id = `${r.dataset} ${r.record_id}`;

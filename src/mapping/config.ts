@@ -140,32 +140,48 @@ function fieldIssues(field: string, spec: FieldObject, numbers: z.output<typeof 
   return out;
 }
 
+const mappedFieldsSchema = z.record(
+  z.string().regex(MAPPED_FIELD_PATTERN, 'expected record_id, display_name, api_value, aliases, active or attributes.<key>'),
+  fieldSpecSchema,
+);
+
+/** A mapping whose `fields` must map `required` (a full export: every record field; a feed of some fields: record_id alone). */
+function mappingSchemaRequiring(required: readonly string[], message: string) {
+  return z
+    .strictObject({
+      fields: mappedFieldsSchema
+        .refine((f) => required.every((k) => k in f), { message })
+        .describe('Record field → source. aliases are split on "|" unless a split transform says otherwise (equal aliases are kept once); active defaults to true.'),
+      filters: filtersSchema.default(() => filtersSchema.parse({})),
+      numbers: numberGrammarSchema
+        .default(() => numberGrammarSchema.parse({}))
+        .describe('The grammar of every number and integer transform that does not give its own: plain 1250 and 3.5 by default; for 1,250 and 1.2E+3 (what the connector accepted before 0.2) set { thousands_separator: ",", exponent: true }.'),
+      match_case: z.boolean().default(false).describe('Match boolean words, null_words and condition words with their case (Y is then not y).'),
+    })
+    .superRefine((m, ctx) => {
+      for (const [field, spec] of Object.entries(m.fields)) {
+        if (typeof spec === 'string') continue;
+        for (const issue of fieldIssues(field, spec, m.numbers)) ctx.addIssue({ code: 'custom', path: ['fields', field, ...issue.path], message: issue.message });
+      }
+    });
+}
+
+/** The fields a full export must map: a record is made of nothing less. */
+export const REQUIRED_FIELDS = ['record_id', 'display_name', 'api_value'] as const;
+
 /** How rows of the export become records (A6 fields). */
-export const mappingConfigSchema = z
-  .strictObject({
-    fields: z
-      .record(
-        z.string().regex(MAPPED_FIELD_PATTERN, 'expected record_id, display_name, api_value, aliases, active or attributes.<key>'),
-        fieldSpecSchema,
-      )
-      .refine((f) => ['record_id', 'display_name', 'api_value'].every((k) => k in f), {
-        message: 'record_id, display_name and api_value must be mapped',
-      })
-      .describe('Record field → source. aliases are split on "|" unless a split transform says otherwise (equal aliases are kept once); active defaults to true.'),
-    filters: filtersSchema.default(() => filtersSchema.parse({})),
-    numbers: numberGrammarSchema
-      .default(() => numberGrammarSchema.parse({}))
-      .describe('The grammar of every number and integer transform that does not give its own: plain 1250 and 3.5 by default; for 1,250 and 1.2E+3 (what the connector accepted before 0.2) set { thousands_separator: ",", exponent: true }.'),
-    match_case: z.boolean().default(false).describe('Match boolean words, null_words and condition words with their case (Y is then not y).'),
-  })
-  .superRefine((m, ctx) => {
-    for (const [field, spec] of Object.entries(m.fields)) {
-      if (typeof spec === 'string') continue;
-      for (const issue of fieldIssues(field, spec, m.numbers)) ctx.addIssue({ code: 'custom', path: ['fields', field, ...issue.path], message: issue.message });
-    }
-  })
+export const mappingConfigSchema = mappingSchemaRequiring(REQUIRED_FIELDS, 'record_id, display_name and api_value must be mapped')
   .meta({ id: 'MappingConfig' })
   .describe('Column → record field mapping, with transforms and row filters; no code.');
+
+/**
+ * The mapping of a feed (issue 13): record_id plus the fields it owns. A full
+ * feed must map display_name and api_value too (its feed rule says so); an
+ * update feed maps only what it sets, e.g. attributes.stock.
+ */
+export const feedMappingConfigSchema = mappingSchemaRequiring(['record_id'], 'record_id must be mapped: a feed finds its records by it')
+  .meta({ id: 'FeedMappingConfig' })
+  .describe('Column → record field mapping of a feed: record_id and the fields the feed owns, with transforms and row filters; no code.');
 
 export type MappingConfig = z.output<typeof mappingConfigSchema>;
 export type MappingConfigInput = z.input<typeof mappingConfigSchema>;

@@ -7,7 +7,11 @@ export type RowErrorCode =
   | 'EXTRA_CELLS'
   /** A value under a boolean that is not one of its words, or an empty cell the mapping gave no meaning (issue 11). */
   | 'INVALID_BOOLEAN'
-  | 'COLUMN_COUNT';
+  | 'COLUMN_COUNT'
+  /** A row of an update feed whose record does not exist (issue 13): counted and listed, not an error of the file. */
+  | 'UNMATCHED_RECORD'
+  /** A change list's row whose command word is none of the configured ones (issue 13). */
+  | 'INVALID_COMMAND';
 
 /** One problem with one row (issue 3): where it is, what was there, why it is refused. */
 export interface RowError {

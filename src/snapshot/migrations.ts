@@ -236,6 +236,39 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE datasets ADD COLUMN paused TEXT;
     `,
   },
+  {
+    version: 11,
+    description: 'feed state: each feed\'s last published value per record and field, and its last file',
+    sql: `
+      -- Issue 13 (src/feeds/state.ts). Written only by the ledger's published transition, in the same transaction as
+      -- the snapshot's confirmation: a held, discarded or refused change never lands here. A full feed's export
+      -- takes the fields other feeds own from here (a catalogue without stock keeps the stock the stock feed set).
+      -- value: canonical JSON; at: the file's time (ms), which precedence: newest compares; line: 1-based in file.
+      CREATE TABLE feed_values (
+        dataset   TEXT NOT NULL,
+        record_id TEXT NOT NULL COLLATE BINARY,
+        field     TEXT NOT NULL,
+        feed      TEXT NOT NULL,
+        value     TEXT NOT NULL,
+        file      TEXT,
+        sha256    TEXT,
+        line      INTEGER NOT NULL,
+        at        INTEGER NOT NULL,
+        PRIMARY KEY (dataset, record_id, field, feed)
+      ) STRICT, WITHOUT ROWID;
+
+      -- The last file each feed published (status).
+      CREATE TABLE feed_files (
+        dataset      TEXT NOT NULL,
+        feed         TEXT NOT NULL,
+        file         TEXT,
+        sha256       TEXT,
+        at           INTEGER NOT NULL,
+        published_at INTEGER NOT NULL,
+        PRIMARY KEY (dataset, feed)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -57,6 +57,28 @@ export interface SyncSummary {
   action: ErrorAction | null;
   message: string | null;
   warnings: string[];
+  /** The feed whose file this was (issue 13), with what its rows matched; absent for a dataset of one full feed. */
+  feed?: FeedSummary;
+}
+
+/** What one feed's file did (issue 13). */
+export interface FeedSummary {
+  name: string;
+  role: 'full' | 'update' | 'changes';
+  /** Rows that matched a record the connector may change (update). */
+  matched: number;
+  /** Rows whose record does not exist (update); all listed in the reject file as UNMATCHED_RECORD. */
+  unmatched: number;
+  /** The first unmatched record ids. */
+  firstUnmatched: string[];
+  /** Rows of records the connector does not own, left alone (update, ownership: source). */
+  notOwned: number;
+  /** Records the feed may change (update). */
+  changeable: number;
+  /** Of those, records its file does not list that the missing strategy changes (update). */
+  missing: number;
+  /** Field values its rows changed, record × field (update, changes). */
+  fieldsChanged: number;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

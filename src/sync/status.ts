@@ -1,5 +1,6 @@
 import type { StateDb } from '../snapshot/db.js';
 import { openPlan } from './executor/ledger.js';
+import { FeedState } from '../feeds/state.js';
 
 /** What `status` shows of one dataset (no network). */
 export interface DatasetStatus {
@@ -14,6 +15,8 @@ export interface DatasetStatus {
   openPlan: { planId: string; path: string; ageMs: number } | null;
   /** Paused by a person (issue 14): exports wait in the folder until resume. */
   paused: { since: string; by: string } | null;
+  /** Each feed's last published file and its time (issue 13); empty for a dataset of one full feed. */
+  feeds: Array<{ feed: string; file: string | null; sha256: string | null; fileTime: string; publishedAt: string }>;
 }
 
 /** Status of one dataset from the state database. */
@@ -35,5 +38,6 @@ export function datasetStatus(db: StateDb, dataset: string, now: number): Datase
       : null,
     openPlan: open ? { planId: open.planId, path: open.path, ageMs: now - open.createdAt } : null,
     paused: paused ? { since: iso(paused.at), by: paused.by } : null,
+    feeds: new FeedState(db.conn, dataset).files().map((f) => ({ feed: f.feed, file: f.file, sha256: f.sha256, fileTime: iso(f.at), publishedAt: iso(f.publishedAt) })),
   };
 }

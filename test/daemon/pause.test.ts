@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetConfigSchema, type DatasetConfig } from '../../src/config/schema.js';
+import { normaliseDataset } from '../../src/config/normalise.js';
 import { DatasetRuntime, HISTORY_PRUNE_TIMER_MS } from '../../src/daemon/dataset-runtime.js';
 import { HealthState } from '../../src/daemon/health-state.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
@@ -45,12 +46,12 @@ class RecordingEngine implements DaemonEngine {
 
 async function setup() {
   const inbox = await mkdtemp(join(tmpdir(), 'dc-pause-'));
-  const ds0 = datasetConfigSchema.parse({
+  const ds0 = datasetConfigSchema.parse(normaliseDataset({
     api: { base_url: 'http://127.0.0.1:1', key: { env: 'UNUSED' } },
     source: { type: 'csv' },
     mapping: { fields: { record_id: 'sku', display_name: 'name', api_value: 'sku' } },
     watch: { path: inbox, settle_ms: 80, poll_interval_ms: 30 },
-  });
+  }));
   const ds = { ...ds0, name: 'shop', file: '/dev/null', api: { ...ds0.api, dataset_id: 'shop' } } as DatasetConfig;
   // The CLI's pause and resume write this state db; the daemon holds its own connection to it.
   const path = join(await mkdtemp(join(tmpdir(), 'dc-pause-state-')), 'state.db');

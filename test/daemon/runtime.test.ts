@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { datasetConfigSchema, type DatasetConfig } from '../../src/config/schema.js';
+import { normaliseDataset } from '../../src/config/normalise.js';
 import { DatasetRuntime } from '../../src/daemon/dataset-runtime.js';
 import { HealthState } from '../../src/daemon/health-state.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
@@ -32,13 +33,13 @@ async function stateDb(): Promise<StateDb> {
 }
 
 function dataset(inbox: string, extra: Record<string, unknown> = {}): DatasetConfig {
-  const parsed = datasetConfigSchema.parse({
+  const parsed = datasetConfigSchema.parse(normaliseDataset({
     api: { base_url: 'http://127.0.0.1:1', key: { env: 'UNUSED' } },
     source: { type: 'csv' },
     mapping: { fields: { record_id: 'sku', display_name: 'name', api_value: 'sku' } },
     watch: { path: inbox, settle_ms: 80, poll_interval_ms: 30 },
     ...extra,
-  });
+  }));
   return { ...parsed, name: 'shop', file: '/dev/null', api: { ...parsed.api, dataset_id: 'shop' } } as DatasetConfig;
 }
 

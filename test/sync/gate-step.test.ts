@@ -38,6 +38,22 @@ describe('gateStep: the one held gate of plan and sync (pure)', () => {
     ['the draft of our open plan, even with on_foreign_draft discard: ours, finish it', facts({ draftVersion: 9, openPlan: 'p2', onForeignDraft: 'discard' }), { step: 'finish_open', planId: 'p2', version: 9 }],
     ['someone else\'s draft, wait', facts({ draftVersion: 9 }), { step: 'foreign_draft', version: 9, stop: { result: 'waiting', code: 'DRAFT_PENDING' } }],
     ['someone else\'s draft, discard', facts({ draftVersion: 9, onForeignDraft: 'discard' }), { step: 'foreign_draft', version: 9, stop: null }],
+    // Issue 13: a held change of one feed is never replaced by another feed's file; the same feed's newer file replaces it.
+    [
+      'held change of feed stock, a file of feed main: wait',
+      facts({ held: held({ summary: { fileHash: 'aaa', feed: 'stock' } }), draftVersion: 7, fileHash: 'bbb', feed: { name: 'main', primary: 'main', dataset: 'shop-1' } }),
+      { step: 'stop', stop: { result: 'waiting', code: 'HELD_OTHER_FEED' } },
+    ],
+    [
+      'held change without a feed (the primary\'s), a file of feed stock: wait',
+      facts({ held: held(), draftVersion: 7, fileHash: 'bbb', feed: { name: 'stock', primary: 'main', dataset: 'shop-1' } }),
+      { step: 'stop', stop: { result: 'waiting', code: 'HELD_OTHER_FEED' } },
+    ],
+    [
+      'held change of feed stock, a newer file of feed stock: replace it',
+      facts({ held: held({ summary: { fileHash: 'aaa', feed: 'stock' } }), draftVersion: 7, fileHash: 'bbb', feed: { name: 'stock', primary: 'main', dataset: 'shop-1' } }),
+      { step: 'replace_held', held: { version: 7 } },
+    ],
   ];
   for (const [name, f, want] of rows) it(name, () => expect(gateStep(f)).toMatchObject(want as object));
 

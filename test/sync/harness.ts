@@ -157,11 +157,14 @@ export function datasetConfig(baseUrl: string, _key: string, policy: Record<stri
       request_timeout_ms: 10_000,
       retry: { max_attempts: 3, base_delay_ms: 1, max_delay_ms: 5 },
     },
-    source: sourceConfigSchema.parse({ type: 'csv' }),
-    mapping: mappingConfigSchema.parse(mapping ?? { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' } }),
+    ...oneFeed(sourceConfigSchema.parse({ type: 'csv' }), mappingConfigSchema.parse(mapping ?? { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' } })),
     policy: policySchema.parse(policy),
-    schedules: [],
   } as unknown as DatasetConfig;
+}
+
+/** The feed options of a dataset written in the single-source form: one full feed main, also seen as the dataset's own. */
+function oneFeed(source: unknown, mapping: unknown) {
+  return { feeds: { main: { role: 'full', source, mapping, schedules: [] } }, precedence: {}, feed: 'main', source, mapping, schedules: [] };
 }
 
 /** Records without defaults noise, sorted, for comparing. */

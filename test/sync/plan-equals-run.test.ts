@@ -6,6 +6,9 @@ import type { SyncSummary } from '../../src/sync/outcome.js';
 import type { SyncPlan } from '../../src/sync/core/plan.js';
 import { rec, recs, scenario, type Scenario } from './harness.js';
 import { items, STOCK_MAPPING, writeStock } from './stock-export.js';
+import type { DatasetConfig } from '../../src/config/schema.js';
+import { feedView } from '../../src/feeds/view.js';
+import { CATALOGUE, STOCK as STOCK_FEED, withFeeds, writeStockFile } from '../feeds/helpers.js';
 
 /**
  * Issue 12: the plan `plan --json` prints is the plan a sync saves and runs,
@@ -27,6 +30,8 @@ interface Case {
   before?: (s: Scenario) => Promise<void>;
   /** The export planned and synced. */
   file: (s: Scenario) => Promise<string>;
+  /** The dataset as planned and synced (a feed's view, issue 13); default the scenario's. */
+  ds?: (s: Scenario) => DatasetConfig;
   publish?: false;
   /** What the plan is (besides being equal to the saved one). */
   plan: Partial<Record<keyof SyncPlan, unknown>>;
@@ -180,6 +185,18 @@ const cases: Case[] = [
     sync: { result: 'published' },
   },
   {
+    name: 'an update feed (issue 13): the plan names the feed; its rows merged with the snapshot',
+    setup: { records: recs(5) },
+    before: async (s) => {
+      await adopt(s, 5);
+      expect((await s.engine.sync(withFeeds(s, { main: CATALOGUE, stock: STOCK_FEED }), { file: await s.writeExport(recs(5)) })).result).toBe('unchanged');
+    },
+    ds: (s) => feedView(withFeeds(s, { main: CATALOGUE, stock: STOCK_FEED }), 'stock'),
+    file: (s) => writeStockFile(s, { 'r-001': 4, 'r-002': 5, 'r-009': 1 }, 'stock.csv'),
+    plan: { path: 'per_record', feed: { name: 'stock', role: 'update', fields: ['attributes.stock'], at: expect.any(Number) }, upload: null },
+    sync: { result: 'published', changes: 2, feed: expect.objectContaining({ matched: 2, unmatched: 1 }) },
+  },
+  {
     name: 'direct publish (staging: false), key not yet known: sent staged this once',
     setup: { records: recs(5), policy: { staging: false } },
     before: (s) => adopt(s, 5),
@@ -206,7 +223,8 @@ describe('plan --json equals the plan a sync saves and runs (issue 12)', () => {
       await c.before?.(sc);
       const file = await c.file(sc);
       const opts = c.publish === false ? { publish: false } : {};
-      const preview = await sc.engine.plan(sc.ds, file, undefined, opts);
+      const ds = c.ds?.(sc) ?? sc.ds;
+      const preview = await sc.engine.plan(ds, file, undefined, opts);
       expect(preview.stopped).toBeNull();
       const printed = JSON.parse(JSON.stringify(preview.plan)) as SyncPlan;
 
@@ -217,7 +235,7 @@ describe('plan --json equals the plan a sync saves and runs (issue 12)', () => {
         const open = sc.db.journal.openPlan('shop-1')!;
         saved.push(planFile(sc, open.planId));
       });
-      const sum = await sc.engine.sync(sc.ds, { file }, opts);
+      const sum = await sc.engine.sync(ds, { file }, opts);
       onCrashPoint(null);
       expect(sum, sum.message ?? '').toMatchObject(c.sync);
       // A change kept unsent never begins sending: its plan stays as the held change's.

@@ -3,6 +3,7 @@ import { ExitCode } from '../exit-codes.js';
 // The operator named the file: a link is followed.
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 import type { PlanPreview } from '../../sync/executor/preview.js';
+import { feedView } from '../../feeds/view.js';
 import { sampleLines } from '../../sync/core/value-guards.js';
 import { ConnectorError } from '../../errors.js';
 import { historyPoint, type PointOptions } from '../history-point.js';
@@ -49,13 +50,14 @@ export function register(program: Command): void {
     .description('show what a sync would do (counts, first changes, path and why, guards); sends nothing but reads')
     .argument('<dataset>', 'dataset name from the configuration')
     .option('--file <path>', 'the export file to plan from')
+    .option('--feed <name>', "the feed whose source and mapping read the file (issue 13); default: the dataset's full feed")
     .option('--restore', 'plan a restore instead (with --to-version or --to-time): what `restore` would send')
     .option('--to-version <n>', 'with --restore: the version to bring back')
     .option('--to-time <iso>', 'with --restore: bring back what was published at this time')
     .option('--no-publish', 'plan as `sync --no-publish` (or `restore --no-publish`) would: stage the change and leave it for approve or the portal')
     .option('--json', 'print the plan as JSON (the default when stdout is not a terminal)')
     .action(
-      runAction(async (name: string, opts: PointOptions & { file?: string; restore?: boolean; json?: boolean; publish: boolean }, cmd: Command) => {
+      runAction(async (name: string, opts: PointOptions & { file?: string; feed?: string; restore?: boolean; json?: boolean; publish: boolean }, cmd: Command) => {
         if (opts.restore === (opts.file !== undefined)) {
           throw new ConnectorError('POINT_INVALID', 'give either --file <path> (an export) or --restore with --to-version <n> or --to-time <iso time>', { action: 'reject' });
         }
@@ -66,7 +68,7 @@ export function register(program: Command): void {
         const { cliEngine } = await import('../engine.js');
         const cli = await cliEngine(config, logger, [name], 'plan');
         try {
-          const ds = cli.dataset(name);
+          const ds = feedView(cli.dataset(name), opts.feed);
           const p = await onDataset(name, () =>
             point ? cli.engine.planRestore(ds, point, { publish: opts.publish }) : cli.engine.plan(ds, opts.file!, ALWAYS_FOLLOW, { publish: opts.publish }),
           );

@@ -4,11 +4,14 @@ import { loadConfigFor, runAction } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { exitWhenStdoutCloses } from '../terminal-text.js';
 
+import { feedView, readerMapping } from '../../feeds/view.js';
+
 interface PreviewOptions {
   dataset: string;
   file: string;
   json?: boolean;
   limit: string;
+  feed?: string;
 }
 
 /**
@@ -23,17 +26,19 @@ export function register(program: Command): void {
     .description("read an export through a dataset's source and mapping; print mapped records, every row error and counts (sends nothing)")
     .requiredOption('--dataset <name>', 'dataset name from the configuration')
     .requiredOption('--file <path>', 'the export file to read')
+    .option('--feed <name>', "the feed whose source and mapping read the file (issue 13); default: the dataset's full feed")
     .option('--json', 'print every record and row error as JSON lines, then a summary line')
     .option('--limit <n>', 'records shown in the table', '20')
     .action(
       runAction(async (opts: PreviewOptions, cmd: Command) => {
         const config = await loadConfigFor(cmd);
-        const ds = config.datasets[opts.dataset];
-        if (!ds) throw unknownDataset(opts.dataset, Object.keys(config.datasets));
+        const configured = config.datasets[opts.dataset];
+        if (!configured) throw unknownDataset(opts.dataset, Object.keys(config.datasets));
+        const ds = feedView(configured, opts.feed);
         exitWhenStdoutCloses();
         const limit = Math.max(0, Number.parseInt(opts.limit, 10) || 0);
         const { previewExport } = await import('../preview-report.js');
-        const { rejected } = await previewExport(opts.file, ds.source, ds.mapping, process.stdout, { limit, json: opts.json });
+        const { rejected } = await previewExport(opts.file, ds.source, readerMapping(ds), process.stdout, { limit, json: opts.json });
         return rejected ? ExitCode.FAILURE : ExitCode.OK;
       }),
     );

@@ -29,6 +29,38 @@ export interface GateFacts {
   /** When draftVersion was made by the connector's open plan (a sync that stopped before publishing; the next sync resumes it): that plan. */
   openPlan: string | null;
   onForeignDraft: 'wait' | 'discard';
+  /** The feed whose file is about to be planned, for a dataset of several feeds (issue 13). */
+  feed?: GateFeed | null;
+}
+
+/** A feed's file at the gate (issue 13): its feed, the dataset's primary feed (a held change without a feed is its), the dataset. */
+export interface GateFeed {
+  name: string;
+  primary: string;
+  dataset: string;
+}
+
+/** Which file a sync reads: its content hash and, for a dataset of several feeds, its feed. */
+export interface GateFile {
+  fileHash: string | null;
+  feed: GateFeed | null;
+}
+
+/**
+ * Issue 13: a held change of one feed is never replaced by a file of another
+ * (a person has not seen it); that file waits, kept, until approve or discard.
+ */
+function otherFeedStop(held: HeldDraft, feed: GateFeed | null | undefined): GateStop | null {
+  if (!feed) return null;
+  const heldFeed = (held.summary as { feed?: string } | null)?.feed ?? feed.primary;
+  if (heldFeed === feed.name) return null;
+  return {
+    result: 'waiting',
+    code: 'HELD_OTHER_FEED',
+    message:
+      `a change of feed "${heldFeed}" waits for a person (${held.reason}): approve it (dataset-connector approve ${feed.dataset}) or discard it ` +
+      `(dataset-connector discard ${feed.dataset}); this file of feed "${feed.name}" is kept and synced after that`,
+  };
 }
 
 /** One step of the gate; after `replace_held` the gate is asked again, without the held change. */
@@ -78,7 +110,7 @@ export function heldFate(status: string | null): 'published' | 'pending' | 'gone
 
 /**
  * The next step of the gate:
- * - a held change of ours: the same export stays held; a newer one replaces it;
+ * - a held change of ours: a file of another feed waits (issue 13); the same export stays held; a newer one replaces it;
  * - a draft holding our writes and someone else's: wait for a person, whatever on_foreign_draft says;
  * - no pending draft: plan;
  * - the draft of our open plan: ours, finish that plan first;
@@ -88,6 +120,8 @@ export function heldFate(status: string | null): 'published' | 'pending' | 'gone
 export function gateStep(f: GateFacts): GateStep {
   const { held } = f;
   if (held && held.kind !== 'foreign_draft') {
+    const other = otherFeedStop(held, f.feed);
+    if (other) return { step: 'stop', stop: other };
     const same = f.fileHash !== null && (held.summary as { fileHash?: string | null } | null)?.fileHash === f.fileHash;
     if (!same) return { step: 'replace_held', held };
     return { step: 'stop', stop: { result: held.kind === 'guard' ? 'held' : 'staged', code: `HELD_${held.kind.toUpperCase()}`, message: held.reason } };

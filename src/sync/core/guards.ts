@@ -8,6 +8,9 @@ export type GuardName =
   | 'min_records'
   | 'empty_result'
   | 'max_row_drop_ratio'
+  // Issue 13: an update feed's missing-record strategy (set, deactivate), guarded like deletes.
+  | 'missing_ratio'
+  | 'missing_count'
   // Issue 14 (value-guards.ts): shares of compared records whose value of `field` changes, goes to zero or empty, or jumps.
   | 'value_changed_ratio'
   | 'value_zeroed_ratio'
@@ -25,6 +28,8 @@ export interface GuardCounts {
   result: number;
   /** Rows of this export, for the row-drop guard; absent skips it. */
   sourceRows?: number | undefined;
+  /** An update feed's missing strategy: records it changes of those it may change (issue 13); absent skips it. */
+  missing?: { count: number; base: number; strategy: string } | undefined;
 }
 
 /** One guard's verdict with its numbers. */
@@ -77,30 +82,13 @@ export function evaluateGuards(
 ): GuardEvaluation {
   const g = policy.guards;
   const results: GuardResult[] = [];
-  const massOk = g.allow_mass_delete;
 
-  const ratio = counts.deletable > 0 ? counts.deletes / counts.deletable : 0;
-  const overRatio = ratio > g.max_delete_ratio;
-  results.push({
-    guard: 'max_delete_ratio',
-    holds: overRatio && !massOk,
-    allowedByPolicy: overRatio && massOk,
-    value: round(ratio),
-    limit: g.max_delete_ratio,
-    message: `deletes ${counts.deletes} of ${counts.deletable} deletable records (${pct(ratio)}; limit ${pct(g.max_delete_ratio)})`,
-  });
-
-  if (g.max_deletes !== undefined) {
-    const over = counts.deletes > g.max_deletes;
-    results.push({
-      guard: 'max_deletes',
-      holds: over && !massOk,
-      allowedByPolicy: over && massOk,
-      value: counts.deletes,
-      limit: g.max_deletes,
-      message: `deletes ${counts.deletes} records (limit ${g.max_deletes})`,
-    });
-  }
+  results.push(
+    ...deleteLimits(g, ['max_delete_ratio', 'max_deletes'], counts.deletes, counts.deletable, {
+      ratio: (r) => `deletes ${counts.deletes} of ${counts.deletable} deletable records (${pct(r)}; limit ${pct(g.max_delete_ratio)})`,
+      count: () => `deletes ${counts.deletes} records (limit ${g.max_deletes})`,
+    }),
+  );
 
   if (g.min_records > 0) {
     results.push({
@@ -136,6 +124,17 @@ export function evaluateGuards(
     });
   }
 
+  const m = counts.missing;
+  if (m && m.count > 0) {
+    // Guarded like deletes: the same limits, over the records the feed may change.
+    results.push(
+      ...deleteLimits(g, ['missing_ratio', 'missing_count'], m.count, m.base, {
+        ratio: (r) => `missing: ${m.strategy} changes ${m.count} of ${m.base} records the file does not list (${pct(r)}; limit ${pct(g.max_delete_ratio)}, max_delete_ratio)`,
+        count: () => `missing: ${m.strategy} changes ${m.count} records the file does not list (limit ${g.max_deletes}, max_deletes)`,
+      }),
+    );
+  }
+
   // A5: the server refuses more than half of its records deleted, or zero left when it had any.
   const requiredFlags = { allow_mass_delete: counts.deletes * 2 > counts.base && counts.deletes > 0, allow_empty: empty };
   return {
@@ -147,6 +146,27 @@ export function evaluateGuards(
       allow_empty: requiredFlags.allow_empty && g.allow_empty,
     },
   };
+}
+
+/** A share guard (max_delete_ratio) and a count guard (max_deletes) over `count` of `base`; allow_mass_delete lets both pass. */
+function deleteLimits(
+  g: Policy['guards'],
+  names: [GuardName, GuardName],
+  count: number,
+  base: number,
+  say: { ratio: (share: number) => string; count: () => string },
+): GuardResult[] {
+  const massOk = g.allow_mass_delete;
+  const share = base > 0 ? count / base : 0;
+  const over = share > g.max_delete_ratio;
+  const out: GuardResult[] = [
+    { guard: names[0], holds: over && !massOk, allowedByPolicy: over && massOk, value: round(share), limit: g.max_delete_ratio, message: say.ratio(share) },
+  ];
+  if (g.max_deletes !== undefined) {
+    const overCount = count > g.max_deletes;
+    out.push({ guard: names[1], holds: overCount && !massOk, allowedByPolicy: overCount && massOk, value: count, limit: g.max_deletes, message: say.count() });
+  }
+  return out;
 }
 
 function round(x: number): number {

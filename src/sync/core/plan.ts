@@ -46,6 +46,18 @@ export interface PlanSource {
   fileBytes?: number;
 }
 
+/** The feed a plan is made of (issue 13): the ledger records its values as the feed state when the plan is published. */
+export interface PlanFeed {
+  name: string;
+  role: 'full' | 'update' | 'changes';
+  /** The fields it owns (maps, record_id aside). */
+  fields: string[];
+  /** The time of its file (ms), which precedence: newest compares. */
+  at: number;
+  /** An update feed's missing strategy at work: records it changes of those it may change (guarded like deletes). */
+  missing?: { strategy: string; count: number; base: number };
+}
+
 /** What the key in use is known to do (issue 11, A12; key-staging.ts). */
 export interface PlanKey {
   /** Its roles; not readable through the API, so every role is assumed and refusals are learnt at run time (KNOWN_ROLES). */
@@ -77,6 +89,8 @@ export interface PlanInputs {
   supersedes?: string | null;
   /** Plan id; default derived from the changeset, base version, decisions and `now`. */
   id?: string;
+  /** The feed whose file this plan is made of (issue 13); absent for a restore. */
+  feed?: PlanFeed;
   /** The source is a history point, not an export (issue 14): the plan is a restore's. */
   restore?: PlanRestore;
 }
@@ -192,6 +206,8 @@ interface SyncPlanFields {
   createdAt: number;
   /** A restore (issue 14): the history point it brings back; absent for a sync of an export. */
   restore?: PlanRestore;
+  /** The feed whose file it is made of (issue 13). */
+  feed?: PlanFeed;
 }
 
 /** Choose how to send a changeset (pure: no clock, disk or network; every input is in `inp`). */
@@ -203,7 +219,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
   const can = { write: keyRoles.includes('write'), replace: keyRoles.includes('replace'), publish: keyRoles.includes('publish') };
   const sourceRows = options.source?.rowCount ?? c.source;
   // Issue 14: the value guards from the diff's tally of the records present before and after.
-  const guards = withValueGuards(evaluateGuards(guardCountsOf(c, sourceRows), snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
+  const guards = withValueGuards(evaluateGuards({ ...guardCountsOf(c, sourceRows), missing: inp.feed?.missing }, snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
   const ops = c.adds + c.changes + c.deletes;
   const reasons: string[] = [];
 
@@ -326,6 +342,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
     reason: reasons.join('; ') + (keyDecision ? stagingNote(keyDecision) : ''),
     createdAt: inp.now,
     ...(inp.restore ? { restore: inp.restore } : {}),
+    ...(inp.feed ? { feed: inp.feed } : {}),
   };
 }
 

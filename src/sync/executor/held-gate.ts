@@ -3,7 +3,7 @@ import { hasCode } from '../../errors.js';
 import { event } from '../../log/events.js';
 import type { HeldDraft } from '../../snapshot/types.js';
 import { confirmedParts } from '../core/diff.js';
-import { gateStep, heldAwaitsServer, heldFate, type GateFacts, type GateStop } from '../core/gate.js';
+import { gateStep, heldAwaitsServer, heldFate, type GateFacts, type GateFile, type GateStop } from '../core/gate.js';
 import type { ExecContext } from './context.js';
 import { MixedDraftError, foreignDraft, onlyOurs, openPlanOf, orphanPlanOf, sentCounts, settleOrphan } from './drafts.js';
 import * as ledger from './ledger.js';
@@ -42,11 +42,11 @@ export async function settleHeld(ctx: ExecContext, ds: Dataset): Promise<HeldDra
   return null;
 }
 
-/** The gate's facts at this moment: the dataset's draft, and whether our open plan or a closed plan of ours (an orphan) made it. */
-function factsOf(ctx: ExecContext, held: HeldDraft | null, draftVersion: number | null, fileHash: string | null): GateFacts {
+/** The gate's facts at this moment: the dataset's draft, whether our open plan or a closed plan of ours (an orphan) made it, and the file's feed. */
+function factsOf(ctx: ExecContext, held: HeldDraft | null, draftVersion: number | null, file: GateFile): GateFacts {
   const orphanPlan = draftVersion === null ? null : orphanPlanOf(ctx, draftVersion);
   const openPlan = draftVersion === null ? null : openPlanOf(ctx, draftVersion);
-  return { held, draftVersion, fileHash, orphanPlan, openPlan, onForeignDraft: ctx.policy.on_foreign_draft };
+  return { held, draftVersion, fileHash: file.fileHash, orphanPlan, openPlan, onForeignDraft: ctx.policy.on_foreign_draft, feed: file.feed };
 }
 
 /**
@@ -65,11 +65,11 @@ function openPlanStop(planId: string, version: number): GateStop {
  * a foreign draft (A11: a pending draft blocks publishing writes and replaces,
  * and staged writes would join it).
  */
-export async function heldGate(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
+export async function heldGate(ctx: ExecContext, file: GateFile): Promise<GateStop | null> {
   let ds: Dataset = (await ctx.client.getDataset()).value;
   let held = await settleHeld(ctx, ds);
   for (;;) {
-    const s = gateStep(factsOf(ctx, held, ds.draft_version, fileHash));
+    const s = gateStep(factsOf(ctx, held, ds.draft_version, file));
     switch (s.step) {
       case 'stop':
         return s.stop;
@@ -112,7 +112,7 @@ export async function heldGate(ctx: ExecContext, fileHash: string | null): Promi
  * an orphan of ours is looked at as settleOrphan would (discarded, or held as
  * mixed). Not foreseen: a key refused the discard of a held draft (HELD_PUBLISH_REQUIRED).
  */
-export async function heldGateVerdict(ctx: ExecContext, fileHash: string | null): Promise<GateStop | null> {
+export async function heldGateVerdict(ctx: ExecContext, file: GateFile): Promise<GateStop | null> {
   const ds: Dataset = (await ctx.client.getDataset()).value;
   let held = ctx.store.held();
   if (heldAwaitsServer(held, ds.draft_version)) {
@@ -121,7 +121,7 @@ export async function heldGateVerdict(ctx: ExecContext, fileHash: string | null)
   }
   let draftVersion = ds.draft_version;
   for (;;) {
-    const s = gateStep(factsOf(ctx, held, draftVersion, fileHash));
+    const s = gateStep(factsOf(ctx, held, draftVersion, file));
     switch (s.step) {
       case 'stop':
         return s.stop;

@@ -16,6 +16,8 @@ import type { WriteResult } from '../../api/wire.js';
 import type { PlanOperation } from '../core/plan.js';
 import { learnFromWrite } from './key-knowledge.js';
 import type { Provenance } from '../../snapshot/history-writer.js';
+import { FeedState } from '../../feeds/state.js';
+import { SortedSource } from '../core/sorted-source.js';
 
 /**
  * The ledger: every transition of a plan's life, and nothing else writes the
@@ -173,6 +175,7 @@ function holdIn(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version
       guards: evaluation?.results ?? plan.guards.results.filter((r) => r.holds),
       file: plan.file,
       fileHash: plan.source?.fileHash ?? null,
+      ...(plan.feed ? { feed: plan.feed.name } : {}),
     },
   });
   ctx.store.recordOutcome(kind === 'guard' ? 'held' : 'staged', { version, reason });
@@ -190,7 +193,11 @@ function holdIn(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version
 export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null, version: number, stepName = 'publish'): void {
   const plan = run.plan;
   ctx.db.transaction(() => {
-    ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...(plan.source ? { source: plan.source } : {}), provenance: provenanceOf(run) });
+    // An update feed's file is not the dataset's export: the last export (row-drop guard's base) stays the catalogue's.
+    const source = plan.source && (!plan.feed || plan.feed.role === 'full') ? { source: plan.source } : {};
+    ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run) });
+    // Issue 13: the feed's values become its state only now, with the snapshot (never for a held or dropped change).
+    if (plan.feed) feedPublished(ctx, run, ctx.clock.now());
     if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
     ctx.store.clearHeld();
     ctx.store.recordOutcome('published', { version, planId: plan.id });
@@ -198,6 +205,15 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
   });
   rj?.committed('publish');
   removePlan(ctx.planDir, plan.id);
+}
+
+/** A published plan's feed values as the feed state (issue 13): the records its file listed, from the plan's own changeset. */
+function feedPublished(ctx: ExecContext, run: PlanRun, now: number): void {
+  const plan = run.plan;
+  const folder = run.changeset.folder;
+  if (!plan.feed || folder === undefined) return;
+  const { name, fields, at } = plan.feed;
+  new FeedState(ctx.db.conn, ctx.dataset).published({ feed: name, fields, file: plan.file, sha256: plan.source?.fileHash ?? null, at }, SortedSource.inFolder(folder).entries(), now);
 }
 
 /**
@@ -219,6 +235,7 @@ export function provenanceOf(run: PlanRun): Provenance {
       approved: run.approved,
       held_by: plan.heldBy,
       ...(plan.restore ? { restore: plan.restore } : {}),
+      ...(plan.feed ? { feed: plan.feed.name } : {}),
     },
   };
 }
@@ -303,11 +320,11 @@ export function dropHeld(ctx: ExecContext, planId: string | null, outcome?: { re
   if (planId) removePlan(ctx.planDir, planId);
 }
 
-/** A sync with nothing to send: adoptions and the source confirmed, the outcome recorded (no plan is made of it). */
-export function unchanged(ctx: ExecContext, changeset: Changeset, source: SourceIdentity, version: number): void {
+/** A sync with nothing to send: adoptions and the source (not an update feed's file, issue 13) confirmed, the outcome recorded (no plan is made of it). */
+export function unchanged(ctx: ExecContext, changeset: Changeset, source: SourceIdentity | null, version: number): void {
   ctx.db.transaction(() => {
     if (changeset.counts.adopted) ctx.store.adopt(changeset.adopted);
-    ctx.store.recordSource(source);
+    if (source) ctx.store.recordSource(source);
     ctx.store.recordOutcome('unchanged', { version });
   });
 }

@@ -5,6 +5,8 @@ import type { Importability } from '../core/importable.js';
 import { keyOf } from './key-knowledge.js';
 import { KNOWN_ROLES, planSync, type PlanRestore, type SyncPlan } from '../core/plan.js';
 import { planSource, type SourceRead } from './source-read.js';
+import { planFeedOf } from './feed-desired.js';
+import type { FeedSummary } from '../outcome.js';
 
 /** What a sync (and `plan`, which must print what a sync would run) decides besides the export. */
 export interface PlanChoices {
@@ -16,6 +18,8 @@ export interface PlanChoices {
   supersedes?: string | null;
   /** The source is a history point (issue 14): the plan is a restore's. */
   restore?: PlanRestore;
+  /** What the merge stage found of a feed's file (issue 13): the missing strategy's count is guarded. */
+  merged?: FeedSummary | null;
 }
 
 /**
@@ -25,11 +29,13 @@ export interface PlanChoices {
  * plan printed is the plan run.
  */
 export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, changeset: Changeset, activeVersion: number, choices: PlanChoices): SyncPlan {
+  const feed = choices.restore ? null : planFeedOf(ds, src, choices.merged);
   return planSync({
     dataset: ctx.dataset,
     changeset,
-    // The snapshot as just reconciled; the base is the server's active version (If-Match).
-    snapshot: { ...ctx.store.state(), activeVersion },
+    // The snapshot as just reconciled; the base is the server's active version (If-Match). An update feed's
+    // file is no catalogue: the row-drop guard compares catalogues only (issue 13).
+    snapshot: { ...ctx.store.state(), activeVersion, ...(feed && feed.role !== 'full' ? { lastSource: null } : {}) },
     key: keyOf(ctx, KNOWN_ROLES),
     policy: ctx.policy,
     rateBudget: { ratePerMinute: ds.api.rate_per_minute },
@@ -39,6 +45,7 @@ export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, c
     now: ctx.clock.now(),
     supersedes: choices.supersedes ?? null,
     ...(choices.restore ? { restore: choices.restore } : {}),
+    ...(feed ? { feed } : {}),
   });
 }
 

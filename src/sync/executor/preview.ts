@@ -11,6 +11,8 @@ import { reconcile } from './reconcile.js';
 import * as ledger from './ledger.js';
 import { journaledDraft } from './resume.js';
 import { readSource } from './source-read.js';
+import { desiredOf, feedRead, gateFileOf } from './feed-desired.js';
+import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
 import { pauseOf, resumeCommand } from './paused.js';
 
@@ -42,7 +44,7 @@ export interface OpenPlanAhead {
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, opts: { stageOnly: boolean; links?: LinkPolicy }): Promise<PlanPreview> {
-  return previewFrom(ctx, ds, async (dir) => ({ src: await readSource(file, ds.source, ds.mapping, dir, { links: opts.links }) }), opts);
+  return previewFrom(ctx, ds, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds), dir, { links: opts.links })) }), opts);
 }
 
 /** The plan of what `produce` makes in the work folder (an export read, or a restore's target, issue 14); sends nothing. */
@@ -58,11 +60,12 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     // As a sync: the open plan is resumed before the gate (run-sync.ts), so its draft is never met as someone else's.
     const resumes = openPlanAhead(ctx);
     if (resumes) return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes, plan: null };
-    const stopped = await heldGateVerdict(ctx, src.fileHash);
+    const stopped = await heldGateVerdict(ctx, gateFileOf(ds, src));
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, resumes: null, plan: null };
     const view = await reconcile(ctx);
-    const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
-    const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}) });
+    const desired = restore ? null : desiredOf(ctx, ds, src, work.changesetDir());
+    const changeset = await diffSource(desired?.sorted ?? src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+    const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
     return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();

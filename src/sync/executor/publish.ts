@@ -27,7 +27,10 @@ export type PublishEnd =
 /** The guards against a draft's counts (issue 4: checked again before publishing). */
 export function draftGuards(ctx: ExecContext, run: PlanRun, counts: DraftCounts): GuardEvaluation {
   const plan = run.plan;
-  const gc = guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, plan.source?.rowCount);
+  // Issue 13: a feed's missing strategy is counted by the plan (a draft's counts do not tell it from other changes).
+  // An update feed's file is no catalogue: the row-drop guard compares catalogues only.
+  const rows = plan.feed && plan.feed.role !== 'full' ? undefined : plan.source?.rowCount;
+  const gc = { ...guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, rows), missing: plan.feed?.missing };
   // Issue 14: the value guards from the plan's own tally (a draft's counts say nothing of values).
   const c = plan.counts;
   return withValueGuards(evaluateGuards(gc, ctx.store.state(), ctx.policy), plan.changeset.values, c.changes + c.unchanged, ctx.policy.guards.values);

@@ -9,6 +9,8 @@ import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan } from './make-plan.js';
+import { desiredOf, feedRead, gateFileOf, type Desired } from './feed-desired.js';
+import { readerMapping } from '../../feeds/view.js';
 import type { PlanRestore, SyncPlan } from '../core/plan.js';
 import { ImportNotEquivalentError } from './apply-import.js';
 import { reconcile } from './reconcile.js';
@@ -44,7 +46,7 @@ const MAX_PLANS = 3;
 
 /** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string): Promise<void> {
-  return runFrom(ctx, ds, opts, async (dir) => ({ src: await readSource(file, ds.source, ds.mapping, dir, { links, ...(sha256 ? { sha256 } : {}) }) }));
+  return runFrom(ctx, ds, opts, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds), dir, { links, ...(sha256 ? { sha256 } : {}) })) }));
 }
 
 /** One sync from a source `produce` makes in the work folder: an export read, or a restore's target (issue 14). */
@@ -73,7 +75,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
     checkpoint(ctx);
     const resumed = await resumeOpenPlan(ctx);
     checkpoint(ctx);
-    const gate = await heldGate(ctx, src.fileHash);
+    const gate = await heldGate(ctx, gateFileOf(ds, src));
     if (gate) return end(ctx, gate.result, gate.code, gate.message);
 
     let force = resumed?.end === 'superseded';
@@ -84,8 +86,11 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
-      const changeset = await diffSource(src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
-      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore });
+      // Issue 13's merge stage: the feed's rows with the snapshot as just reconciled, or the others' values.
+      const desired: Desired = restore ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0 } : desiredOf(ctx, ds, src, work.changesetDir());
+      fillFeed(ctx, desired, src);
+      const changeset = await diffSource(desired.sorted, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore, merged: desired.feed });
       fill(ctx, plan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
@@ -93,7 +98,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
-        ledger.unchanged(ctx, changeset, { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() }, view.dataset.active_version);
+        const source = plan.feed && plan.feed.role !== 'full' ? null : { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() };
+        ledger.unchanged(ctx, changeset, source, view.dataset.active_version);
         // Nothing left after the resumed plan (a restore or sync run again after a crash): its counts are this run's.
         if (reportResumed(ctx, resumed)) return end(ctx, 'published', null, null);
         return end(ctx, 'unchanged', null, null);
@@ -110,7 +116,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
         importable = { importable: false, reason: 'the export changed after it was read' };
         ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', planId: plan.id }), 'the export changed after it was read; sending the records instead of uploading it');
-        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id, restore });
+        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id, restore, merged: desired.feed });
         fill(ctx, plan);
         run = (await begin(plan))!;
       }
@@ -165,6 +171,16 @@ export function reportResumed(ctx: ExecContext, resumed: ResumedPlan | null): bo
   fill(ctx, resumed.plan);
   ctx.summary.version = resumed.end.version;
   return true;
+}
+
+/** The feed's counts in the summary; its unmatched rows go to the reject file (with the server's refusals, A3). */
+function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
+  if (!desired.feed) return;
+  ctx.summary.feed = desired.feed;
+  const mine = new Set(['UNMATCHED_RECORD', 'INVALID_COMMAND']);
+  ctx.refused = [...ctx.refused.filter((r) => !mine.has(r.code)), ...desired.unmatched];
+  // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
+  ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {

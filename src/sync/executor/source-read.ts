@@ -1,4 +1,5 @@
 import { read } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import type { MappingConfig } from '../../mapping/config.js';
@@ -36,6 +37,8 @@ export interface SourceRead {
   links: LinkPolicy;
   /** Not a file: a restore's target made from the history (issue 14); no reject file is written for it. */
   virtual?: boolean;
+  /** The file's modification time (ms): the time of its values for precedence: newest (issue 13). */
+  mtimeMs?: number;
 }
 
 /**
@@ -121,6 +124,7 @@ export async function readSource(
   }
   return {
     file,
+    mtimeMs: await stat(file).then((st) => Math.floor(st.mtimeMs), () => 0),
     fileHash: r.sha256,
     bytes: r.bytes,
     rows: counts.rows,

@@ -1,0 +1,59 @@
+import type { ConfigRule, RuleIssue } from './rule-types.js';
+import { mappersOf } from './feed-fields.js';
+
+/** A dataset has at most one full feed: two would each delete what the other lists. */
+export const oneFullFeed: ConfigRule = (c) =>
+  Object.entries(c.datasets).flatMap(([name, ds]) => {
+    const full = Object.entries(ds.feeds).filter(([, f]) => f.role === 'full').map(([n]) => n);
+    return full.slice(1).map((feed): RuleIssue => ({
+      path: ['datasets', name, 'feeds', feed, 'role'],
+      message: `feed "${feed}" is a second full feed (feed "${full[0]}" is one): expected at most one full feed per dataset; make this one role: update`,
+    }));
+  });
+
+/**
+ * Each field is owned by one feed (issue 13): two feeds mapping it need a
+ * precedence saying which wins; a precedence names a feed that maps it, or newest.
+ */
+export const oneOwnerPerField: ConfigRule = (c) =>
+  Object.entries(c.datasets).flatMap(([name, ds]) => {
+    const issues: RuleIssue[] = [];
+    const mappers = mappersOf(ds.feeds);
+    for (const [field, feeds] of mappers) {
+      if (feeds.length < 2 || ds.precedence[field] !== undefined) continue;
+      issues.push({
+        path: ['datasets', name, 'feeds', feeds[1]!, 'mapping', 'fields', field],
+        message: `${field} is mapped by feeds ${feeds.map((f) => `"${f}"`).join(' and ')}: say which wins with precedence: { ${field}: ${feeds.join(' | ')} | newest } beside feeds, or map it in one feed only`,
+      });
+    }
+    for (const [field, winner] of Object.entries(ds.precedence)) {
+      const feeds = mappers.get(field) ?? [];
+      if (winner !== 'newest' && !feeds.includes(winner)) {
+        issues.push({ path: ['datasets', name, 'precedence', field], message: `"${winner}" does not map ${field} (expected newest or one of the feeds mapping it: ${feeds.join(', ') || 'none'})` });
+      }
+    }
+    return issues;
+  });
+
+/** One watcher per folder: two would race for each file (the first moves it away). */
+export const oneWatcherPerFolder: ConfigRule = (c) => {
+  const seen = new Map<string, string>();
+  const issues: RuleIssue[] = [];
+  for (const [name, ds] of Object.entries(c.datasets)) {
+    for (const [feed, f] of Object.entries(ds.feeds)) {
+      if (!f.watch) continue;
+      const who = `dataset "${name}" feed "${feed}"`;
+      const first = seen.get(f.watch.path);
+      if (first === undefined) seen.set(f.watch.path, who);
+      else
+        issues.push({
+          path: ['datasets', name, 'feeds', feed, 'watch', 'path'],
+          message: `${f.watch.path} is watched by ${first} too: expected one watcher per folder (two would race for each file); give each feed its own folder`,
+        });
+    }
+  }
+  return issues;
+};
+
+/** The feed rules, run with the other cross-field rules (config/rules.ts). */
+export const feedRules: readonly ConfigRule[] = [oneFullFeed, oneOwnerPerField, oneWatcherPerFolder];

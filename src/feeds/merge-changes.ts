@@ -1,0 +1,132 @@
+import type { Command, CommandsConfig } from '../config/feeds.js';
+import type { DatasetRecord } from '../model/record.js';
+import { recordJson } from '../snapshot/record-json.js';
+import { compareIds, type SnapshotEntry } from '../snapshot/reader.js';
+import type { FeedEntry } from './fields.js';
+import { setFields, type UpdateTally } from './merge-update.js';
+
+/** The attribute a change list's reader puts each row's command word in (view.ts); taken out before anything else sees the row. */
+export const COMMAND_KEY = '__dc_command';
+
+/** A row of a change list that is not applied, for the reject file: an unknown word, or a create without its fields. */
+export interface ChangeRowProblem {
+  record_id: string;
+  line: number;
+  value: string;
+  code: 'INVALID_COMMAND' | 'INVALID_RECORD';
+  reason: string;
+}
+
+/** What a change list did, beside the update tally (matched, unmatched, not owned). */
+export interface ChangesTally extends UpdateTally {
+  created: number;
+  deleted: number;
+  ignored: number;
+  problems: ChangeRowProblem[];
+}
+
+export interface ChangesMergeOptions {
+  fields: readonly string[];
+  ownership: 'source' | 'full';
+  commands: CommandsConfig;
+  /** How the command column is named in messages. */
+  column: string;
+}
+
+/** The command of a word (trimmed, case-insensitive), or null. */
+export function commandOf(word: string, words: CommandsConfig['words']): Command | null {
+  const w = word.trim().toLowerCase();
+  for (const [cmd, list] of Object.entries(words) as Array<[Command, string[]]>) if (list.some((x) => x.trim().toLowerCase() === w)) return cmd;
+  return null;
+}
+
+/**
+ * The desired records of a change list (issue 13), pure and streamed like
+ * merge-update.ts: per row, its command says what happens to its record.
+ * update sets the fields the feed owns on a record that exists; create and
+ * upsert make the record when it is absent (the row must carry display_name
+ * and api_value) and set the fields when present; delete leaves an owned
+ * record out (the diff deletes it, under the delete guards); ignore does
+ * nothing. Records the list does not name stay as they are; under ownership:
+ * source a record not owned is never changed or deleted.
+ */
+export function* mergeChanges(rows: Iterable<FeedEntry>, snapshot: Iterable<SnapshotEntry>, opts: ChangesMergeOptions, tally: ChangesTally): Generator<FeedEntry> {
+  const it = rows[Symbol.iterator]();
+  let row = nextRow(it, opts, tally);
+  // A row whose record does not exist: created (create, upsert) or counted unmatched.
+  const absent = function* (r: Parsed): Generator<FeedEntry> {
+    if (r.cmd === 'create' || r.cmd === 'upsert') {
+      if (!r.record.display_name || !r.record.api_value || !r.hasRequired) {
+        tally.problems.push({ record_id: r.entry.record_id, line: r.entry.line, value: r.word, code: 'INVALID_RECORD', reason: `${r.cmd} needs display_name and api_value: map them in this feed` });
+        return;
+      }
+      tally.created++;
+      yield { record_id: r.entry.record_id, line: r.entry.line, json: recordJson(r.record) };
+      return;
+    }
+    if (r.cmd === 'ignore') tally.ignored++;
+    else {
+      tally.unmatched++;
+      tally.unmatchedIds.push({ record_id: r.entry.record_id, line: r.entry.line });
+    }
+  };
+  for (const e of snapshot) {
+    while (row !== null && compareIds(row.entry.record_id, e.record_id) < 0) {
+      yield* absent(row);
+      row = nextRow(it, opts, tally);
+    }
+    const listed = row !== null && row.entry.record_id === e.record_id ? row : null;
+    if (listed) row = nextRow(it, opts, tally);
+    if (opts.ownership === 'source' && !e.owned) {
+      if (listed && listed.cmd !== 'ignore') tally.notOwned++;
+      continue;
+    }
+    tally.changeable++;
+    if (!listed || listed.cmd === 'ignore') {
+      if (listed) tally.ignored++;
+      yield { record_id: e.record_id, line: 0, json: e.json };
+      continue;
+    }
+    tally.matched++;
+    if (listed.cmd === 'delete') {
+      tally.deleted++;
+      continue;
+    }
+    const rec = setFields(JSON.parse(e.json) as DatasetRecord, listed.record, opts.fields, tally);
+    yield { record_id: e.record_id, line: listed.entry.line, json: recordJson(rec) };
+  }
+  for (; row !== null; row = nextRow(it, opts, tally)) yield* absent(row);
+}
+
+interface Parsed {
+  entry: FeedEntry;
+  record: DatasetRecord;
+  cmd: Command;
+  word: string;
+  hasRequired: boolean;
+}
+
+/** The next row with a known command; rows with an unknown word are problems (INVALID_COMMAND), never applied. */
+function nextRow(it: Iterator<FeedEntry>, opts: ChangesMergeOptions, tally: ChangesTally): Parsed | null {
+  for (;;) {
+    const r = it.next();
+    if (r.done) return null;
+    const rec = JSON.parse(r.value.json) as DatasetRecord;
+    const word = String(rec.attributes[COMMAND_KEY] ?? '');
+    const { [COMMAND_KEY]: _cmd, ...attributes } = rec.attributes;
+    const record = { ...rec, attributes };
+    const cmd = commandOf(word, opts.commands.words);
+    if (cmd === null) {
+      const accepted = (Object.entries(opts.commands.words) as Array<[Command, string[]]>).map(([c, w]) => `${c}: ${w.join(', ')}`).join('; ');
+      tally.problems.push({
+        record_id: r.value.record_id,
+        line: r.value.line,
+        value: word,
+        code: 'INVALID_COMMAND',
+        reason: `line ${r.value.line}, column ${opts.column}: "${word}" is not a command (accepted words: ${accepted})`,
+      });
+      continue;
+    }
+    return { entry: r.value, record, cmd, word, hasRequired: opts.fields.includes('display_name') && opts.fields.includes('api_value') };
+  }
+}

@@ -1,0 +1,104 @@
+import { join } from 'node:path';
+import type { DatasetConfig } from '../../config/schema.js';
+import { fieldsOf, primaryFeed } from '../../config/feed-fields.js';
+import type { GateFile } from '../core/gate.js';
+import type { FeedEntry } from '../../feeds/fields.js';
+import { mergeUpdate, newUpdateTally } from '../../feeds/merge-update.js';
+import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
+import { overlayFull } from '../../feeds/overlay-full.js';
+import { FeedState } from '../../feeds/state.js';
+import { hasFeeds, otherFeedFields, roleOf } from '../../feeds/view.js';
+import type { RowError } from '../../model/row-error.js';
+import { makePrivateDir } from '../core/changeset-files.js';
+import type { PlanFeed } from '../core/plan.js';
+import { SourceSorter, type SortedSource } from '../core/sorted-source.js';
+import type { FeedSummary } from '../outcome.js';
+import type { ExecContext } from './context.js';
+import type { SourceRead } from './source-read.js';
+
+/** Unmatched record ids named in the summary (the reject file lists them all). */
+const FIRST_UNMATCHED = 10;
+
+/** The desired records of one read (issue 13's merge stage), what the feed's rows matched, and rows for the reject file. */
+export interface Desired {
+  sorted: SortedSource;
+  feed: FeedSummary | null;
+  /** UNMATCHED_RECORD rows of an update feed or change list, and a change list's rows not applied (INVALID_COMMAND, INVALID_RECORD). */
+  unmatched: RowError[];
+  /** Of those, rows that are row errors (counted in the summary's rowErrors). */
+  rowErrors: number;
+}
+
+/** The feed a plan of this read is made of, for the ledger's feed state; null for a dataset of one full feed. */
+export function planFeedOf(ds: DatasetConfig, src: SourceRead, merged?: FeedSummary | null): PlanFeed | null {
+  if (!hasFeeds(ds) || src.virtual) return null;
+  const role = roleOf(ds);
+  const own = fieldsOf(ds.feeds[ds.feed]!);
+  // A full feed keeps state only of the fields another feed maps too (precedence compares them); the rest is its export's.
+  const shared = new Set([...otherFeedFields(ds, ds.feed).values()].flatMap((f) => [...f]));
+  const strategy = ds.feeds[ds.feed]!.missing?.strategy ?? 'leave';
+  const missing = merged && strategy !== 'leave' ? { missing: { strategy, count: merged.missing, base: merged.changeable } } : {};
+  return { name: ds.feed, role, fields: role === 'full' ? own.filter((f) => shared.has(f)) : own, at: src.mtimeMs ?? 0, ...missing };
+}
+
+/** What the held gate needs to know of a read (issue 13: a held change of another feed makes this file wait). */
+export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
+  const feed = planFeedOf(ds, src);
+  return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } : null };
+}
+
+/** A read of a feed's file: not uploadable when its records are merged (the server would map the file alone, A14). */
+export function feedRead(ds: DatasetConfig, src: SourceRead): SourceRead {
+  if (!hasFeeds(ds) || !src.importability.importable) return src;
+  return { ...src, importability: { importable: false, reason: `feed ${ds.feed}'s records are merged with the dataset's other feeds` } };
+}
+
+/**
+ * The desired records the diff reads (house style: map → merge → diff): a
+ * dataset of one full feed diffs its export as read; an update feed's rows are
+ * merged into the snapshot as reconciled (merge-update.ts); a full feed's
+ * export takes the other feeds' published values (overlay-full.ts). Written
+ * sorted into `dir` as the SortedSource the diff reads.
+ */
+export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string): Desired {
+  const read = src.sorted!;
+  const feed = planFeedOf(ds, src);
+  if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0 };
+  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0 };
+  let merged: Iterable<FeedEntry>;
+  const tally: ChangesTally = { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
+  const commands = ds.feeds[feed.name]!.commands;
+  if (feed.role === 'changes' && commands) {
+    const column = typeof commands.column === 'string' ? commands.column : JSON.stringify(commands.column);
+    merged = mergeChanges(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, commands, column }, tally);
+  } else if (feed.role === 'update') {
+    merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: ds.feeds[feed.name]!.missing }, tally);
+  } else {
+    const others = otherFeedFields(ds, feed.name);
+    merged = overlayFull(read.entries(), new FeedState(ctx.db.conn, ctx.dataset).othersThan(feed.name), {
+      feed: feed.name,
+      own: new Set(feed.fields),
+      others,
+      precedence: ds.precedence,
+      at: feed.at,
+    });
+  }
+  const out = join(dir, `merged-${feed.name}`);
+  makePrivateDir(out);
+  const sorter = new SourceSorter(out);
+  for (const e of merged) sorter.add(e.record_id, e.line, e.json);
+  const sorted = sorter.finish(() => undefined); // both sides are keyed by record_id: no repeats
+  if (feed.role === 'full') summary.matched = read.count;
+  summary.matched += tally.matched;
+  summary.unmatched = tally.unmatched;
+  summary.notOwned = tally.notOwned;
+  summary.changeable = tally.changeable;
+  summary.missing = tally.missing;
+  summary.fieldsChanged = tally.fieldsChanged;
+  summary.firstUnmatched = tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id);
+  const unmatched = tally.unmatchedIds.map(
+    (u): RowError => ({ file: src.file, line: u.line, column: 'record_id', value: u.record_id, reason: `no record ${u.record_id} in the dataset: an update feed never creates one`, code: 'UNMATCHED_RECORD' }),
+  );
+  const problems = tally.problems.map((p): RowError => ({ file: src.file, line: p.line, column: p.code === 'INVALID_COMMAND' ? 'command' : 'record', value: p.value, reason: p.reason, code: p.code }));
+  return { sorted, feed: summary, unmatched: [...unmatched, ...problems].sort((a, b) => a.line - b.line), rowErrors: problems.length };
+}

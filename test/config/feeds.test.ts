@@ -1,0 +1,129 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type ConfigIssue } from '../../src/config/index.js';
+import { datasetYaml, tempFiles } from './helpers.js';
+
+/** A dataset written with feeds (indented for `datasets:`); `feeds` is the text under `feeds:` (6 spaces). */
+function feedsYaml(feeds: string, extra = ''): string {
+  return [
+    'datasets:',
+    '  shop-1:',
+    '    api:',
+    '      base_url: http://127.0.0.1:8787',
+    '      key: { env: SHOP_1_KEY }',
+    '    feeds:',
+    feeds,
+    extra,
+  ]
+    .filter((l) => l !== '')
+    .join('\n');
+}
+
+const CATALOGUE = ['      main:', '        source: { type: csv }', '        mapping:', '          fields: { record_id: SKU, display_name: Name, api_value: SKU }'].join('\n');
+const STOCK = ['      stock:', '        role: update', '        source: { type: csv }', '        mapping:', '          fields: { record_id: SKU, attributes.stock: Qty }'].join('\n');
+
+async function issuesOf(text: string): Promise<ConfigIssue[]> {
+  const dir = await tempFiles({ 'connector.yaml': text });
+  try {
+    await loadConfig(join(dir, 'connector.yaml'));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.issues.map((i) => ({ ...i, file: i.file.slice(dir.length + 1) }));
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('feeds (issue 13): the config', () => {
+  it('the single-source form is one full feed named main, also seen as the dataset\'s own source and mapping', async () => {
+    const dir = await tempFiles({ 'connector.yaml': `datasets:\n${datasetYaml('shop-1')}\n` });
+    const ds = (await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!;
+    expect(Object.keys(ds.feeds)).toEqual(['main']);
+    expect(ds.feeds.main).toMatchObject({ role: 'full', source: ds.source, mapping: ds.mapping, schedules: [] });
+    expect(ds.feed).toBe('main');
+    expect(ds.precedence).toEqual({});
+  });
+
+  it('a catalogue and a stock feed: the full feed is the primary one; the update feed maps record_id and its fields only', async () => {
+    const dir = await tempFiles({ 'connector.yaml': feedsYaml(`${STOCK}\n${CATALOGUE}`) });
+    const ds = (await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!;
+    expect(Object.keys(ds.feeds)).toEqual(['stock', 'main']);
+    expect(ds.feed).toBe('main');
+    expect(ds.feeds.stock).toMatchObject({ role: 'update', mapping: { fields: { record_id: 'SKU', 'attributes.stock': 'Qty' } } });
+    expect(ds.mapping.fields).toEqual({ record_id: 'SKU', display_name: 'Name', api_value: 'SKU' });
+  });
+
+  it('validate refuses two full feeds, with file:line', async () => {
+    const second = CATALOGUE.replace('      main:', '      other:');
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${second}`))).toContainEqual(
+      { file: 'connector.yaml', line: 11, path: 'datasets.shop-1.feeds.other.role', message: expect.stringMatching(/^feed "other" is a second full feed \(feed "main" is one\): expected at most one full feed/) },
+    );
+  });
+
+  it('validate refuses a field mapped by two feeds without precedence, and accepts it with one', async () => {
+    const both = CATALOGUE.replace('api_value: SKU }', 'api_value: SKU, attributes.stock: Stock }');
+    expect(await issuesOf(feedsYaml(`${both}\n${STOCK}`))).toEqual([
+      {
+        file: 'connector.yaml',
+        line: 15,
+        path: 'datasets.shop-1.feeds.stock.mapping.fields.attributes.stock',
+        message: 'attributes.stock is mapped by feeds "main" and "stock": say which wins with precedence: { attributes.stock: main | stock | newest } beside feeds, or map it in one feed only',
+      },
+    ]);
+    const dir = await tempFiles({ 'connector.yaml': feedsYaml(`${both}\n${STOCK}`, '    precedence: { attributes.stock: newest }') });
+    expect((await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!.precedence).toEqual({ 'attributes.stock': 'newest' });
+    expect(await issuesOf(feedsYaml(`${both}\n${STOCK}`, '    precedence: { attributes.stock: web }'))).toEqual([
+      { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.precedence.attributes.stock', message: '"web" does not map attributes.stock (expected newest or one of the feeds mapping it: main, stock)' },
+    ]);
+  });
+
+  it('validate refuses an update mapping without record_id, and a full one without display_name', async () => {
+    const noId = STOCK.replace('record_id: SKU, ', '');
+    const noName = CATALOGUE.replace('display_name: Name, ', '');
+    expect(await issuesOf(feedsYaml(`${noName}\n${noId}`))).toEqual([
+      { file: 'connector.yaml', line: 10, path: 'datasets.shop-1.feeds.main.mapping.fields', message: 'record_id, display_name and api_value must be mapped' },
+      { file: 'connector.yaml', line: 15, path: 'datasets.shop-1.feeds.stock.mapping.fields', message: 'record_id must be mapped: a feed finds its records by it' },
+    ]);
+  });
+
+  it('validate refuses two watchers on one folder, across feeds and datasets', async () => {
+    const watched = (text: string) => `${text}\n        watch: { path: /srv/exports }`;
+    expect(await issuesOf(feedsYaml(`${watched(CATALOGUE)}\n${watched(STOCK)}`))).toEqual([
+      { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.watch.path', message: expect.stringMatching(/^\/srv\/exports is watched by dataset "shop-1" feed "main" too: expected one watcher per folder/) },
+    ]);
+  });
+
+  it('the single-source options beside feeds are refused where they are written', async () => {
+    expect(await issuesOf(feedsYaml(CATALOGUE, '    source: { type: csv }'))).toEqual([
+      { file: 'connector.yaml', line: 11, path: 'datasets.shop-1.source', message: 'source is written beside feeds: expected it inside the feed it belongs to (feeds: { <name>: { source: … } })' },
+    ]);
+  });
+
+  it('errors of the single-source form keep their paths (no feeds.main in them)', async () => {
+    const text = `datasets:\n${datasetYaml('shop-1')}\n`.replace('        display_name: Name\n', '');
+    expect(await issuesOf(text)).toEqual([{ file: 'connector.yaml', line: 10, path: 'datasets.shop-1.mapping.fields', message: 'record_id, display_name and api_value must be mapped' }]);
+  });
+
+  it('missing: set needs values of fields the feed maps; a full feed has no missing strategy', async () => {
+    const stock = `${STOCK}\n        missing: { strategy: set, values: { attributes.price: 0 } }`;
+    const full = `${CATALOGUE}\n        missing: { strategy: deactivate }`;
+    expect(await issuesOf(feedsYaml(`${full}\n${stock}`))).toEqual([
+      { file: 'connector.yaml', line: 11, path: 'datasets.shop-1.feeds.main.missing.strategy', message: 'a full feed deletes the records it does not list (within the guards): missing is for update feeds' },
+      { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.missing.values.attributes.price', message: 'attributes.price is not mapped by this feed: it may set only the fields it owns' },
+    ]);
+  });
+
+  it('a change list needs its command column; commands belong to role changes only; a word of two commands is refused', async () => {
+    const changes = STOCK.replace('      stock:', '      changes:').replace('role: update', 'role: changes');
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${changes}`))).toEqual([
+      { file: 'connector.yaml', line: 11, path: 'datasets.shop-1.feeds.changes.commands', message: 'role changes needs commands: { column: <the command column> }' },
+    ]);
+    const twice = `${changes}\n        commands: { column: Op, words: { delete: [delete, drop], ignore: [DROP] } }`;
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${twice}`))).toEqual([
+      { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.feeds.changes.commands.words.ignore', message: '"DROP" is a word of delete too' },
+    ]);
+    const onUpdate = `${STOCK}\n        commands: { column: Op }`;
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${onUpdate}`))).toEqual([
+      { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.feeds.stock.commands', message: 'commands go with role: changes' },
+    ]);
+  });
+});

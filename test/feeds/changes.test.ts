@@ -1,0 +1,74 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { rejectFilePath } from '../../src/sources/reject-file.js';
+import { rec, scenario, type Scenario } from '../sync/harness.js';
+import { stockOf, withFeeds } from './helpers.js';
+
+/** Issue 13: a change list (role changes) with a command column, against the emulator over real HTTP. */
+
+let sc: Scenario | undefined;
+afterEach(async () => {
+  await sc?.close();
+  sc = undefined;
+});
+
+const CHANGES = {
+  role: 'changes',
+  source: { type: 'csv' },
+  mapping: { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code', 'attributes.stock': { column: 'Qty', transforms: ['integer'] } } },
+  commands: { column: 'Op' },
+};
+
+async function changeList(s: Scenario, rows: Array<[string, string, number, string]>, name: string): Promise<string> {
+  const file = join(s.dir, name);
+  await writeFile(file, ['SKU,Name,Code,Qty,Op', ...rows.map(([id, n, q, op]) => `${id},${n},code-${id},${q},${op}`)].join('\n') + '\n');
+  return file;
+}
+
+describe('change list: a command per row', () => {
+  it('create, update, upsert (both ways), delete, ignore, an unknown id and an unknown word (INVALID_COMMAND naming line, column, word and the accepted words)', async () => {
+    sc = await scenario({ manualClock: true, records: [rec('h-001', 'Hand made')] });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    const ids = Array.from({ length: 10 }, (_, i) => `r-${String(i + 1).padStart(3, '0')}`);
+    const first = await sc.engine.sync(ds, { file: await changeList(sc, ids.map((id) => [id, `Item ${id}`, 1, 'add']), 'changes-1.csv') });
+    expect(first).toMatchObject({ result: 'published', adds: 10, deletes: 0 });
+    const file = await changeList(
+      sc,
+      [
+        ['r-001', 'Item r-001', 5, 'UPDATE'],
+        ['r-002', 'Item r-002', 0, 'delete'],
+        ['r-003', 'Other name', 9, 'skip'],
+        ['r-004', 'Item r-004', 7, 'Upsert'],
+        ['r-005', 'Item r-005', 3, 'frobnicate'],
+        ['r-011', 'New one', 2, 'upsert'],
+        ['r-099', 'Nobody', 1, 'modify'],
+        ['h-001', 'Hand made', 0, 'remove'],
+      ],
+      'changes-2.csv',
+    );
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'published', adds: 1, changes: 2, deletes: 1, rowErrors: 1 });
+    expect(sum.feed).toMatchObject({ name: 'changes', role: 'changes', matched: 3, unmatched: 1, firstUnmatched: ['r-099'], notOwned: 1 });
+    const stock = stockOf(sc);
+    expect(stock).toMatchObject({ 'r-001': 5, 'r-003': 1, 'r-004': 7, 'r-005': 1, 'r-011': 2 });
+    expect('r-002' in stock).toBe(false);
+    expect(sc.published().find((r) => r.record_id === 'r-003')!.display_name).toBe('Item r-003');
+    expect(sc.published().find((r) => r.record_id === 'h-001')).toEqual(rec('h-001', 'Hand made'));
+    const rejects = await readFile(rejectFilePath(file), 'utf8');
+    expect(rejects).toContain(
+      '6,command,frobnicate,INVALID_COMMAND,"line 6, column Op: ""frobnicate"" is not a command (accepted words: create: create, add, new; upsert: upsert; update: update, change, modify; delete: delete, remove, del; ignore: ignore, skip)"',
+    );
+    expect(rejects).toContain('8,record_id,r-099,UNMATCHED_RECORD');
+  });
+
+  it('deletes are guarded like a full export\'s: past max_delete_ratio the change is held', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    const ids = Array.from({ length: 10 }, (_, i) => `r-${String(i + 1).padStart(3, '0')}`);
+    expect((await sc.engine.sync(ds, { file: await changeList(sc, ids.map((id) => [id, `Item ${id}`, 1, 'new']), 'c-1.csv') })).result).toBe('published');
+    const sum = await sc.engine.sync(ds, { file: await changeList(sc, ids.slice(0, 5).map((id) => [id, `Item ${id}`, 1, 'del']), 'c-2.csv') });
+    expect(sum).toMatchObject({ result: 'held', code: 'HELD_GUARD', deletes: 5 });
+    expect(sc.published()).toHaveLength(10);
+  });
+});

@@ -1,0 +1,111 @@
+import { readFile } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { feedView } from '../../src/feeds/view.js';
+import { why, whyLines } from '../../src/history/why.js';
+import { rejectFilePath } from '../../src/sources/reject-file.js';
+import { rec, recs, type Scenario } from '../sync/harness.js';
+import { feedScenario, stockOf, writeStockFile } from './helpers.js';
+
+/** Issue 13: an update feed (stock only) beside the full catalogue, against the emulator over real HTTP. */
+
+let sc: Scenario | undefined;
+afterEach(async () => {
+  await sc?.close();
+  sc = undefined;
+});
+
+const stock30 = (q: (i: number) => number) => Object.fromEntries(recs(30).map((r, i) => [r.record_id, q(i)]));
+
+describe('update feed: stock only', () => {
+  it('sets only stock of the records it lists; unknown SKUs are counted, listed in the summary and the reject file, not errors', async () => {
+    const f = await feedScenario(recs(30));
+    sc = f.sc;
+    const before = sc.published();
+    const file = await writeStockFile(sc, { 'r-002': 5, 'r-004': 7, 'r-404': 1, 'r-405': 2 }, 'stock-1.csv');
+    const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file });
+    expect(sum).toMatchObject({ result: 'published', adds: 0, changes: 2, deletes: 0, rowErrors: 0 });
+    expect(sum.feed).toEqual({ name: 'stock', role: 'update', matched: 2, unmatched: 2, firstUnmatched: ['r-404', 'r-405'], notOwned: 0, changeable: 30, missing: 0, fieldsChanged: 2 });
+    const after = new Map(sc.published().map((r) => [r.record_id, r]));
+    for (const r of before) {
+      const stock = r.record_id === 'r-002' ? 5 : r.record_id === 'r-004' ? 7 : undefined;
+      expect(after.get(r.record_id)).toEqual(stock === undefined ? r : { ...r, attributes: { stock } });
+    }
+    // why names the feed, its file and line (provenance, issue 14).
+    const stock = why(sc.db.conn, 'shop-1', 'r-004').fields.find((x) => x.field === 'attributes.stock')!;
+    expect(stock.set).toMatchObject({ feed: 'stock', file, line: 3 });
+    expect(whyLines(why(sc.db.conn, 'shop-1', 'r-004')).join('\n')).toContain(`feed stock: ${file} line 3`);
+    const rejects = await readFile(rejectFilePath(file), 'utf8');
+    expect(rejects).toContain('4,record_id,r-404,UNMATCHED_RECORD');
+    expect(rejects).toContain('5,record_id,r-405,UNMATCHED_RECORD');
+  });
+
+  it('a catalogue export after a stock update keeps the stock; so does one after a restart (a new engine on the same state dir)', async () => {
+    const f = await feedScenario(recs(30));
+    sc = f.sc;
+    expect((await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, stock30((i) => i + 1), 'stock-1.csv') })).result).toBe('published');
+    const renamed = recs(30).map((r) => (r.record_id === 'r-003' ? { ...r, display_name: 'Renamed' } : r));
+    const cat = await sc.engine.sync(f.ds, { file: await sc.writeExport(renamed, 'catalogue-1.csv') });
+    expect(cat).toMatchObject({ result: 'published', changes: 1, adds: 0, deletes: 0 });
+    expect(stockOf(sc)).toEqual(stock30((i) => i + 1));
+    sc.restart();
+    const again = await sc.engine.sync(f.ds, { file: await sc.writeExport(recs(31), 'catalogue-2.csv') });
+    expect(again).toMatchObject({ result: 'published', changes: 1, adds: 1, deletes: 0 });
+    expect(stockOf(sc)).toEqual({ ...stock30((i) => i + 1), 'r-031': undefined });
+  });
+
+  it('a stock file that zeroes every stock is held by the value guards; discard, then a catalogue does not bring it back', async () => {
+    const f = await feedScenario(recs(30));
+    sc = f.sc;
+    const stock = feedView(f.ds, 'stock');
+    expect((await sc.engine.sync(stock, { file: await writeStockFile(sc, stock30((i) => i + 1), 'stock-1.csv') })).result).toBe('published');
+    const zero = await sc.engine.sync(stock, { file: await writeStockFile(sc, stock30(() => 0), 'stock-2.csv') });
+    expect(zero).toMatchObject({ result: 'held', code: 'HELD_GUARD' });
+    expect(zero.message).toContain('value_zeroed_ratio');
+    expect(stockOf(sc)).toEqual(stock30((i) => i + 1));
+    expect(await sc.engine.discard(f.ds)).toMatchObject({ action: 'discarded' });
+    const cat = await sc.engine.sync(f.ds, { file: await sc.writeExport(recs(30), 'catalogue-1.csv') });
+    expect(cat.result).toBe('unchanged');
+    expect(stockOf(sc)).toEqual(stock30((i) => i + 1));
+  });
+
+  it("a held change of one feed is not discarded by a file of another: that file waits; a newer file of the same feed supersedes it", async () => {
+    const f = await feedScenario(recs(30));
+    sc = f.sc;
+    const stock = feedView(f.ds, 'stock');
+    expect((await sc.engine.sync(stock, { file: await writeStockFile(sc, stock30((i) => i + 1), 'stock-1.csv') })).result).toBe('published');
+    expect((await sc.engine.sync(stock, { file: await writeStockFile(sc, stock30(() => 0), 'stock-2.csv') })).result).toBe('held');
+    const held = sc.db.snapshot('shop-1').held();
+    const cat = await sc.engine.sync(f.ds, { file: await sc.writeExport(recs(31), 'catalogue-1.csv') });
+    expect(cat).toMatchObject({ result: 'waiting', code: 'HELD_OTHER_FEED' });
+    expect(cat.message).toMatch(/a change of feed "stock" waits for a person .*approve .*discard .*this file of feed "main" is kept/);
+    expect(sc.db.snapshot('shop-1').held()).toEqual(held);
+    const planned = await sc.engine.plan(f.ds, await sc.writeExport(recs(31), 'catalogue-2.csv'));
+    expect(planned.stopped).toMatchObject({ code: 'HELD_OTHER_FEED' });
+    // The same feed's newer file replaces the held change, as a newer export does today.
+    const next = await sc.engine.sync(stock, { file: await writeStockFile(sc, stock30((i) => i + 2), 'stock-3.csv') });
+    expect(next.result).toBe('published');
+    expect(stockOf(sc)).toEqual(stock30((i) => i + 2));
+    expect((await sc.engine.sync(f.ds, { file: await sc.writeExport(recs(31), 'catalogue-3.csv') })).result).toBe('published');
+    expect(stockOf(sc)).toEqual({ ...stock30((i) => i + 2), 'r-031': undefined });
+  });
+
+  it('rows of records the connector does not own (made by hand) are left alone and counted', async () => {
+    const f = await feedScenario(recs(5), {}, [rec('h-001', 'Hand made')]);
+    sc = f.sc;
+    const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, { 'h-001': 9, 'r-001': 3 }, 'stock-1.csv') });
+    expect(sum).toMatchObject({ result: 'published', changes: 1 });
+    expect(sum.feed).toMatchObject({ matched: 1, unmatched: 0, notOwned: 1 });
+    expect(sc.published().find((r) => r.record_id === 'h-001')).toEqual(rec('h-001', 'Hand made'));
+    expect(stockOf(sc)['r-001']).toBe(3);
+  });
+  it("a stock file of a few rows is no catalogue: the row-drop guard does not hold it, and the next catalogue is compared with the last catalogue", async () => {
+    const f = await feedScenario(recs(30), { policy: { guards: { max_row_drop_ratio: 0.1 } } });
+    sc = f.sc;
+    // Taught first: the key shows it stages, so the draft's own guard check (publish.ts) runs too.
+    const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, { 'r-001': 1, 'r-002': 2 }, 'stock-1.csv') });
+    expect(sum).toMatchObject({ result: 'published', changes: 2 });
+    const again = await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, { 'r-001': 3 }, 'stock-2.csv') });
+    expect(again).toMatchObject({ result: 'published', changes: 1 });
+    expect(sc.db.snapshot('shop-1').info().lastSource?.rowCount).toBe(30);
+  });
+});
