@@ -33,7 +33,7 @@ export const valueRuleSchema = z
       .describe('A numeric value jumps when it moves by more than this percentage of the old one. Default: off.'),
     max_jump_ratio: ratio
       .optional()
-      .describe('Hold a change in which more than this share (0–1) of the records that had a non-zero number jump (jump_factor, jump_percent). Default: off.'),
+      .describe('Hold a change in which more than this share (0–1) of the records that had a non-zero number jump (jump_factor, jump_percent; a positive value turning negative always counts). Default: off.'),
     min_compared: z
       .int()
       .min(0)

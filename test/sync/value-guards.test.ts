@@ -108,7 +108,7 @@ describe('value guards (default policy)', () => {
     await s.engine.discard(s.ds);
     const cents = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, stock: x.stock * 100 })), 'x100.csv') });
     expect(cents.result).toBe('held');
-    expect(cents.message).toContain('attributes.stock jumps by more than ×10 or ÷10 in all 18 records that had a non-zero number');
+    expect(cents.message).toContain('attributes.stock jumps by more than ×10 or ÷10 or from positive to negative in all 18 records that had a non-zero number');
     expect(publishedAttrs(s)).toEqual(before);
   });
 
@@ -134,6 +134,25 @@ describe('value guards (default policy)', () => {
     await s.engine.discard(s.ds);
     const up = list.map((x) => ({ ...x, price: Math.round(x.price * 1.05) }));
     expect(await s.engine.sync(s.ds, { file: await writeStock(s, up, 'up.csv') })).toMatchObject({ result: 'published', changes: 6 });
+  });
+
+  it('a POS bug negating every stock, or setting every stock to -1, is held as a jump; one stock going negative in a big shop is published', async () => {
+    const list = items(30);
+    s = await stockScenario(list);
+    const before = publishedAttrs(s);
+    const neg = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, stock: -x.stock })), 'neg.csv') });
+    expect(neg.result).toBe('held');
+    expect(neg.message).toContain('attributes.stock jumps by more than ×10 or ÷10 or from positive to negative in 30 of 30 records that had a non-zero number');
+    expect((heldLine(s)!.guards.find((r) => r.guard === 'value_jump_ratio')!.samples as unknown[])[0]).toEqual({ record_id: 'i-001', old: 1, new: -1 });
+    await s.engine.discard(s.ds);
+    const minus = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, stock: -1 })), 'minus-one.csv') });
+    expect(minus.result).toBe('held');
+    expect(minus.message).toContain('value_jump_ratio');
+    expect(publishedAttrs(s)).toEqual(before);
+    await s.engine.discard(s.ds);
+    const one = list.map((x) => (x.id === 'i-007' ? { ...x, stock: -2 } : x));
+    expect(await s.engine.sync(s.ds, { file: await writeStock(s, one, 'oversold.csv') })).toMatchObject({ result: 'published', changes: 1 });
+    expect(publishedAttrs(s).get('i-007')).toEqual({ stock: -2, price: 760 });
   });
 
   it('a rule naming a field replaces * for it (a sale day may move every price)', async () => {
@@ -185,7 +204,10 @@ describe('evaluateValueGuards (pure)', () => {
     t.observe(rec('b', '5'), rec('b', '500')); // ×100 as text
     t.observe(rec('c', 5), rec('c', 0));
     t.observe(rec('d', 5), rec('d', 50)); // exactly ×10: not more
-    expect(t.tally().fields['attributes.stock']!.jumped).toBe(2);
+    t.observe(rec('e', 5), rec('e', -1)); // positive to negative
+    t.observe(rec('f', -3), rec('f', 4)); // negative to positive: a correction, not a jump
+    expect(t.tally().fields['attributes.stock']!.jumped).toBe(3);
+    expect(t.tally().fields['attributes.stock']!.samples.jumped.map((x) => x.record_id)).toEqual(['a', 'b', 'e']);
   });
   it('an emptied display name counts as zeroed; [] turns the value guards off', () => {
     const t = new ValueTallier(rules);

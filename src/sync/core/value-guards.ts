@@ -158,7 +158,7 @@ export function evaluateValueGuards(tally: ValueTally | undefined, compared: num
     };
     check('value_changed_ratio', t.changed, compared, 'compared records', rule.max_changed_ratio, 'changes', t.samples.changed);
     check('value_zeroed_ratio', t.zeroed, t.zeroable ?? compared, 'records that had a value', rule.max_zeroed_ratio, 'is set to zero or empty', t.samples.zeroed);
-    check('value_jump_ratio', t.jumped, t.nonzero ?? compared, 'records that had a non-zero number', rule.max_jump_ratio, `jumps by ${jumpWords(rule)}`, t.samples.jumped);
+    check('value_jump_ratio', t.jumped, t.nonzero ?? compared, 'records that had a non-zero number', rule.max_jump_ratio, `jumps ${jumpWords(rule)}`, t.samples.jumped);
   }
   return out;
 }
@@ -185,11 +185,16 @@ function numeric(v: unknown): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-/** Both numeric and non-zero, and the new one is more than the factor times or the percentage away from the old. */
+/**
+ * Both numeric and non-zero, and the new one turns a positive number negative
+ * (a POS bug negating every stock, or setting it to -1, is no factor away), or
+ * is more than the factor times or the percentage away from the old.
+ */
 function jumps(old: unknown, now: unknown, rule: ValueRule): boolean {
   const a = numeric(old);
   const b = numeric(now);
   if (a === null || b === null || a === 0 || b === 0) return false;
+  if (a > 0 && b < 0) return true;
   if (rule.jump_factor !== undefined) {
     const f = Math.abs(b / a);
     if (f > rule.jump_factor || f < 1 / rule.jump_factor) return true;
@@ -201,7 +206,8 @@ function jumpWords(rule: ValueRule): string {
   const parts: string[] = [];
   if (rule.jump_factor !== undefined) parts.push(`more than ×${rule.jump_factor} or ÷${rule.jump_factor}`);
   if (rule.jump_percent !== undefined) parts.push(`more than ${rule.jump_percent}%`);
-  return parts.join(' or ');
+  const by = parts.length > 0 ? `by ${parts.join(' or ')} or ` : '';
+  return `${by}from positive to negative`;
 }
 
 /** A value guard's samples for a person: `  SKU-1: 12 → 0`. */
