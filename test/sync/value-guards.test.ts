@@ -1,7 +1,9 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { evaluateValueGuards, ValueTallier, type ValueRule } from '../../src/sync/core/value-guards.js';
 import { policySchema } from '../../src/config/policy.js';
-import type { Scenario } from './harness.js';
+import { scenario, type Scenario } from './harness.js';
 import { itemRecord, items, publishedAttrs, stockScenario, writeStock } from './stock-export.js';
 
 /** Issue 14: guards on field values, against the emulator over real HTTP. */
@@ -153,6 +155,22 @@ describe('value guards (default policy)', () => {
     const one = list.map((x) => (x.id === 'i-007' ? { ...x, stock: -2 } : x));
     expect(await s.engine.sync(s.ds, { file: await writeStock(s, one, 'oversold.csv') })).toMatchObject({ result: 'published', changes: 1 });
     expect(publishedAttrs(s).get('i-007')).toEqual({ stock: -2, price: 760 });
+  });
+
+  it('full-width "０" as text counts as zeroed: 5 items with text stock all exported as "０" are held; approve publishes "０" as sent', async () => {
+    const mapping = { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code', 'attributes.stock': 'Stock' } };
+    s = await scenario({ mapping });
+    const write = async (stocks: string[], name: string) => {
+      const file = join(s!.dir, name);
+      await writeFile(file, ['SKU,Name,Code,Stock', ...stocks.map((v, i) => `i-${i + 1},Item ${i + 1},code-${i + 1},${v}`)].join('\n') + '\n');
+      return file;
+    };
+    expect(await s.engine.sync(s.ds, { file: await write(['５', '１２', '3', '０', '７'], 'day-0.csv') })).toMatchObject({ result: 'published' });
+    const zero = await s.engine.sync(s.ds, { file: await write(['０', '０', '０', '０', '０'], 'zero.csv') });
+    expect(zero.result).toBe('held');
+    expect(zero.message).toContain('attributes.stock is set to zero or empty in all 4 records that had a value');
+    expect(await s.engine.approve(s.ds)).toMatchObject({ action: 'published' });
+    expect(s.published().map((r) => r.attributes.stock)).toEqual(['０', '０', '０', '０', '０']);
   });
 
   it('a rule naming a field replaces * for it (a sale day may move every price)', async () => {

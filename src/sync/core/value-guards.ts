@@ -170,10 +170,15 @@ export function withValueGuards(ev: GuardEvaluation, tally: ValueTally | undefin
   return { ...ev, holds: true, results: [...ev.results, ...values] };
 }
 
-/** Zero, an empty string, null, absent, or an empty list. */
+/**
+ * Zero, an empty string, null, absent, or an empty list. A text value counts
+ * as zero when it reads as the number zero after NFKC normalisation (a
+ * Japanese POS may export full-width "０"); only this test normalises, the
+ * value sent is never changed.
+ */
 export function isZeroOrEmpty(v: unknown): boolean {
   if (v === undefined || v === null || v === 0 || v === '') return true;
-  if (typeof v === 'string') return v.trim() === '' || (numeric(v) === 0);
+  if (typeof v === 'string') return v.trim() === '' || numeric(v.normalize('NFKC')) === 0;
   return Array.isArray(v) && v.length === 0;
 }
 
