@@ -20,7 +20,7 @@ export const valueRuleSchema = z
       .describe('Hold a change in which the value of this field changes in more than this share (0–1) of the records present before and after. Default: off.'),
     max_zeroed_ratio: ratio
       .optional()
-      .describe('Hold a change that sets this field to zero or empty in more than this share (0–1) of the records present before and after. Default: off.'),
+      .describe('Hold a change that sets this field to zero or empty in more than this share (0–1) of the records that had a value (not zero or empty) before. Default: off.'),
     jump_factor: z
       .number()
       .gt(1)
@@ -33,18 +33,18 @@ export const valueRuleSchema = z
       .describe('A numeric value jumps when it moves by more than this percentage of the old one. Default: off.'),
     max_jump_ratio: ratio
       .optional()
-      .describe('Hold a change in which more than this share (0–1) of the records present before and after jump (jump_factor, jump_percent). Default: off.'),
+      .describe('Hold a change in which more than this share (0–1) of the records that had a non-zero number jump (jump_factor, jump_percent; a positive value turning negative always counts). Default: off.'),
     min_compared: z
       .int()
       .min(0)
       .default(20)
-      .describe('Apply the rule only when at least this many records are present before and after (a share of a handful is noise). Default 20.'),
+      .describe('Apply a share only when at least this many records count for it (present before and after; for zeroed: had a value; for jumps: had a non-zero number): a share of a handful is noise. Default 20.'),
     min_all_compared: z
       .int()
       .min(0)
       .default(3)
       .describe(
-        'Below min_compared, still hold when every one of the records present before and after (at least this many) is set to zero or empty, or jumps (for the max_zeroed_ratio and max_jump_ratio this rule has): a small shop is protected from "every stock 0" too. 0: off. Default 3.',
+        'Below min_compared, still hold when every one of the records that could be hit (had a value before, for zeroed; a non-zero number, for jumps; at least this many) is set to zero or empty, or jumps (for the max_zeroed_ratio and max_jump_ratio this rule has): a small shop is protected from "every stock 0" too. 0: off. Default 3.',
       ),
   })
   .describe('A guard on the values of one field (or *): shares of records changed, zeroed, or jumping in one sync.');
@@ -84,7 +84,7 @@ export const guardsSchema = z
       .refine((rules) => new Set(rules.map((r) => r.field)).size === rules.length, 'each field may have one rule only')
       .default(() => DEFAULT_VALUE_RULES.map((r) => ({ ...r })))
       .describe(
-        'Guards on field values (issue 14). Default: one rule for every field (*): hold when more than 25% of the records present before and after are set to zero or empty, or jump by more than ×10 or ÷10 (below 20 such records: when all of them, 3 or more, do). [] turns them off; a rule naming a field replaces * for it.',
+        'Guards on field values (issue 14). Default: one rule for every field (*): hold when more than 25% of the records that had a value are set to zero or empty, or of those that had a non-zero number jump by more than ×10 or ÷10 (below 20 such records: when all of them, 3 or more, do). [] turns them off; a rule naming a field replaces * for it.',
       ),
     allow_empty: z
       .boolean()

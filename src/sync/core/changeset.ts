@@ -114,6 +114,10 @@ export interface FieldTally {
   changed: number;
   zeroed: number;
   jumped: number;
+  /** Compared records whose value before could be zeroed (not zero or empty): the zeroed guard's base; absent in older plans. */
+  zeroable?: number;
+  /** Compared records whose value before was a non-zero number: the jump guard's base; absent in older plans. */
+  nonzero?: number;
   samples: { changed: ValueSample[]; zeroed: ValueSample[]; jumped: ValueSample[] };
 }
 

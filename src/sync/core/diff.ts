@@ -164,12 +164,14 @@ function* mergeJoin(
       digest.update(`o\0${e.record_id}\n`);
     }
     if (src.json === e.json) {
+      if (tallier.active) tallier.compared(JSON.parse(e.json) as DatasetRecord);
       unchanged++;
       continue;
     }
     const rec = JSON.parse(src.json) as DatasetRecord;
     let desired = rec;
     const before = JSON.parse(e.json) as DatasetRecord;
+    tallier.compared(before);
     if (e.owned && e.foreignFields.length > 0) {
       const touched = e.foreignFields.filter((f) => canonicalJson(before[f]) !== canonicalJson(rec[f]));
       if (touched.length > 0) foreignEdits.push({ record_id: e.record_id, fields: touched, resolution: keep ? 'keep' : 'overwrite' });

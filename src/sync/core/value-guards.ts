@@ -49,8 +49,27 @@ export function ruleFor(rules: readonly ValueRule[], field: string): ValueRule |
 /** Counts value changes record by record, as the diff finds changed records (pure; rules decide what a jump is). */
 export class ValueTallier {
   readonly #fields: Record<string, FieldTally> = {};
+  readonly #bases: Record<string, { zeroable: number; nonzero: number }> = {};
 
   constructor(private readonly rules: readonly ValueRule[]) {}
+
+  /** Whether any rule applies (the diff parses unchanged records only then). */
+  get active(): boolean {
+    return this.rules.length > 0;
+  }
+
+  /**
+   * Every compared record (changed or not), as it was before: counts the
+   * records a field's value could be zeroed from (not zero or empty) and could
+   * jump from (a non-zero number). These, not all compared records, are the
+   * zeroed and jump guards' bases: an item already at stock 0 cannot be set
+   * to 0, so it must not make "every stock zeroed" look like "not every".
+   */
+  compared(before: DatasetRecord): void {
+    if (this.rules.length === 0) return;
+    for (const f of TOP_FIELDS) this.#base(f, before[f]);
+    for (const [k, v] of Object.entries(before.attributes ?? {})) this.#base(`attributes.${k}`, v);
+  }
 
   /** A compared record that changed: tally each field whose value differs. */
   observe(before: DatasetRecord, after: DatasetRecord): void {
@@ -68,7 +87,19 @@ export class ValueTallier {
   }
 
   tally(): ValueTally {
+    for (const [f, t] of Object.entries(this.#fields)) {
+      t.zeroable = this.#bases[f]?.zeroable ?? 0;
+      t.nonzero = this.#bases[f]?.nonzero ?? 0;
+    }
     return { fields: this.#fields };
+  }
+
+  #base(field: string, old: unknown): void {
+    if (!ruleFor(this.rules, field)) return;
+    const b = (this.#bases[field] ??= { zeroable: 0, nonzero: 0 });
+    if (!isZeroOrEmpty(old)) b.zeroable++;
+    const n = numeric(old);
+    if (n !== null && n !== 0) b.nonzero++;
   }
 
   #one(field: string, id: string, old: unknown, now: unknown): void {
@@ -89,7 +120,14 @@ export class ValueTallier {
   }
 }
 
-/** The value guards that hold, from a changeset's tally and the records it compared (present before and after). */
+/**
+ * The value guards that hold, from a changeset's tally and the records it
+ * compared (present before and after). Each guard counts against its own
+ * base: changes against every compared record, zeroed against those that had
+ * a value to lose (tally.zeroable), jumps against those that had a non-zero
+ * number (tally.nonzero); a plan made before these were tallied uses compared.
+ * The base decides both the share and, below min_compared, "every one".
+ */
 export function evaluateValueGuards(tally: ValueTally | undefined, compared: number, rules: readonly ValueRule[]): GuardResult[] {
   if (!tally) return [];
   const out: GuardResult[] = [];
@@ -97,14 +135,14 @@ export function evaluateValueGuards(tally: ValueTally | undefined, compared: num
     const rule = ruleFor(rules, field);
     if (!rule || compared === 0) continue;
     const minAll = rule.min_all_compared ?? DEFAULT_MIN_ALL_COMPARED;
-    // A small dataset (issue 14): below min_compared only "every record" counts, and only for zeroed and jumps.
-    const small = compared < rule.min_compared;
-    if (small && (minAll === 0 || compared < minAll)) continue;
-    const check = (guard: GuardResult['guard'], n: number, limit: number | undefined, what: string, samples: ValueSample[]): void => {
-      const ratio = n / compared;
-      if (limit === undefined || ratio <= limit) return;
-      if (small && (guard === 'value_changed_ratio' || n < compared)) return;
-      const why = small ? `all ${n} compared records (fewer than min_compared ${rule.min_compared}: held when every one is)` : `${n} of ${compared} compared records (${pct(ratio)}; limit ${pct(limit)})`;
+    const check = (guard: GuardResult['guard'], n: number, base: number, of: string, limit: number | undefined, what: string, samples: ValueSample[]): void => {
+      if (limit === undefined || base === 0) return;
+      // A small dataset (issue 14): below min_compared only "every record" counts, and only for zeroed and jumps.
+      const small = base < rule.min_compared;
+      if (small && (guard === 'value_changed_ratio' || minAll === 0 || base < minAll || n < base)) return;
+      const ratio = n / base;
+      if (ratio <= limit) return;
+      const why = small ? `all ${n} ${of} (fewer than min_compared ${rule.min_compared}: held when every one is)` : `${n} of ${base} ${of} (${pct(ratio)}; limit ${pct(limit)})`;
       out.push({
         guard,
         holds: true,
@@ -113,14 +151,14 @@ export function evaluateValueGuards(tally: ValueTally | undefined, compared: num
         limit,
         field,
         count: n,
-        compared,
+        compared: base,
         samples: samples.slice(0, VALUE_SAMPLES),
         message: `${field} ${what} in ${why}`,
       });
     };
-    check('value_changed_ratio', t.changed, rule.max_changed_ratio, 'changes', t.samples.changed);
-    check('value_zeroed_ratio', t.zeroed, rule.max_zeroed_ratio, 'is set to zero or empty', t.samples.zeroed);
-    check('value_jump_ratio', t.jumped, rule.max_jump_ratio, `jumps by ${jumpWords(rule)}`, t.samples.jumped);
+    check('value_changed_ratio', t.changed, compared, 'compared records', rule.max_changed_ratio, 'changes', t.samples.changed);
+    check('value_zeroed_ratio', t.zeroed, t.zeroable ?? compared, 'records that had a value', rule.max_zeroed_ratio, 'is set to zero or empty', t.samples.zeroed);
+    check('value_jump_ratio', t.jumped, t.nonzero ?? compared, 'records that had a non-zero number', rule.max_jump_ratio, `jumps ${jumpWords(rule)}`, t.samples.jumped);
   }
   return out;
 }
@@ -132,10 +170,15 @@ export function withValueGuards(ev: GuardEvaluation, tally: ValueTally | undefin
   return { ...ev, holds: true, results: [...ev.results, ...values] };
 }
 
-/** Zero, an empty string, null, absent, or an empty list. */
+/**
+ * Zero, an empty string, null, absent, or an empty list. A text value counts
+ * as zero when it reads as the number zero after NFKC normalisation (a
+ * Japanese POS may export full-width "０"); only this test normalises, the
+ * value sent is never changed.
+ */
 export function isZeroOrEmpty(v: unknown): boolean {
   if (v === undefined || v === null || v === 0 || v === '') return true;
-  if (typeof v === 'string') return v.trim() === '' || (numeric(v) === 0);
+  if (typeof v === 'string') return v.trim() === '' || numeric(v.normalize('NFKC')) === 0;
   return Array.isArray(v) && v.length === 0;
 }
 
@@ -147,11 +190,16 @@ function numeric(v: unknown): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-/** Both numeric and non-zero, and the new one is more than the factor times or the percentage away from the old. */
+/**
+ * Both numeric and non-zero, and the new one turns a positive number negative
+ * (a POS bug negating every stock, or setting it to -1, is no factor away), or
+ * is more than the factor times or the percentage away from the old.
+ */
 function jumps(old: unknown, now: unknown, rule: ValueRule): boolean {
   const a = numeric(old);
   const b = numeric(now);
   if (a === null || b === null || a === 0 || b === 0) return false;
+  if (a > 0 && b < 0) return true;
   if (rule.jump_factor !== undefined) {
     const f = Math.abs(b / a);
     if (f > rule.jump_factor || f < 1 / rule.jump_factor) return true;
@@ -163,7 +211,8 @@ function jumpWords(rule: ValueRule): string {
   const parts: string[] = [];
   if (rule.jump_factor !== undefined) parts.push(`more than ×${rule.jump_factor} or ÷${rule.jump_factor}`);
   if (rule.jump_percent !== undefined) parts.push(`more than ${rule.jump_percent}%`);
-  return parts.join(' or ');
+  const by = parts.length > 0 ? `by ${parts.join(' or ')} or ` : '';
+  return `${by}from positive to negative`;
 }
 
 /** A value guard's samples for a person: `  SKU-1: 12 → 0`. */
