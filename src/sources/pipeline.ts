@@ -209,7 +209,7 @@ export class RowPipeline {
 }
 
 /** The on_row_errors policy applied to a read's counts: the refusal, or null when the records may be used. */
-export function rowErrorVerdict(file: string, counts: ExportCounts, source: Pick<SourceConfig, 'on_row_errors' | 'max_bad_row_ratio'>): SourceError | null {
+export function rowErrorVerdict(file: string, counts: Pick<ExportCounts, 'bad_rows' | 'rows'>, source: Pick<SourceConfig, 'on_row_errors' | 'max_bad_row_ratio'>): SourceError | null {
   const { bad_rows, rows } = counts;
   if (bad_rows === 0) return null;
   if (source.on_row_errors === 'reject_file') {

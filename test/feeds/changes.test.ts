@@ -29,7 +29,8 @@ async function changeList(s: Scenario, rows: Array<[string, string, number, stri
 describe('change list: a command per row', () => {
   it('create, update, upsert (both ways), delete, ignore, an unknown id and an unknown word (INVALID_COMMAND naming line, column, word and the accepted words)', async () => {
     sc = await scenario({ manualClock: true, records: [rec('h-001', 'Hand made')] });
-    const ds = withFeeds(sc, { changes: CHANGES });
+    // skip_rows: the rows that can be applied are, the one with an unknown word is left out (the next test: reject_file).
+    const ds = withFeeds(sc, { changes: { ...CHANGES, source: { type: 'csv', on_row_errors: 'skip_rows', max_bad_row_ratio: 0.2 } } });
     const ids = Array.from({ length: 10 }, (_, i) => `r-${String(i + 1).padStart(3, '0')}`);
     const first = await sc.engine.sync(ds, { file: await changeList(sc, ids.map((id) => [id, `Item ${id}`, 1, 'add']), 'changes-1.csv') });
     expect(first).toMatchObject({ result: 'published', adds: 10, deletes: 0 });
@@ -60,6 +61,30 @@ describe('change list: a command per row', () => {
       '6,command,frobnicate,INVALID_COMMAND,"line 6, column Op: ""frobnicate"" is not a command (accepted words: create: create, add, new; upsert: upsert; update: update, change, modify; delete: delete, remove, del; ignore: ignore, skip)"',
     );
     expect(rejects).toContain('8,record_id,r-099,UNMATCHED_RECORD');
+  });
+
+  it('under on_row_errors: reject_file (the default) an unknown command word refuses the whole list: nothing of it is published, plan says so too', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    const ids = Array.from({ length: 5 }, (_, i) => `r-${String(i + 1).padStart(3, '0')}`);
+    expect(await sc.engine.sync(ds, { file: await changeList(sc, ids.map((id) => [id, `Item ${id}`, 1, 'add']), 'changes-1.csv') })).toMatchObject({ result: 'published', adds: 5 });
+    const before = sc.published();
+    const file = await changeList(
+      sc,
+      [
+        ['r-001', 'Item r-001', 5, 'update'],
+        ['r-002', 'Item r-002', 0, 'delete'],
+        ['r-006', 'New one', 2, 'create'],
+        ['r-003', 'Item r-003', 3, 'frobnicate'],
+      ],
+      'changes-2.csv',
+    );
+    const planned = await sc.engine.plan(ds, file);
+    expect(planned).toMatchObject({ rejectedCode: 'ROW_ERRORS', plan: null });
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'ROW_ERRORS', rowErrors: 1 });
+    expect(sc.published()).toEqual(before);
+    expect(await readFile(rejectFilePath(file), 'utf8')).toContain('5,command,frobnicate,INVALID_COMMAND');
   });
 
   it('deletes are guarded like a full export\'s: past max_delete_ratio the change is held', async () => {

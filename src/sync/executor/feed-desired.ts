@@ -9,6 +9,8 @@ import { overlayFull } from '../../feeds/overlay-full.js';
 import { FeedState } from '../../feeds/state.js';
 import { hasFeeds, otherFeedFields, roleOf } from '../../feeds/view.js';
 import type { RowError } from '../../model/row-error.js';
+import type { SourceError } from '../../model/source-error.js';
+import { rowErrorVerdict } from '../../sources/pipeline.js';
 import { makePrivateDir } from '../core/changeset-files.js';
 import type { PlanFeed } from '../core/plan.js';
 import { SourceSorter, type SortedSource } from '../core/sorted-source.js';
@@ -27,6 +29,17 @@ export interface Desired {
   unmatched: RowError[];
   /** Of those, rows that are row errors (counted in the summary's rowErrors). */
   rowErrors: number;
+}
+
+/**
+ * A change list's rows that cannot be applied (an unknown command word, a record it cannot make) are bad rows
+ * of the file like the reader's own: on_row_errors decides (reject_file, the default: nothing of the file is
+ * used; skip_rows: the rest is used up to max_bad_row_ratio). Null when the merged records may be used.
+ */
+export function feedRowVerdict(ds: DatasetConfig, src: SourceRead, desired: Desired): SourceError | null {
+  if (desired.rowErrors === 0) return null;
+  const badRows = new Set(src.rowErrors.map((e) => e.line)).size + desired.rowErrors;
+  return rowErrorVerdict(src.file, { rows: src.rows, bad_rows: badRows }, ds.source);
 }
 
 /** The feed a plan of this read is made of, for the ledger's feed state; null for a dataset of one full feed. */

@@ -11,7 +11,7 @@ import { reconcile } from './reconcile.js';
 import * as ledger from './ledger.js';
 import { journaledDraft } from './resume.js';
 import { readSource } from './source-read.js';
-import { desiredOf, feedRead, gateFileOf } from './feed-desired.js';
+import { desiredOf, feedRead, feedRowVerdict, gateFileOf } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
 import { pauseOf, resumeCommand } from './paused.js';
@@ -64,6 +64,8 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, resumes: null, plan: null };
     const view = await reconcile(ctx);
     const desired = restore ? null : desiredOf(ctx, ds, src, work.changesetDir());
+    const badRows = desired ? feedRowVerdict(ds, src, desired) : null;
+    if (badRows) return { ...facts, rowErrors: facts.rowErrors + desired!.rowErrors, rejected: badRows.message, rejectedCode: badRows.code, stopped: null, resumes: null, plan: null };
     const changeset = await diffSource(desired?.sorted ?? src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
     return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };

@@ -9,7 +9,7 @@ import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan } from './make-plan.js';
-import { desiredOf, feedRead, gateFileOf, type Desired } from './feed-desired.js';
+import { desiredOf, feedRead, feedRowVerdict, gateFileOf, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import type { PlanRestore, SyncPlan } from '../core/plan.js';
 import { ImportNotEquivalentError } from './apply-import.js';
@@ -89,6 +89,11 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       // Issue 13's merge stage: the feed's rows with the snapshot as just reconciled, or the others' values.
       const desired: Desired = restore ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0 } : desiredOf(ctx, ds, src, work.changesetDir());
       fillFeed(ctx, desired, src);
+      const badRows = feedRowVerdict(ds, src, desired);
+      if (badRows) {
+        ctx.logger.error(event('file.rejected', { file, code: badRows.code, row_errors: ctx.summary.rowErrors }), badRows.message);
+        return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
+      }
       const changeset = await diffSource(desired.sorted, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
       let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore, merged: desired.feed });
       fill(ctx, plan);
