@@ -69,8 +69,19 @@ describe('feeds (issue 13): the config', () => {
         message: 'attributes.stock is mapped by feeds "main" and "stock": say which wins with precedence: { attributes.stock: main | stock | newest } beside feeds, or map it in one feed only',
       },
     ]);
-    const dir = await tempFiles({ 'connector.yaml': feedsYaml(`${both}\n${STOCK}`, '    precedence: { attributes.stock: newest }') });
-    expect((await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!.precedence).toEqual({ 'attributes.stock': 'newest' });
+    const dir = await tempFiles({ 'connector.yaml': feedsYaml(`${both}\n${STOCK}`, '    precedence: { attributes.stock: stock }') });
+    expect((await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!.precedence).toEqual({ 'attributes.stock': 'stock' });
+    // An update feed's file always sets its fields: a precedence that would have it lose is refused, not silently broken.
+    for (const winner of ['newest', 'main']) {
+      expect(await issuesOf(feedsYaml(`${both}\n${STOCK}`, `    precedence: { attributes.stock: ${winner} }`))).toEqual([
+        {
+          file: 'connector.yaml',
+          line: 16,
+          path: 'datasets.shop-1.precedence.attributes.stock',
+          message: `attributes.stock: ${winner} is not applied yet when feed "stock" (update) syncs: its files always set attributes.stock; name it as the winner (attributes.stock: stock) or map attributes.stock in one feed only`,
+        },
+      ]);
+    }
     expect(await issuesOf(feedsYaml(`${both}\n${STOCK}`, '    precedence: { attributes.stock: web }'))).toEqual([
       { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.precedence.attributes.stock', message: '"web" does not map attributes.stock (expected newest or one of the feeds mapping it: main, stock)' },
     ]);
@@ -91,6 +102,22 @@ describe('feeds (issue 13): the config', () => {
       { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.watch.path', message: expect.stringMatching(/^\/srv\/exports is watched by dataset "shop-1" feed "main" too: expected one watcher per folder/) },
       expect.objectContaining({ path: 'datasets.shop-1.feeds.stock.watch' }),
     ]);
+  });
+
+  it('validate refuses a missing strategy that changes records (set, deactivate) beside a full feed; leave is accepted', async () => {
+    for (const strategy of ['set, values: { attributes.stock: 0 }', 'deactivate']) {
+      const issues = await issuesOf(feedsYaml(`${CATALOGUE}\n${STOCK}\n        missing: { strategy: ${strategy} }`));
+      expect(issues).toEqual([
+        {
+          file: 'connector.yaml',
+          line: 16,
+          path: 'datasets.shop-1.feeds.stock.missing.strategy',
+          message: expect.stringMatching(/^strategy (set|deactivate) beside the full feed "main" is not supported yet: a sync of "main" would bring back the values it replaced; use strategy: leave/),
+        },
+      ]);
+    }
+    const dir = await tempFiles({ 'connector.yaml': feedsYaml(`${CATALOGUE}\n${STOCK}\n        missing: { strategy: leave }`) });
+    expect((await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!.feeds.stock!.missing).toEqual({ strategy: 'leave' });
   });
 
   it('validate refuses a watch or schedule on an update feed, which the daemon would never run yet, saying what to run instead', async () => {

@@ -18,7 +18,7 @@ describe("README's feeds example", () => {
     const dir = await tempFiles({ 'connector.yaml': readmeExample() });
     const ds = (await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!;
     expect(Object.fromEntries(Object.entries(ds.feeds).map(([n, f]) => [n, f.role]))).toEqual({ main: 'full', stock: 'update', changes: 'changes' });
-    expect(ds.feeds.stock!.missing).toEqual({ strategy: 'set', values: { 'attributes.stock': 0 } });
+    expect(ds.feeds.stock!.missing).toEqual({ strategy: 'leave' });
     expect(ds.feed).toBe('main');
   });
 });
