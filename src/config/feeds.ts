@@ -102,6 +102,12 @@ export const feedConfigSchema = z
     guards: feedGuardsSchema.optional(),
     missing: missingConfigSchema.default({ strategy: 'leave' }),
     commands: commandsConfigSchema.optional(),
+    empty_clears: z
+      .array(z.string().regex(MAPPED_FIELD_PATTERN, 'expected display_name, api_value, aliases, active or attributes.<key>'))
+      .optional()
+      .describe(
+        'update and changes feeds: fields an empty cell clears (sets to no value). Any other empty mapped cell means "no value in this file": the field is left as it is for that row and counted (blankCells). Default: none.',
+      ),
   })
   .superRefine((f, ctx) => {
     const m = f.missing;
@@ -115,6 +121,10 @@ export const feedConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['commands'], message: f.role === 'changes' ? 'role changes needs commands: { column: <the command column> }' : 'commands go with role: changes' });
     }
     if (f.role !== 'update' && m.strategy !== 'leave') ctx.addIssue({ code: 'custom', path: ['missing', 'strategy'], message: f.role === 'full' ? 'a full feed deletes the records it does not list (within the guards): missing is for update feeds' : 'a change list says what to do per row: missing is for update feeds' });
+    for (const [i, field] of (f.empty_clears ?? []).entries()) {
+      if (f.role === 'full') ctx.addIssue({ code: 'custom', path: ['empty_clears'], message: 'a full feed\'s record is its row: empty_clears is for update and changes feeds' });
+      else if (!(field in f.mapping.fields)) ctx.addIssue({ code: 'custom', path: ['empty_clears', i], message: `${field} is not mapped by this feed: empty_clears names fields it maps` });
+    }
     if (f.role !== 'full') return;
     const missing = REQUIRED_FIELDS.filter((k) => !(k in f.mapping.fields));
     if (missing.length > 0) ctx.addIssue({ code: 'custom', path: ['mapping', 'fields'], message: 'record_id, display_name and api_value must be mapped' });

@@ -2,8 +2,10 @@ import type { Command, CommandsConfig } from '../config/feeds.js';
 import type { DatasetRecord } from '../model/record.js';
 import { recordJson } from '../snapshot/record-json.js';
 import { compareIds, type SnapshotEntry } from '../snapshot/reader.js';
-import type { FeedEntry } from './fields.js';
-import { setFields, type UpdateTally } from './merge-update.js';
+import { fieldValue, type FeedEntry } from './fields.js';
+import { applyRow, type RowOptions, type StateSink, type UpdateTally } from './merge-update.js';
+import { StateCursor } from './resolve.js';
+import type { FeedValue } from './state.js';
 
 /** The attribute a change list's reader puts each row's command word in (view.ts); taken out before anything else sees the row. */
 export const COMMAND_KEY = '__dc_command';
@@ -25,8 +27,7 @@ export interface ChangesTally extends UpdateTally {
   problems: ChangeRowProblem[];
 }
 
-export interface ChangesMergeOptions {
-  fields: readonly string[];
+export interface ChangesMergeOptions extends RowOptions {
   ownership: 'source' | 'full';
   commands: CommandsConfig;
   /** How the command column is named in messages. */
@@ -43,15 +44,25 @@ export function commandOf(word: string, words: CommandsConfig['words']): Command
 /**
  * The desired records of a change list (issue 13), pure and streamed like
  * merge-update.ts: per row, its command says what happens to its record.
- * update sets the fields the feed owns on a record that exists; create and
- * upsert make the record when it is absent (the row must carry display_name
- * and api_value) and set the fields when present; delete leaves an owned
- * record out (the diff deletes it, under the delete guards); ignore does
- * nothing. Records the list does not name stay as they are; under ownership:
- * source a record not owned is never changed or deleted.
+ * update sets the fields the feed owns on a record that exists (as an update
+ * feed's row: an empty cell leaves its field, precedence applies); create
+ * makes a record that does not exist (the row must carry display_name and
+ * api_value) and never touches one that does (counted and listed, as the
+ * shop feed tools do); upsert does either; delete leaves an owned record out
+ * (the diff deletes it, under the delete guards); ignore does nothing. Records
+ * the list does not name stay as they are; under ownership: source a record
+ * not owned is never changed or deleted.
  */
-export function* mergeChanges(rows: Iterable<FeedEntry>, snapshot: Iterable<SnapshotEntry>, opts: ChangesMergeOptions, tally: ChangesTally): Generator<FeedEntry> {
+export function* mergeChanges(
+  rows: Iterable<FeedEntry>,
+  snapshot: Iterable<SnapshotEntry>,
+  state: Iterable<FeedValue>,
+  opts: ChangesMergeOptions,
+  tally: ChangesTally,
+  sink: StateSink,
+): Generator<FeedEntry> {
   const it = rows[Symbol.iterator]();
+  const values = new StateCursor(state);
   let row = nextRow(it, opts, tally);
   // A row whose record does not exist: created (create, upsert) or counted unmatched.
   const absent = function* (r: Parsed): Generator<FeedEntry> {
@@ -61,13 +72,15 @@ export function* mergeChanges(rows: Iterable<FeedEntry>, snapshot: Iterable<Snap
         return;
       }
       tally.created++;
+      const own = Object.fromEntries(opts.fields.flatMap((f) => (fieldValue(r.record, f) === undefined ? [] : [[f, fieldValue(r.record, f)]])));
+      sink({ record_id: r.entry.record_id, line: r.entry.line, values: own });
       yield { record_id: r.entry.record_id, line: r.entry.line, json: recordJson(r.record) };
       return;
     }
     if (r.cmd === 'ignore') tally.ignored++;
     else {
       tally.unmatched++;
-      tally.unmatchedIds.push({ record_id: r.entry.record_id, line: r.entry.line });
+      tally.unmatchedIds.push({ record_id: r.entry.record_id, line: r.entry.line, why: 'absent' });
     }
   };
   for (const e of snapshot) {
@@ -87,13 +100,20 @@ export function* mergeChanges(rows: Iterable<FeedEntry>, snapshot: Iterable<Snap
       yield { record_id: e.record_id, line: 0, json: e.json };
       continue;
     }
+    if (listed.cmd === 'create') {
+      tally.unmatched++;
+      tally.unmatchedIds.push({ record_id: e.record_id, line: listed.entry.line, why: 'exists' });
+      yield { record_id: e.record_id, line: 0, json: e.json };
+      continue;
+    }
     tally.matched++;
     if (listed.cmd === 'delete') {
       tally.deleted++;
       continue;
     }
-    const rec = setFields(JSON.parse(e.json) as DatasetRecord, listed.record, opts.fields, tally);
-    yield { record_id: e.record_id, line: listed.entry.line, json: recordJson(rec) };
+    const line = listed.entry.line;
+    const rec = applyRow(JSON.parse(e.json) as DatasetRecord, listed.record, values.at(e.record_id), opts, tally, (v) => sink({ record_id: e.record_id, line, values: v }));
+    yield { record_id: e.record_id, line, json: recordJson(rec) };
   }
   for (; row !== null; row = nextRow(it, opts, tally)) yield* absent(row);
 }

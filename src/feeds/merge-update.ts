@@ -2,34 +2,52 @@ import type { DatasetRecord } from '../model/record.js';
 import { canonicalJson } from '../model/canonical.js';
 import { recordJson } from '../snapshot/record-json.js';
 import { compareIds, type SnapshotEntry } from '../snapshot/reader.js';
-import { fieldValue, withField, type FeedEntry } from './fields.js';
+import { fieldValue, type FeedEntry } from './fields.js';
+import { activeAfterRow, decide, put, StateCursor, type FeedStateEntry, type MergeRules } from './resolve.js';
+import type { FeedValue } from './state.js';
+
+/** A row not applied to a record: its record does not exist (update), or exists already (create). */
+export interface UnappliedRow {
+  record_id: string;
+  line: number;
+  why: 'absent' | 'exists';
+}
 
 /** What an update feed's file did to the dataset's records (summary, reject file). */
 export interface UpdateTally {
   /** Rows that matched a record the connector may change. */
   matched: number;
-  /** Rows whose record does not exist (listed in the reject file as UNMATCHED_RECORD). */
+  /** Rows not applied for their record: it does not exist (UNMATCHED_RECORD), or a create's exists (RECORD_EXISTS). */
   unmatched: number;
-  /** The first unmatched ids with their lines, for the summary and the reject file (at most `keep`). */
-  unmatchedIds: Array<{ record_id: string; line: number }>;
+  /** The unmatched rows with their lines, for the summary and the reject file (at most `keep`). */
+  unmatchedIds: UnappliedRow[];
   /** Rows of records the connector does not own (ownership: source): left alone. */
   notOwned: number;
   /** Records the feed may change (the base of the missing guard). */
   changeable: number;
   /** Records the file does not list that the missing strategy changes. */
   missing: number;
-  /** Field values its rows changed (record × field), for the summary and metrics. */
+  /** Field values it changed (record × field), its rows' and the missing strategy's, for the summary and metrics. */
   fieldsChanged: number;
+  /** Mapped cells left empty (row × field): no value, the field is left as it is (unless the feed's empty_clears names it). */
+  blankCells: number;
 }
 
-/** A tally with nothing counted; `keep`: how many unmatched ids to list. */
+/** A tally with nothing counted. */
 export function newUpdateTally(): UpdateTally {
-  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0 };
+  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0, blankCells: 0 };
 }
 
-export interface UpdateMergeOptions {
+/** How a row's fields are applied: the feed's fields, which of them an empty cell clears, and the rules other feeds' values go by. */
+export interface RowOptions {
   /** The fields the feed owns (it maps; record_id aside). */
   fields: readonly string[];
+  /** Fields an empty cell clears (empty_clears); any other empty cell leaves its field as it is. */
+  emptyClears: ReadonlySet<string>;
+  rules: MergeRules;
+}
+
+export interface UpdateMergeOptions extends RowOptions {
   /** source: records not owned are never put in the desired records (the diff would adopt them). */
   ownership: 'source' | 'full';
   /** Unmatched ids listed at most (the reject file lists these; the count is exact). */
@@ -38,31 +56,37 @@ export interface UpdateMergeOptions {
   missing?: { strategy: 'leave' | 'set' | 'deactivate'; values?: Record<string, unknown> | undefined };
 }
 
-/** A record the file does not list, as the missing strategy leaves it. */
-function whenMissing(rec: DatasetRecord, m: NonNullable<UpdateMergeOptions['missing']>): DatasetRecord {
-  if (m.strategy === 'deactivate') return { ...rec, active: false };
-  let out = rec;
-  for (const [f, v] of Object.entries(m.values ?? {})) out = withField(out, f, v);
-  return out;
-}
+/** Where a merge puts what its feed's state becomes (written by the ledger only when the plan is published). */
+export type StateSink = (e: FeedStateEntry) => void;
 
 /**
  * The desired records of an update feed's file (issue 13), pure and streamed:
  * the snapshot's records with the fields the feed owns taken from its rows,
- * both sides in record_id order. Never creates (a row without a record is
- * counted unmatched) and never deletes (every record the connector may change
- * is in the output, unchanged when the file does not list it, or as the
- * missing strategy says: fields set, or deactivated). Under
- * ownership: source a record not owned is left out, so the diff leaves it alone.
- * A row's line goes with its record (provenance, server row errors); records
- * the file does not list have line 0.
+ * both sides (and `state`, the feeds' published values) in record_id order.
+ * Never creates (a row without a record is counted unmatched) and never
+ * deletes (every record the connector may change is in the output, unchanged
+ * when the file does not list it, or as the missing strategy says: fields set,
+ * or deactivated). A field another feed maps too goes by precedence, whichever
+ * feed syncs (resolve.ts). Under ownership: source a record not owned is left
+ * out, so the diff leaves it alone. A row's line goes with its record
+ * (provenance, server row errors); records the file does not list have line 0.
+ * What the feed's state becomes goes to `sink`: its own values (a value that
+ * loses to another feed's is still its value), and the records it holds hidden.
  */
-export function* mergeUpdate(rows: Iterable<FeedEntry>, snapshot: Iterable<SnapshotEntry>, opts: UpdateMergeOptions, tally: UpdateTally): Generator<FeedEntry> {
+export function* mergeUpdate(
+  rows: Iterable<FeedEntry>,
+  snapshot: Iterable<SnapshotEntry>,
+  state: Iterable<FeedValue>,
+  opts: UpdateMergeOptions,
+  tally: UpdateTally,
+  sink: StateSink,
+): Generator<FeedEntry> {
   const it = rows[Symbol.iterator]();
+  const values = new StateCursor(state);
   let row = next(it);
   const unmatched = (r: FeedEntry) => {
     tally.unmatched++;
-    if (tally.unmatchedIds.length < opts.keepUnmatched) tally.unmatchedIds.push({ record_id: r.record_id, line: r.line });
+    if (tally.unmatchedIds.length < opts.keepUnmatched) tally.unmatchedIds.push({ record_id: r.record_id, line: r.line, why: 'absent' });
   };
   for (const e of snapshot) {
     while (row !== null && compareIds(row.record_id, e.record_id) < 0) {
@@ -76,34 +100,81 @@ export function* mergeUpdate(rows: Iterable<FeedEntry>, snapshot: Iterable<Snaps
       continue;
     }
     tally.changeable++;
+    const m = opts.missing;
+    if (!listed && (!m || m.strategy === 'leave')) {
+      yield { record_id: e.record_id, line: 0, json: e.json };
+      continue;
+    }
+    const rec = JSON.parse(e.json) as DatasetRecord;
+    const st = values.at(e.record_id);
     if (!listed) {
-      const m = opts.missing;
-      if (!m || m.strategy === 'leave') {
-        yield { record_id: e.record_id, line: 0, json: e.json };
-        continue;
-      }
-      const json = recordJson(whenMissing(JSON.parse(e.json) as DatasetRecord, m));
+      const out = whenMissing(rec, st, m!, opts, tally, e.record_id, sink);
+      const json = recordJson(out);
       if (json !== e.json) tally.missing++;
       yield { record_id: e.record_id, line: 0, json };
       continue;
     }
     tally.matched++;
     const from = JSON.parse(listed.json) as DatasetRecord;
-    const rec = setFields(JSON.parse(e.json) as DatasetRecord, from, opts.fields, tally);
-    yield { record_id: e.record_id, line: listed.line, json: recordJson(rec) };
+    const out = applyRow(rec, from, st, opts, tally, (v) => sink({ record_id: e.record_id, line: listed.line, values: v }));
+    yield { record_id: e.record_id, line: listed.line, json: recordJson(out) };
   }
   for (; row !== null; row = next(it)) unmatched(row);
 }
 
-/** `rec` with the feed's `fields` taken from `from`, counting the values that change. */
-export function setFields(rec: DatasetRecord, from: DatasetRecord, fields: readonly string[], tally: Pick<UpdateTally, 'fieldsChanged'>): DatasetRecord {
+/**
+ * `rec` with the feed's fields taken from its row `from`: an empty cell leaves
+ * its field as it is (counted), unless empty_clears names it; a field another
+ * feed maps too takes the value precedence gives. `record` gets the feed's own
+ * values (its state).
+ */
+export function applyRow(
+  rec: DatasetRecord,
+  from: DatasetRecord,
+  state: readonly FeedValue[],
+  opts: RowOptions,
+  tally: Pick<UpdateTally, 'fieldsChanged' | 'blankCells'>,
+  record: (values: Record<string, unknown>) => void,
+): DatasetRecord {
   let out = rec;
-  for (const f of fields) {
+  const own: Record<string, unknown> = {};
+  for (const f of opts.fields) {
     const v = fieldValue(from, f);
-    if (canonicalJson(fieldValue(out, f) ?? null) !== canonicalJson(v ?? null)) tally.fieldsChanged++;
-    out = withField(out, f, v);
+    if (isBlank(v) && !opts.emptyClears.has(f)) {
+      tally.blankCells++;
+      continue;
+    }
+    own[f] = v ?? null;
+    out = put(out, f, decide(f, canonicalJson(v ?? null), state, opts.rules) ?? 'null', tally);
   }
+  record(own);
+  return activeAfterRow(out, state, opts.rules, 'active' in own, tally);
+}
+
+/** A record the file does not list, as the missing strategy leaves it: set's values are the feed's values (precedence applies), deactivate holds it hidden. */
+function whenMissing(
+  rec: DatasetRecord,
+  state: readonly FeedValue[],
+  m: NonNullable<UpdateMergeOptions['missing']>,
+  opts: UpdateMergeOptions,
+  tally: UpdateTally,
+  recordId: string,
+  sink: StateSink,
+): DatasetRecord {
+  if (m.strategy === 'deactivate') {
+    sink({ record_id: recordId, line: 0, values: {}, hidden: true });
+    return put(rec, 'active', 'false', tally);
+  }
+  let out = rec;
+  const values = m.values ?? {};
+  for (const [f, v] of Object.entries(values)) out = put(out, f, decide(f, canonicalJson(v), state, opts.rules), tally);
+  sink({ record_id: recordId, line: 0, values });
   return out;
+}
+
+/** An empty cell: no value (null), or empty text. */
+function isBlank(v: unknown): boolean {
+  return v === null || v === undefined || v === '';
 }
 
 function next(it: Iterator<FeedEntry>): FeedEntry | null {

@@ -1,74 +1,51 @@
 import type { DatasetRecord } from '../model/record.js';
+import { canonicalJson } from '../model/canonical.js';
 import { recordJson } from '../snapshot/record-json.js';
-import { compareIds } from '../snapshot/reader.js';
-import { withField, type FeedEntry } from './fields.js';
+import { fieldValue, type FeedEntry } from './fields.js';
+import type { StateSink } from './merge-update.js';
+import { decide, hiddenByOthers, put, StateCursor, type MergeRules } from './resolve.js';
 import type { FeedValue } from './state.js';
 
 export interface OverlayOptions {
-  /** The full feed whose file is read. */
-  feed: string;
-  /** The fields it maps (record_id aside). */
-  own: ReadonlySet<string>;
-  /** The fields each other configured feed maps (values of feeds no longer configured are ignored). */
-  others: ReadonlyMap<string, ReadonlySet<string>>;
-  /** Dataset precedence: field → the feed that wins, or newest. */
-  precedence: Readonly<Record<string, string>>;
-  /** The time of the file read (ms), which newest compares with the others' values. */
-  at: number;
+  /** The fields of the full feed kept in its state: those another feed maps too (precedence compares them). */
+  shared: readonly string[];
+  rules: MergeRules;
 }
 
 /**
  * The desired records of a full feed's file (issue 13), pure and streamed: the
  * export's records with the fields other feeds own taken from their latest
  * published values (a catalogue without stock keeps the stock the stock feed
- * set). A field both map goes by precedence: the named feed's value when it
- * has one, or with newest the most recent file's. `values` must be in
- * record_id order (state.ts reads them so).
+ * set, also the values a missing strategy set), a field both map going by
+ * precedence (resolve.ts), and the records a deactivating feed holds hidden
+ * kept inactive. `values` must be in record_id order (state.ts reads them so).
+ * The export's own values of the shared fields go to `sink` (its state).
  */
-export function* overlayFull(entries: Iterable<FeedEntry>, values: Iterable<FeedValue>, opts: OverlayOptions): Generator<FeedEntry> {
-  const it = values[Symbol.iterator]();
-  let v = nextOf(it);
+export function* overlayFull(entries: Iterable<FeedEntry>, values: Iterable<FeedValue>, opts: OverlayOptions, sink: StateSink): Generator<FeedEntry> {
+  const cursor = new StateCursor(values);
+  const { rules } = opts;
+  const tally = { fieldsChanged: 0 };
   for (const e of entries) {
-    while (v !== null && compareIds(v.record_id, e.record_id) < 0) v = nextOf(it);
-    const mine: FeedValue[] = [];
-    while (v !== null && v.record_id === e.record_id) {
-      if (opts.others.get(v.feed)?.has(v.field)) mine.push(v);
-      v = nextOf(it);
+    const state = cursor.at(e.record_id);
+    let rec: DatasetRecord | null = null;
+    const parsed = () => (rec ??= JSON.parse(e.json) as DatasetRecord);
+    if (opts.shared.length > 0) {
+      const own: Record<string, unknown> = {};
+      for (const f of opts.shared) own[f] = fieldValue(parsed(), f) ?? null;
+      sink({ record_id: e.record_id, line: e.line, values: own });
     }
-    if (mine.length === 0) {
+    if (state.length === 0) {
       yield e;
       continue;
     }
-    let rec = JSON.parse(e.json) as DatasetRecord;
-    for (const [field, candidates] of byField(mine)) {
-      const won = winner(field, candidates, opts);
-      if (won) rec = withField(rec, field, JSON.parse(won.value));
+    let out = parsed();
+    for (const f of new Set(state.map((v) => v.field))) {
+      if (!rules.mappers.has(f)) continue;
+      const mine = opts.shared.includes(f) ? canonicalJson(fieldValue(out, f) ?? null) : undefined;
+      if (mine === undefined && rules.mappers.get(f)!.includes(rules.feed)) continue; // its own field, no other feed maps it
+      out = put(out, f, decide(f, mine, state, rules), tally);
     }
-    yield { record_id: e.record_id, line: e.line, json: recordJson(rec) };
+    if (hiddenByOthers(state, rules)) out = put(out, 'active', 'false', tally);
+    yield out === rec ? e : { record_id: e.record_id, line: e.line, json: recordJson(out) };
   }
-}
-
-/** The value that goes in the record, or null when the export's own stands. */
-function winner(field: string, candidates: FeedValue[], opts: OverlayOptions): FeedValue | null {
-  const rule = opts.precedence[field];
-  const newest = candidates.reduce((a, b) => (b.at > a.at ? b : a));
-  if (rule === 'newest') return opts.own.has(field) && opts.at >= newest.at ? null : newest;
-  if (rule !== undefined) return rule === opts.feed ? null : (candidates.find((c) => c.feed === rule) ?? (opts.own.has(field) ? null : newest));
-  // One owner (validate refuses two without precedence): another feed's field.
-  return opts.own.has(field) ? null : newest;
-}
-
-function byField(values: FeedValue[]): Map<string, FeedValue[]> {
-  const out = new Map<string, FeedValue[]>();
-  for (const v of values) {
-    const list = out.get(v.field);
-    if (list) list.push(v);
-    else out.set(v.field, [v]);
-  }
-  return out;
-}
-
-function nextOf<T>(it: Iterator<T>): T | null {
-  const r = it.next();
-  return r.done ? null : r.value;
 }

@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { DatasetRecord } from '../model/record.js';
 import { canonicalJson } from '../model/canonical.js';
-import { fieldValue, type FeedEntry } from './fields.js';
+import { HIDDEN, type FeedStateEntry } from './resolve.js';
 
 /** One feed's last published value of one field of one record. */
 export interface FeedValue {
@@ -24,10 +23,9 @@ export interface FeedFile {
   publishedAt: number;
 }
 
-/** What a published plan of a feed records: its name, file and the fields it owns. */
+/** What a published plan of a feed records: its name and file. */
 export interface FeedPublish {
   feed: string;
-  fields: readonly string[];
   file: string | null;
   sha256: string | null;
   /** The file's time (ms). */
@@ -47,19 +45,22 @@ export class FeedState {
   ) {}
 
   /**
-   * Record the values a feed's file published: each entry read from the file
-   * (line > 0) gives the feed's fields of its merged record. Call inside the
-   * transaction that confirms the snapshot.
+   * Record what a feed's published plan made its state (the merge's
+   * FeedStateEntry list, merge-update.ts): its own values per record and field
+   * (a value that lost to another feed's by precedence included), and, for a
+   * feed that `hides` (missing: deactivate), the records it holds hidden, which
+   * replace the ones it held. Call inside the transaction that confirms the snapshot.
    */
-  published(p: FeedPublish, entries: Iterable<FeedEntry>, now: number): void {
+  published(p: FeedPublish, entries: Iterable<FeedStateEntry>, now: number, hides: boolean): void {
     const put = this.conn.prepare(
       `INSERT INTO feed_values (dataset, record_id, field, feed, value, file, sha256, line, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (dataset, record_id, field, feed) DO UPDATE SET value = excluded.value, file = excluded.file, sha256 = excluded.sha256, line = excluded.line, at = excluded.at`,
     );
-    if (p.fields.length > 0) for (const e of entries) {
-      if (e.line <= 0) continue;
-      const rec = JSON.parse(e.json) as DatasetRecord;
-      for (const f of p.fields) put.run(this.dataset, e.record_id, f, p.feed, canonicalJson(fieldValue(rec, f) ?? null), p.file, p.sha256, e.line, p.at);
+    // Held hidden: exactly the records this file did not list (a record listed again comes back, resolve.ts).
+    if (hides) this.conn.prepare('DELETE FROM feed_values WHERE dataset = ? AND feed = ? AND field = ?').run(this.dataset, p.feed, HIDDEN);
+    for (const e of entries) {
+      for (const [f, v] of Object.entries(e.values)) put.run(this.dataset, e.record_id, f, p.feed, canonicalJson(v ?? null), p.file, p.sha256, e.line, p.at);
+      if (e.hidden && hides) put.run(this.dataset, e.record_id, HIDDEN, p.feed, 'true', p.file, p.sha256, e.line, p.at);
     }
     this.conn
       .prepare(
@@ -69,10 +70,18 @@ export class FeedState {
       .run(this.dataset, p.feed, p.file, p.sha256, p.at, now);
   }
 
+  /** The values of every feed of these fields (HIDDEN included), in record_id order; none asked: nothing read. */
+  valuesOf(fields: readonly string[]): FeedValue[] {
+    if (fields.length === 0) return [];
+    return this.conn
+      .prepare(`SELECT record_id, field, feed, value, at FROM feed_values WHERE dataset = ? AND field IN (${fields.map(() => '?').join(', ')}) ORDER BY record_id, field, feed`)
+      .all(this.dataset, ...fields) as FeedValue[];
+  }
+
   /** Every value of the feeds other than `except`, in record_id order (read whole: a merge runs without yielding). */
   othersThan(except: string): FeedValue[] {
     return this.conn
-      .prepare('SELECT record_id, field, feed, value, at FROM feed_values WHERE dataset = ? AND feed <> ? ORDER BY record_id')
+      .prepare('SELECT record_id, field, feed, value, at FROM feed_values WHERE dataset = ? AND feed <> ? ORDER BY record_id, field, feed')
       .all(this.dataset, except) as FeedValue[];
   }
 

@@ -10,6 +10,8 @@ export type RowErrorCode =
   | 'COLUMN_COUNT'
   /** A row of an update feed whose record does not exist (issue 13): counted and listed, not an error of the file. */
   | 'UNMATCHED_RECORD'
+  /** A change list's create of a record that exists already (issue 13): counted and listed like UNMATCHED_RECORD, not applied. */
+  | 'RECORD_EXISTS'
   /** A change list's row whose command word is none of the configured ones (issue 13). */
   | 'INVALID_COMMAND';
 

@@ -77,8 +77,10 @@ export interface FeedSummary {
   changeable: number;
   /** Of those, records its file does not list that the missing strategy changes (update). */
   missing: number;
-  /** Field values its rows changed, record × field (update, changes). */
+  /** Field values it changed, record × field: its rows' and the missing strategy's (update, changes). */
   fieldsChanged: number;
+  /** Mapped cells left empty, row × field: no value, so the field was left as it is (update, changes; empty_clears aside). */
+  blankCells: number;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

@@ -33,6 +33,12 @@ async function issuesOf(text: string): Promise<ConfigIssue[]> {
   throw new Error('expected a ConfigError');
 }
 
+/** The config loads: no issues. */
+async function loads(text: string): Promise<void> {
+  const dir = await tempFiles({ 'connector.yaml': text });
+  await loadConfig(join(dir, 'connector.yaml'));
+}
+
 describe('feeds (issue 13): the config', () => {
   it('the single-source form is one full feed named main, also seen as the dataset\'s own source and mapping', async () => {
     const dir = await tempFiles({ 'connector.yaml': `datasets:\n${datasetYaml('shop-1')}\n` });
@@ -71,17 +77,8 @@ describe('feeds (issue 13): the config', () => {
     ]);
     const dir = await tempFiles({ 'connector.yaml': feedsYaml(`${both}\n${STOCK}`, '    precedence: { attributes.stock: stock }') });
     expect((await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!.precedence).toEqual({ 'attributes.stock': 'stock' });
-    // An update feed's file always sets its fields: a precedence that would have it lose is refused, not silently broken.
-    for (const winner of ['newest', 'main']) {
-      expect(await issuesOf(feedsYaml(`${both}\n${STOCK}`, `    precedence: { attributes.stock: ${winner} }`))).toEqual([
-        {
-          file: 'connector.yaml',
-          line: 16,
-          path: 'datasets.shop-1.precedence.attributes.stock',
-          message: `attributes.stock: ${winner} is not applied yet when feed "stock" (update) syncs: its files always set attributes.stock; name it as the winner (attributes.stock: stock) or map attributes.stock in one feed only`,
-        },
-      ]);
-    }
+    // Precedence holds whichever feed syncs (resolve.ts): any feed mapping the field, or newest, is accepted.
+    for (const winner of ['newest', 'main']) await loads(feedsYaml(`${both}\n${STOCK}`, `    precedence: { attributes.stock: ${winner} }`));
     expect(await issuesOf(feedsYaml(`${both}\n${STOCK}`, '    precedence: { attributes.stock: web }'))).toEqual([
       { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.precedence.attributes.stock', message: '"web" does not map attributes.stock (expected newest or one of the feeds mapping it: main, stock)' },
     ]);
@@ -104,20 +101,17 @@ describe('feeds (issue 13): the config', () => {
     ]);
   });
 
-  it('validate refuses a missing strategy that changes records (set, deactivate) beside a full feed; leave is accepted', async () => {
-    for (const strategy of ['set, values: { attributes.stock: 0 }', 'deactivate']) {
-      const issues = await issuesOf(feedsYaml(`${CATALOGUE}\n${STOCK}\n        missing: { strategy: ${strategy} }`));
-      expect(issues).toEqual([
-        {
-          file: 'connector.yaml',
-          line: 16,
-          path: 'datasets.shop-1.feeds.stock.missing.strategy',
-          message: expect.stringMatching(/^strategy (set|deactivate) beside the full feed "main" is not supported yet: a sync of "main" would bring back the values it replaced; use strategy: leave/),
-        },
-      ]);
+  it('validate accepts every missing strategy beside a full feed (the feed state keeps what set and deactivate did)', async () => {
+    for (const strategy of ['set, values: { attributes.stock: 0 }', 'deactivate', 'leave']) {
+      await loads(feedsYaml(`${CATALOGUE}\n${STOCK}\n        missing: { strategy: ${strategy} }`));
     }
-    const dir = await tempFiles({ 'connector.yaml': feedsYaml(`${CATALOGUE}\n${STOCK}\n        missing: { strategy: leave }`) });
-    expect((await loadConfig(join(dir, 'connector.yaml'))).datasets['shop-1']!.feeds.stock!.missing).toEqual({ strategy: 'leave' });
+  });
+
+  it('empty_clears names fields the update feed maps; a full feed has none', async () => {
+    await loads(feedsYaml(`${CATALOGUE}\n${STOCK}\n        empty_clears: [attributes.stock]`));
+    expect(await issuesOf(feedsYaml(`${CATALOGUE}\n${STOCK}\n        empty_clears: [attributes.price]`))).toEqual([
+      { file: 'connector.yaml', line: 16, path: 'datasets.shop-1.feeds.stock.empty_clears.0', message: 'attributes.price is not mapped by this feed: empty_clears names fields it maps' },
+    ]);
   });
 
   it('validate refuses a watch or schedule on an update feed, which the daemon would never run yet, saying what to run instead', async () => {

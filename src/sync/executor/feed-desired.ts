@@ -1,9 +1,12 @@
 import { join } from 'node:path';
 import type { DatasetConfig } from '../../config/schema.js';
-import { fieldsOf, primaryFeed } from '../../config/feed-fields.js';
+import { fieldsOf, mappersOf, primaryFeed } from '../../config/feed-fields.js';
+import type { FeedRole } from '../../config/feeds.js';
 import type { GateFile } from '../core/gate.js';
 import type { FeedEntry } from '../../feeds/fields.js';
-import { mergeUpdate, newUpdateTally } from '../../feeds/merge-update.js';
+import { mergeUpdate, newUpdateTally, type UnappliedRow } from '../../feeds/merge-update.js';
+import { HIDDEN, type MergeRules } from '../../feeds/resolve.js';
+import { FeedStateWriter } from './feed-state-file.js';
 import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
 import { overlayFull } from '../../feeds/overlay-full.js';
 import { FeedState } from '../../feeds/state.js';
@@ -29,6 +32,8 @@ export interface Desired {
   unmatched: RowError[];
   /** Of those, rows that are row errors (counted in the summary's rowErrors). */
   rowErrors: number;
+  /** What the feed's state becomes when a plan of these records is published (FeedStateEntry lines); null: no feeds. */
+  stateFile: string | null;
 }
 
 /**
@@ -46,12 +51,21 @@ export function feedRowVerdict(ds: DatasetConfig, src: SourceRead, desired: Desi
 export function planFeedOf(ds: DatasetConfig, src: SourceRead, merged?: FeedSummary | null): PlanFeed | null {
   if (!hasFeeds(ds) || src.virtual) return null;
   const role = roleOf(ds);
-  const own = fieldsOf(ds.feeds[ds.feed]!);
-  // A full feed keeps state only of the fields another feed maps too (precedence compares them); the rest is its export's.
-  const shared = new Set([...otherFeedFields(ds, ds.feed).values()].flatMap((f) => [...f]));
   const strategy = ds.feeds[ds.feed]!.missing?.strategy ?? 'leave';
   const missing = merged && strategy !== 'leave' ? { missing: { strategy, count: merged.missing, base: merged.changeable } } : {};
-  return { name: ds.feed, role, fields: role === 'full' ? own.filter((f) => shared.has(f)) : own, at: src.mtimeMs ?? 0, ...missing };
+  return { name: ds.feed, role, fields: stateFieldsOf(ds, ds.feed), at: src.valuesAt ?? src.mtimeMs ?? 0, ...missing };
+}
+
+/**
+ * The time of a file's values, which precedence: newest compares (issue 13): the
+ * file's modification time as the connector read it (when the POS wrote it, not
+ * when it was synced: a catalogue written before a stock file but synced after it
+ * is the older), never later than the time it was read (a clock ahead on the
+ * exporting machine must not make its values win for ever); a file without a
+ * time takes the time it was read.
+ */
+export function valuesTime(mtimeMs: number | undefined, readAt: number): number {
+  return mtimeMs && mtimeMs > 0 ? Math.min(mtimeMs, readAt) : readAt;
 }
 
 /** What the held gate needs to know of a read (issue 13: a held change of another feed makes this file wait). */
@@ -60,46 +74,54 @@ export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
   return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } : null };
 }
 
-/** A read of a feed's file: not uploadable when its records are merged (the server would map the file alone, A14). */
-export function feedRead(ds: DatasetConfig, src: SourceRead): SourceRead {
-  if (!hasFeeds(ds) || !src.importability.importable) return src;
-  return { ...src, importability: { importable: false, reason: `feed ${ds.feed}'s records are merged with the dataset's other feeds` } };
+/** A read of a feed's file, as merged: not uploadable (the server would map the file alone, A14), and the time of its values (`now`: when it was read). */
+export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): SourceRead {
+  if (!hasFeeds(ds)) return src;
+  const timed = { ...src, valuesAt: valuesTime(src.mtimeMs, now) };
+  if (!src.importability.importable) return timed;
+  return { ...timed, importability: { importable: false, reason: `feed ${ds.feed}'s records are merged with the dataset's other feeds` } };
 }
 
 /**
  * The desired records the diff reads (house style: map → merge → diff): a
- * dataset of one full feed diffs its export as read; an update feed's rows are
- * merged into the snapshot as reconciled (merge-update.ts); a full feed's
- * export takes the other feeds' published values (overlay-full.ts). Written
- * sorted into `dir` as the SortedSource the diff reads.
+ * dataset of one full feed diffs its export as read; an update feed's or
+ * change list's rows are merged into the snapshot as reconciled
+ * (merge-update.ts, merge-changes.ts); a full feed's export takes the other
+ * feeds' published values (overlay-full.ts). The feed state is read here (the
+ * merge stays pure) and what it becomes is written beside the merged records
+ * (`stateFile`, put in the plan's changeset folder; the ledger applies it when
+ * the plan is published). Written sorted into `dir` as the SortedSource the diff reads.
  */
 export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string): Desired {
   const read = src.sorted!;
   const feed = planFeedOf(ds, src);
-  if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0 };
-  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0 };
+  if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0, stateFile: null };
+  const cfg = ds.feeds[feed.name]!;
+  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0, blankCells: 0 };
   let merged: Iterable<FeedEntry>;
   const tally: ChangesTally = { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
-  const commands = ds.feeds[feed.name]!.commands;
-  if (feed.role === 'changes' && commands) {
-    const column = typeof commands.column === 'string' ? commands.column : JSON.stringify(commands.column);
-    merged = mergeChanges(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, commands, column }, tally);
-  } else if (feed.role === 'update') {
-    merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: ds.feeds[feed.name]!.missing }, tally);
-  } else {
-    const others = otherFeedFields(ds, feed.name);
-    merged = overlayFull(read.entries(), new FeedState(ctx.db.conn, ctx.dataset).othersThan(feed.name), {
-      feed: feed.name,
-      own: new Set(feed.fields),
-      others,
-      precedence: ds.precedence,
-      at: feed.at,
-    });
-  }
+  const rules = mergeRulesOf(ds, feed.name, feed.at);
+  const state = new FeedState(ctx.db.conn, ctx.dataset);
   const out = join(dir, `merged-${feed.name}`);
   makePrivateDir(out);
+  const stateFile = join(dir, `state-${feed.name}`);
+  const sink = new FeedStateWriter(stateFile);
+  const put = sink.put;
+  const row = { fields: feed.fields, emptyClears: new Set(cfg.empty_clears ?? []), rules };
+  if (feed.role === 'changes' && cfg.commands) {
+    const column = typeof cfg.commands.column === 'string' ? cfg.commands.column : JSON.stringify(cfg.commands.column);
+    merged = mergeChanges(read.entries(), ctx.store.reader().entries(), state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, commands: cfg.commands, column }, tally, put);
+  } else if (feed.role === 'update') {
+    merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: cfg.missing }, tally, put);
+  } else {
+    merged = overlayFull(read.entries(), state.othersThan(feed.name), { shared: feed.fields, rules }, put);
+  }
   const sorter = new SourceSorter(out);
-  for (const e of merged) sorter.add(e.record_id, e.line, e.json);
+  try {
+    for (const e of merged) sorter.add(e.record_id, e.line, e.json);
+  } finally {
+    sink.close();
+  }
   const sorted = sorter.finish(() => undefined); // both sides are keyed by record_id: no repeats
   if (feed.role === 'full') summary.matched = read.count;
   summary.matched += tally.matched;
@@ -108,10 +130,51 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   summary.changeable = tally.changeable;
   summary.missing = tally.missing;
   summary.fieldsChanged = tally.fieldsChanged;
+  summary.blankCells = tally.blankCells;
   summary.firstUnmatched = tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id);
-  const unmatched = tally.unmatchedIds.map(
-    (u): RowError => ({ file: src.file, line: u.line, column: 'record_id', value: u.record_id, reason: `no record ${u.record_id} in the dataset: an update feed never creates one`, code: 'UNMATCHED_RECORD' }),
-  );
+  const unmatched = tally.unmatchedIds.map((u): RowError => unappliedRow(src.file, feed.role, u));
   const problems = tally.problems.map((p): RowError => ({ file: src.file, line: p.line, column: p.code === 'INVALID_COMMAND' ? 'command' : 'record', value: p.value, reason: p.reason, code: p.code }));
-  return { sorted, feed: summary, unmatched: [...unmatched, ...problems].sort((a, b) => a.line - b.line), rowErrors: problems.length };
+  return { sorted, feed: summary, unmatched: [...unmatched, ...problems].sort((a, b) => a.line - b.line), rowErrors: problems.length, stateFile };
+}
+
+/** A row not applied to its record, for the reject file: what the row asked, and what to do. */
+function unappliedRow(file: string, role: FeedRole, u: UnappliedRow): RowError {
+  if (u.why === 'exists') {
+    return { file, line: u.line, column: 'record_id', value: u.record_id, code: 'RECORD_EXISTS', reason: `record ${u.record_id} exists already: create only makes new records (use upsert or update to change it)` };
+  }
+  const reason =
+    role === 'changes'
+      ? `no record ${u.record_id} in the dataset: update changes only records that exist (use upsert or create to make one)`
+      : `no record ${u.record_id} in the dataset: an update feed never creates one`;
+  return { file, line: u.line, column: 'record_id', value: u.record_id, code: 'UNMATCHED_RECORD', reason };
+}
+
+/** How a feed's values meet the other feeds' (resolve.ts): who maps what, precedence, the feeds that hide records. */
+export function mergeRulesOf(ds: DatasetConfig, feed: string, at: number): MergeRules {
+  const hiders = new Set(Object.entries(ds.feeds).filter(([, f]) => f.role === 'update' && f.missing?.strategy === 'deactivate').map(([n]) => n));
+  return { feed, at, mappers: mappersOf(ds.feeds), precedence: ds.precedence, hiders };
+}
+
+/**
+ * The fields of `feed` kept in its state: an update feed's or change list's
+ * own (the values it set); a full feed's only those another feed maps too
+ * (precedence compares them), and active when another feed deactivates (a record
+ * it held hidden comes back to the catalogue's active).
+ */
+export function stateFieldsOf(ds: DatasetConfig, feed: string): string[] {
+  const own = fieldsOf(ds.feeds[feed]!);
+  if (ds.feeds[feed]!.role !== 'full') return own;
+  const others = [...otherFeedFields(ds, feed).values()].flatMap((f) => [...f]);
+  const hidden = Object.entries(ds.feeds).some(([n, f]) => n !== feed && f.role === 'update' && f.missing?.strategy === 'deactivate');
+  return own.filter((f) => others.includes(f) || (f === 'active' && hidden));
+}
+
+/** The state fields an update feed's or change list's merge reads: the fields it shares (precedence), and what hiding needs; none: nothing is read. */
+function stateNeeds(ds: DatasetConfig, feed: string): string[] {
+  const mappers = mappersOf(ds.feeds);
+  const f = ds.feeds[feed]!;
+  const own = fieldsOf(f);
+  const shared = own.filter((x) => (mappers.get(x)?.length ?? 0) > 1);
+  const hides = (f.role === 'update' && f.missing?.strategy === 'deactivate') || own.includes('active');
+  return hides ? [...new Set([...shared, 'active', HIDDEN])] : shared;
 }

@@ -17,7 +17,7 @@ import type { PlanOperation } from '../core/plan.js';
 import { learnFromWrite } from './key-knowledge.js';
 import type { Provenance } from '../../snapshot/history-writer.js';
 import { FeedState } from '../../feeds/state.js';
-import { SortedSource } from '../core/sorted-source.js';
+import { feedStateEntries } from './feed-state-file.js';
 
 /**
  * The ledger: every transition of a plan's life, and nothing else writes the
@@ -207,13 +207,15 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
   removePlan(ctx.planDir, plan.id);
 }
 
-/** A published plan's feed values as the feed state (issue 13): the records its file listed, from the plan's own changeset. */
+/** A published plan's feed values as the feed state (issue 13): what its merge found, kept in the plan's own changeset folder. */
 function feedPublished(ctx: ExecContext, run: PlanRun, now: number): void {
   const plan = run.plan;
   const folder = run.changeset.folder;
   if (!plan.feed || folder === undefined) return;
-  const { name, fields, at } = plan.feed;
-  new FeedState(ctx.db.conn, ctx.dataset).published({ feed: name, fields, file: plan.file, sha256: plan.source?.fileHash ?? null, at }, SortedSource.inFolder(folder).entries(), now);
+  const { name, at } = plan.feed;
+  // A deactivating update feed's file says which records it holds hidden: those replace the ones it held.
+  const hides = plan.feed.role === 'update';
+  new FeedState(ctx.db.conn, ctx.dataset).published({ feed: name, file: plan.file, sha256: plan.source?.fileHash ?? null, at }, feedStateEntries(folder, plan.feed), now, hides);
 }
 
 /**

@@ -11,6 +11,9 @@ import { heldGate } from './held-gate.js';
 import { makePlan } from './make-plan.js';
 import { desiredOf, feedRead, feedRowVerdict, gateFileOf, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
+import { FEED_STATE_FILE } from './feed-state-file.js';
+import { linkOrCopy } from '../core/sorted-source.js';
+import { join } from 'node:path';
 import type { PlanRestore, SyncPlan } from '../core/plan.js';
 import { ImportNotEquivalentError } from './apply-import.js';
 import { reconcile } from './reconcile.js';
@@ -46,7 +49,7 @@ const MAX_PLANS = 3;
 
 /** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string): Promise<void> {
-  return runFrom(ctx, ds, opts, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds), dir, { links, ...(sha256 ? { sha256 } : {}) })) }));
+  return runFrom(ctx, ds, opts, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds), dir, { links, ...(sha256 ? { sha256 } : {}) }), ctx.clock.now()) }));
 }
 
 /** One sync from a source `produce` makes in the work folder: an export read, or a restore's target (issue 14). */
@@ -87,7 +90,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
       // Issue 13's merge stage: the feed's rows with the snapshot as just reconciled, or the others' values.
-      const desired: Desired = restore ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0 } : desiredOf(ctx, ds, src, work.changesetDir());
+      const desired: Desired = restore ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0, stateFile: null } : desiredOf(ctx, ds, src, work.changesetDir());
       fillFeed(ctx, desired, src);
       const badRows = feedRowVerdict(ds, src, desired);
       if (badRows) {
@@ -95,6 +98,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
       }
       const changeset = await diffSource(desired.sorted, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+      // What the feed's state becomes goes with the plan (approve and crash resume publish it later).
+      if (desired.stateFile && changeset.folder !== undefined) linkOrCopy(desired.stateFile, join(changeset.folder, FEED_STATE_FILE));
       let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore, merged: desired.feed });
       fill(ctx, plan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
@@ -182,7 +187,7 @@ export function reportResumed(ctx: ExecContext, resumed: ResumedPlan | null): bo
 function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   if (!desired.feed) return;
   ctx.summary.feed = desired.feed;
-  const mine = new Set(['UNMATCHED_RECORD', 'INVALID_COMMAND']);
+  const mine = new Set(['UNMATCHED_RECORD', 'RECORD_EXISTS', 'INVALID_COMMAND']);
   ctx.refused = [...ctx.refused.filter((r) => !mine.has(r.code)), ...desired.unmatched];
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
   ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;

@@ -39,6 +39,8 @@ export interface SourceRead {
   virtual?: boolean;
   /** The file's modification time (ms): the time of its values for precedence: newest (issue 13). */
   mtimeMs?: number;
+  /** A feed's file (feed-desired.ts feedRead): the time of its values, its modification time but never after it was read. */
+  valuesAt?: number;
 }
 
 /**
