@@ -197,7 +197,7 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
     const source = plan.source && (!plan.feed || plan.feed.role === 'full') ? { source: plan.source } : {};
     ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run) });
     // Issue 13: the feed's values become its state only now, with the snapshot (never for a held or dropped change).
-    if (plan.feed) feedPublished(ctx, run, ctx.clock.now());
+    if (plan.feed) feedPublished(ctx, plan, run.changeset.folder);
     if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
     ctx.store.clearHeld();
     ctx.store.recordOutcome('published', { version, planId: plan.id });
@@ -207,15 +207,17 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
   removePlan(ctx.planDir, plan.id);
 }
 
-/** A published plan's feed values as the feed state (issue 13): what its merge found, kept in the plan's own changeset folder. */
-function feedPublished(ctx: ExecContext, run: PlanRun, now: number): void {
-  const plan = run.plan;
-  const folder = run.changeset.folder;
+/**
+ * A feed's values as its state (issue 13), as its merge found them (kept in the plan's own changeset folder):
+ * when its plan is published, or when its file changed nothing (a value that loses by precedence still is the
+ * feed's, and its time counts for newest).
+ */
+function feedPublished(ctx: ExecContext, plan: SyncPlan, folder: string | undefined): void {
   if (!plan.feed || folder === undefined) return;
   const { name, at } = plan.feed;
   // A deactivating update feed's file says which records it holds hidden: those replace the ones it held.
   const hides = plan.feed.role === 'update';
-  new FeedState(ctx.db.conn, ctx.dataset).published({ feed: name, file: plan.file, sha256: plan.source?.fileHash ?? null, at }, feedStateEntries(folder, plan.feed), now, hides);
+  new FeedState(ctx.db.conn, ctx.dataset).published({ feed: name, file: plan.file, sha256: plan.source?.fileHash ?? null, at }, feedStateEntries(folder, plan.feed), ctx.clock.now(), hides);
 }
 
 /**
@@ -322,11 +324,12 @@ export function dropHeld(ctx: ExecContext, planId: string | null, outcome?: { re
   if (planId) removePlan(ctx.planDir, planId);
 }
 
-/** A sync with nothing to send: adoptions and the source (not an update feed's file, issue 13) confirmed, the outcome recorded (no plan is made of it). */
-export function unchanged(ctx: ExecContext, changeset: Changeset, source: SourceIdentity | null, version: number): void {
+/** A sync with nothing to send: adoptions, the source (not an update feed's file, issue 13) and a feed's state confirmed, the outcome recorded (no plan is run). */
+export function unchanged(ctx: ExecContext, plan: SyncPlan, changeset: Changeset, source: SourceIdentity | null, version: number): void {
   ctx.db.transaction(() => {
     if (changeset.counts.adopted) ctx.store.adopt(changeset.adopted);
     if (source) ctx.store.recordSource(source);
+    feedPublished(ctx, plan, changeset.folder);
     ctx.store.recordOutcome('unchanged', { version });
   });
 }

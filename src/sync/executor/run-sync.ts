@@ -109,7 +109,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
         const source = plan.feed && plan.feed.role !== 'full' ? null : { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() };
-        ledger.unchanged(ctx, changeset, source, view.dataset.active_version);
+        ledger.unchanged(ctx, plan, changeset, source, view.dataset.active_version);
         // Nothing left after the resumed plan (a restore or sync run again after a crash): its counts are this run's.
         if (reportResumed(ctx, resumed)) return end(ctx, 'published', null, null);
         return end(ctx, 'unchanged', null, null);
