@@ -60,7 +60,28 @@ describe('change list: a command per row', () => {
     expect(rejects).toContain(
       '6,command,frobnicate,INVALID_COMMAND,"line 6, column Op: ""frobnicate"" is not a command (accepted words: create: create, add, new; upsert: upsert; update: update, change, modify; delete: delete, remove, del; ignore: ignore, skip)"',
     );
-    expect(rejects).toContain('8,record_id,r-099,UNMATCHED_RECORD');
+    expect(rejects).toContain('8,record_id,r-099,UNMATCHED_RECORD,no record r-099 in the dataset: update changes only records that exist (use upsert or create to make one)');
+  });
+
+  it('create only creates: a row creating a record that exists is counted and listed (RECORD_EXISTS), not applied', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    expect((await sc.engine.sync(ds, { file: await changeList(sc, [['r-001', 'Tea', 1, 'create']], 'changes-1.csv') })).result).toBe('published');
+    const file = await changeList(
+      sc,
+      [
+        ['r-001', 'Other tea', 9, 'create'],
+        ['r-002', 'Coffee', 2, 'new'],
+      ],
+      'changes-2.csv',
+    );
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'published', adds: 1, changes: 0, rowErrors: 0 });
+    expect(sum.feed).toMatchObject({ matched: 0, unmatched: 1, firstUnmatched: ['r-001'] });
+    expect(sc.published().find((r) => r.record_id === 'r-001')).toMatchObject({ display_name: 'Tea', attributes: { stock: 1 } });
+    expect(await readFile(rejectFilePath(file), 'utf8')).toContain(
+      '2,record_id,r-001,RECORD_EXISTS,record r-001 exists already: create only makes new records (use upsert or update to change it)',
+    );
   });
 
   it('under on_row_errors: reject_file (the default) an unknown command word refuses the whole list: nothing of it is published, plan says so too', async () => {

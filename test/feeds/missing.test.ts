@@ -29,7 +29,8 @@ describe('missing-record strategies of an update feed', () => {
     const { stock, sc } = await setUp({ strategy: 'set', values: { 'attributes.stock': 0 } });
     const sum = await sc.engine.sync(stock, { file: await writeStockFile(sc, stockFor(ids.slice(0, 26), 6), 'stock-1.csv') });
     expect(sum).toMatchObject({ result: 'published', changes: 30 });
-    expect(sum.feed).toMatchObject({ matched: 26, changeable: 30, missing: 4 });
+    // Field values changed: 26 by the rows, 4 by the strategy.
+    expect(sum.feed).toMatchObject({ matched: 26, changeable: 30, missing: 4, fieldsChanged: 30 });
     expect(stockOf(sc)).toEqual({ ...stockFor(ids.slice(0, 26), 6), ...stockFor(ids.slice(26), 0) });
     // The same file again: nothing left to set, nothing counted.
     const again = await sc.engine.sync(stock, { file: await writeStockFile(sc, stockFor(ids.slice(0, 26), 6), 'stock-2.csv') });
@@ -54,5 +55,22 @@ describe('missing-record strategies of an update feed', () => {
     expect(over, JSON.stringify([over.guards, over.feed, over.changes])).toMatchObject({ result: 'held', code: 'HELD_GUARD' });
     expect(over.message).toMatch(/missing: deactivate changes 3 records the file does not list \(limit 2, max_deletes\)/);
     expect(sc.published().filter((r) => !r.active)).toHaveLength(2);
+  });
+
+  it('set hitting most records is held (by the missing guard and the value guards alike); discarded, nothing of it reaches the state', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { main: CATALOGUE, stock: { ...STOCK, missing: { strategy: 'set', values: { 'attributes.stock': 0 } } } });
+    expect((await sc.engine.sync(ds, { file: await sc.writeExport(recs(30), 'catalogue.csv') })).result).toBe('published');
+    const stock = feedView(ds, 'stock');
+    expect((await sc.engine.sync(stock, { file: await writeStockFile(sc, stockFor(ids), 'stock-0.csv') })).result).toBe('published');
+    // A stock file cut short: 3 rows of 30. Setting 27 to 0 is no change a person would want published unseen.
+    const sum = await sc.engine.sync(stock, { file: await writeStockFile(sc, stockFor(ids.slice(0, 3)), 'stock-1.csv') });
+    expect(sum).toMatchObject({ result: 'held', code: 'HELD_GUARD' });
+    expect(sum.message).toMatch(/missing_ratio: missing: set changes 27 of 30 records the file does not list/);
+    expect(sum.message).toMatch(/value_zeroed_ratio: attributes.stock is set to zero or empty in 27 of 30 records/);
+    expect(stockOf(sc)).toEqual(stockFor(ids));
+    expect(await sc.engine.discard(ds)).toMatchObject({ action: 'discarded' });
+    expect((await sc.engine.sync(ds, { file: await sc.writeExport(recs(30), 'catalogue-1.csv') })).result).toBe('unchanged');
+    expect(stockOf(sc)).toEqual(stockFor(ids));
   });
 });

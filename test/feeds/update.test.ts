@@ -1,10 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { feedView } from '../../src/feeds/view.js';
 import { why, whyLines } from '../../src/history/why.js';
 import { rejectFilePath } from '../../src/sources/reject-file.js';
 import { rec, recs, type Scenario } from '../sync/harness.js';
-import { feedScenario, stockOf, writeStockFile } from './helpers.js';
+import { CATALOGUE, feedScenario, STOCK, stockOf, withFeeds, writeStockFile } from './helpers.js';
 
 /** Issue 13: an update feed (stock only) beside the full catalogue, against the emulator over real HTTP. */
 
@@ -107,5 +108,27 @@ describe('update feed: stock only', () => {
     const again = await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, { 'r-001': 3 }, 'stock-2.csv') });
     expect(again).toMatchObject({ result: 'published', changes: 1 });
     expect(sc.db.snapshot('shop-1').info().lastSource?.rowCount).toBe(30);
+  });
+
+  it('an empty Qty cell is no value: the stock is left as it is, counted and said in the summary; empty_clears makes it clear', async () => {
+    const f = await feedScenario(recs(5));
+    sc = f.sc;
+    expect((await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, { 'r-001': 3, 'r-002': 4 }, 'stock-1.csv') })).result).toBe('published');
+    const file = join(sc.dir, 'stock-2.csv');
+    await writeFile(file, 'SKU,Qty\nr-001,\nr-002,7\n');
+    const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file });
+    expect(sum).toMatchObject({ result: 'published', changes: 1, rowErrors: 0 });
+    expect(sum.feed).toMatchObject({ matched: 2, fieldsChanged: 1, blankCells: 1 });
+    expect(sum.warnings).toContainEqual(expect.stringMatching(/^1 empty mapped cell in .*stock-2\.csv: no value, so its field was left as it was \(feed stock; empty_clears/));
+    expect(stockOf(sc)).toMatchObject({ 'r-001': 3, 'r-002': 7 });
+    // The stock feed's state keeps 3: a catalogue does not bring an empty stock.
+    expect((await sc.engine.sync(f.ds, { file: await sc.writeExport(recs(5), 'catalogue-1.csv') })).result).toBe('unchanged');
+    const clears = withFeeds(sc, { main: CATALOGUE, stock: { ...STOCK, empty_clears: ['attributes.stock'] } });
+    const clearing = join(sc.dir, 'stock-3.csv');
+    await writeFile(clearing, 'SKU,Qty\nr-001,\n');
+    const cleared = await sc.engine.sync(feedView(clears, 'stock'), { file: clearing });
+    expect(cleared).toMatchObject({ result: 'published', changes: 1 });
+    expect(cleared.feed).toMatchObject({ blankCells: 0 });
+    expect(stockOf(sc)['r-001']).toBeNull();
   });
 });

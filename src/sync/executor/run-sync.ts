@@ -191,6 +191,13 @@ function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   ctx.refused = [...ctx.refused.filter((r) => !mine.has(r.code)), ...desired.unmatched];
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
   ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
+  const blank = desired.feed.blankCells;
+  if (blank > 0) {
+    const warning =
+      `${blank} empty mapped cell${blank === 1 ? '' : 's'} in ${read.file}: no value, so ${blank === 1 ? 'its field was left as it was' : 'their fields were left as they were'} (feed ${desired.feed.name}; empty_clears: [<field>] makes an empty cell clear a field)`;
+    // Once, though the merge runs again for each plan a sync makes.
+    if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
+  }
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
