@@ -32,7 +32,9 @@ export const missingConfigSchema = z
     strategy: z
       .enum(['leave', 'set', 'deactivate'])
       .default('leave')
-      .describe('leave: nothing; set: set fields to `values` (e.g. stock 0); deactivate: active false. Guarded like deletes (max_delete_ratio, max_deletes of the records it may change). Default leave.'),
+      .describe(
+        'leave: nothing; set: set fields to `values` (e.g. stock 0), which become this feed\'s values of those records (a catalogue sync keeps them); deactivate: active false, held so through catalogue syncs until this feed lists the record again (then active is what the full feed says, true by default). Guarded like deletes (max_delete_ratio, max_deletes of the records it may change). Default leave.',
+      ),
     values: z
       .record(
         z.string().regex(MAPPED_FIELD_PATTERN, 'expected display_name, api_value, aliases, active or attributes.<key>'),
@@ -79,7 +81,9 @@ export const commandsConfigSchema = z
           }
         }
       })
-      .describe('The words of each command: create (needs display_name and api_value), upsert (create or update), update, delete (owned records only, guarded), ignore.'),
+      .describe(
+        'The words of each command: create (makes a record that does not exist, needs display_name and api_value; a record that exists is listed as RECORD_EXISTS, not changed), upsert (create or update), update (an existing record only; else UNMATCHED_RECORD), delete (owned records only, guarded), ignore.',
+      ),
   })
   .describe('role changes: the column with the command of each row, and its words.');
 
@@ -93,7 +97,8 @@ export const feedConfigSchema = z
       .default('full')
       .describe(
         'full: its records are the dataset\'s records (records it no longer lists are deleted, within the guards); at most one per dataset. ' +
-          'update: sets only the fields it maps on records that exist (matched by record_id); never creates or deletes. Default full.',
+          'update: sets only the fields it maps on records that exist (matched by record_id); never creates or deletes. ' +
+          'changes: a change list, a command per row (commands). Default full.',
       ),
     source: sourceConfigSchema,
     mapping: feedMappingConfigSchema,
@@ -144,7 +149,9 @@ export const feedsConfigSchema = z
 export const precedenceConfigSchema = z
   .record(
     z.string().regex(MAPPED_FIELD_PATTERN, 'expected display_name, api_value, aliases, active or attributes.<key>'),
-    z.string().min(1).describe('The feed that wins, or newest: the value of the most recent file wins.'),
+    z.string().min(1).describe('The feed that wins whenever it has a value, or newest: the value of the most recently written file wins.'),
   )
   .default({})
-  .describe('For a field that two feeds map: the feed that wins, or newest (the value from the most recently written file). Default: none (validate refuses such fields).');
+  .describe(
+    "For a field that two feeds map: the feed that wins, or newest. Holds whichever feed syncs: a losing feed's value is kept as its own, not published, and answers when the winner has no value (an empty cell). newest compares the files' modification times, never later than when the connector read them. Default: none (validate refuses such fields).",
+  );
