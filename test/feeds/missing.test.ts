@@ -73,4 +73,15 @@ describe('missing-record strategies of an update feed', () => {
     expect((await sc.engine.sync(ds, { file: await sc.writeExport(recs(30), 'catalogue-1.csv') })).result).toBe('unchanged');
     expect(stockOf(sc)).toEqual(stockFor(ids));
   });
+
+  it('a held set approved by a person becomes the feed state then, also across a restart: the next catalogue keeps its zeros', async () => {
+    const { ds, stock, sc } = await setUp({ strategy: 'set', values: { 'attributes.stock': 0 } }, { guards: { values: [] } });
+    expect((await sc.engine.sync(stock, { file: await writeStockFile(sc, stockFor(ids.slice(0, 10)), 'stock-1.csv') })).result).toBe('held');
+    sc.restart();
+    expect(await sc.engine.approve(ds)).toMatchObject({ action: 'published' });
+    const want = { ...stockFor(ids.slice(0, 10)), ...stockFor(ids.slice(10), 0) };
+    expect(stockOf(sc)).toEqual(want);
+    expect((await sc.engine.sync(ds, { file: await sc.writeExport(recs(30), 'catalogue-1.csv') })).result).toBe('unchanged');
+    expect(stockOf(sc)).toEqual(want);
+  });
 });
