@@ -67,7 +67,7 @@ export interface FeedSummary {
   role: 'full' | 'update' | 'changes';
   /** Rows that matched a record the connector may change (update). */
   matched: number;
-  /** Rows whose record does not exist (update); all listed in the reject file as UNMATCHED_RECORD. */
+  /** Rows not applied for their record: it does not exist (update; UNMATCHED_RECORD), or a create's exists (changes; RECORD_EXISTS); all listed in the reject file. */
   unmatched: number;
   /** The first unmatched record ids. */
   firstUnmatched: string[];
