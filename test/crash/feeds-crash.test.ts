@@ -1,0 +1,228 @@
+import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { feedView } from '../../src/feeds/view.js';
+import { FeedState } from '../../src/feeds/state.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { DatasetRecord } from '../../src/model/record.js';
+import { openStateDb } from '../../src/snapshot/db.js';
+import { cliEngine } from '../../src/cli/engine.js';
+import { runCli } from '../sync/cli-child.js';
+
+/**
+ * Issue 13: SIGKILL the built CLI right after each journal step of a MERGED
+ * replace (a dataset of a catalogue feed and a stock feed), restart it, and
+ * check the published records are the merged state exactly (the catalogue's
+ * records with the stock feed's values), no job or publish doubled, and the
+ * feed state in the database consistent: a following sync of either feed
+ * sends nothing. Also a crash between the catalogue's run and the stock's
+ * (the catalogue killed at each step, the stock feed's file next).
+ * Built like crash.test.ts: one adopting template state, concurrent cases.
+ */
+
+const KEY = 'tbd_live_crash_test_key_0000000000';
+const DATASET = 'shop';
+const PARALLEL = 4;
+
+const rec = (i: number, name = 'Item'): DatasetRecord => ({
+  record_id: `r-${String(i).padStart(3, '0')}`, display_name: `${name} ${i}`, api_value: `c-${i}`, aliases: [], attributes: {}, active: true,
+});
+const initial = Array.from({ length: 10 }, (_, i) => rec(i + 1));
+/** The catalogue's next export: r-001 deleted, r-002 renamed, r-011 and r-012 added. */
+const target = [...initial.slice(1).map((r, i) => (i === 0 ? { ...r, display_name: 'Changed' } : r)), rec(11), rec(12)];
+const ids = (rs: DatasetRecord[]) => rs.map((r) => r.record_id);
+/** Stock files: S1 of the first ten records, S2 of the catalogue's next twelve (r-001 no longer listed). */
+const S1 = Object.fromEntries(ids(initial).map((id, i) => [id, i + 1]));
+const S2 = Object.fromEntries(ids(target).map((id, i) => [id, i + 3]));
+
+/** The records of a catalogue with the stock of `stock` where it names them: the merged state. */
+const merged = (catalogue: DatasetRecord[], stock: Record<string, number>) =>
+  catalogue.map((r) => (stock[r.record_id] === undefined ? r : { ...r, attributes: { stock: stock[r.record_id]! } })).sort((a, b) => (a.record_id < b.record_id ? -1 : 1));
+
+const replaceSteps = ['plan.begun', 'replace.intent', 'replace.done', 'job.intent', 'job.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
+
+/** Every change goes by replace (the merged records whole), as a big change would by cost. */
+function configYaml(url: string, stateDir: string): string {
+  return `state_dir: ${stateDir}
+datasets:
+  ${DATASET}:
+    api: { base_url: ${url}, dataset_id: ${DATASET}, key: { env: CRASH_KEY } }
+    feeds:
+      main:
+        role: full
+        source: { type: csv }
+        mapping: { fields: { record_id: SKU, display_name: Name, api_value: Code } }
+      stock:
+        role: update
+        source: { type: csv }
+        mapping: { fields: { record_id: SKU, attributes.stock: { column: Qty, transforms: [integer] } } }
+    policy:
+      replace: { max_per_record_changes: 0, prefer_import: false, job_poll_ms: 100 }
+`;
+}
+
+async function writeCatalogue(dir: string, records: DatasetRecord[], name: string): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)].join('\n') + '\n');
+  return file;
+}
+
+async function writeStock(dir: string, stock: Record<string, number>, name: string): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, ['SKU,Qty', ...Object.entries(stock).map(([id, q]) => `${id},${q}`)].join('\n') + '\n');
+  return file;
+}
+
+async function emulatorWithInitial(): Promise<RunningEmulator> {
+  const em = await startEmulator();
+  em.emulator.addDataset({ id: DATASET, records: initial });
+  em.emulator.addKey({ dataset: DATASET, key: KEY, roles: ['read', 'write', 'replace', 'publish'] });
+  return em;
+}
+
+/** One sync of a feed in this process over the CLI's own wiring. */
+async function syncInProcess(configFile: string, file: string, feed?: string) {
+  process.env.CRASH_KEY = KEY;
+  const cli = await cliEngine(await loadConfig(configFile), silentLogger(), [DATASET]);
+  try {
+    return await cli.engine.sync(feedView(cli.dataset(DATASET), feed), { file });
+  } finally {
+    await cli.close();
+  }
+}
+
+/** The built CLI's sync of a feed as a child process. */
+async function runSync(configFile: string, file: string, feed: string | null, crashAt?: string) {
+  const args = ['--config', configFile, 'sync', DATASET, '--file', file, ...(feed ? ['--feed', feed] : [])];
+  const r = await runCli(args, { CRASH_KEY: KEY, ...(crashAt ? { DATASET_CONNECTOR_CRASH_AT: crashAt } : {}) });
+  return { ...r, output: r.stdout + r.stderr };
+}
+
+function slots(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let free = n;
+  const waiting: Array<() => void> = [];
+  return async (fn) => {
+    if (free > 0) free--;
+    else await new Promise<void>((r) => waiting.push(r));
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    }
+  };
+}
+const inSlot = slots(PARALLEL);
+
+let templateState: string;
+beforeAll(async () => {
+  // The adopting first run of the catalogue: every initial record owned, nothing sent.
+  const em = await emulatorWithInitial();
+  try {
+    const dir = await mkdtemp(join(tmpdir(), 'dc-feedcrash-tpl-'));
+    templateState = join(dir, 'state');
+    const config = join(dir, 'connector.yaml');
+    await writeFile(config, configYaml(em.url, templateState));
+    const first = await syncInProcess(config, await writeCatalogue(dir, initial, 'catalogue-0.csv'));
+    if (first.result !== 'unchanged' || first.owned !== 10) throw new Error(`template run: ${JSON.stringify(first)}`);
+  } finally {
+    await em.close();
+  }
+});
+afterAll(() => {
+  delete process.env.CRASH_KEY;
+});
+
+/**
+ * The cases. `before`: syncs in this process first (a stock file already published);
+ * `crash`: the run killed; `next`: the run after the restart; `expected`: the published state.
+ */
+interface Case {
+  name: string;
+  before: Array<{ stock: Record<string, number> } | { catalogue: DatasetRecord[] }>;
+  crash: { stock: Record<string, number> } | { catalogue: DatasetRecord[] };
+  /** Absent: the same file again. */
+  next?: { stock: Record<string, number> } | { catalogue: DatasetRecord[] };
+  expected: DatasetRecord[];
+  /** Jobs and publishes of the crashed run and the restart together. */
+  jobs: number;
+}
+
+const cases: Case[] = [
+  // The stock feed's file merged into the catalogue's records, sent whole.
+  { name: 'stock feed replace', before: [], crash: { stock: S1 }, expected: merged(initial, S1), jobs: 1 },
+  // The catalogue's next export carrying the stock feed's values (never the catalogue alone).
+  { name: 'catalogue replace with the stock overlaid', before: [{ stock: S1 }], crash: { catalogue: target }, expected: merged(target, S1), jobs: 1 },
+  // A crash between the catalogue's run and the stock's: the restart runs the stock feed's file.
+  { name: 'catalogue, then the stock feed after the restart', before: [{ stock: S1 }], crash: { catalogue: target }, next: { stock: S2 }, expected: merged(target, S2), jobs: 2 },
+];
+
+describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, then restart', () => {
+  for (const c of cases) {
+    for (const step of replaceSteps) {
+      it.concurrent(`${c.name}: killed after ${step}`, ({ expect }) =>
+        inSlot(async () => {
+          const em = await emulatorWithInitial();
+          try {
+            const dir = await mkdtemp(join(tmpdir(), 'dc-feedcrash-'));
+            const stateDir = join(dir, 'state');
+            await cp(templateState, stateDir, { recursive: true });
+            const config = join(dir, 'connector.yaml');
+            await writeFile(config, configYaml(em.url, stateDir));
+            let n = 0;
+            const fileOf = async (f: Case['crash']) =>
+              'stock' in f ? { file: await writeStock(dir, f.stock, `stock-${++n}.csv`), feed: 'stock' } : { file: await writeCatalogue(dir, f.catalogue, `catalogue-${++n}.csv`), feed: null };
+            for (const b of c.before) {
+              const { file, feed } = await fileOf(b);
+              expect((await syncInProcess(config, file, feed ?? undefined)).result).toBe('published');
+            }
+            const c0 = { ...em.emulator.counters };
+
+            const crash = await fileOf(c.crash);
+            const crashed = await runSync(config, crash.file, crash.feed, step);
+            expect(crashed.signal, crashed.output).toBe('SIGKILL');
+            const next = c.next ? await fileOf(c.next) : crash;
+            const last = c.next ?? c.crash;
+            const again = await runSync(config, next.file, next.feed);
+            expect(again.status, again.output).toBe(0);
+
+            expect(em.emulator.records(DATASET)).toEqual(c.expected);
+            const c1 = { ...em.emulator.counters };
+            expect(c1.jobsCreated - c0.jobsCreated).toBe(c.jobs);
+            expect(c1.publishes - c0.publishes).toBe(c.jobs);
+            expect(c1.recordWrites).toBe(c0.recordWrites);
+
+            // The feed state is the published one: either feed's last file again sends nothing.
+            const lastCatalogue = 'catalogue' in last ? last.catalogue : 'catalogue' in c.crash ? c.crash.catalogue : initial;
+            const lastStock = 'stock' in last ? last.stock : S1;
+            for (const [f, feed] of [
+              [await writeCatalogue(dir, lastCatalogue, 'catalogue-again.csv'), undefined],
+              [await writeStock(dir, lastStock, 'stock-again.csv'), 'stock'],
+            ] as const) {
+              const s = await syncInProcess(config, f, feed);
+              expect(s.result, JSON.stringify(s)).toBe('unchanged');
+            }
+            expect(em.emulator.counters).toEqual(c1);
+            expect(em.emulator.records(DATASET)).toEqual(c.expected);
+            const db = openStateDb(join(stateDir, 'state.db'));
+            try {
+              expect(db.journal.openPlan(DATASET)).toBeNull();
+              expect(db.snapshot(DATASET).info().activeVersion).toBe(em.emulator.describe(DATASET).active_version);
+              expect(new FeedState(db.conn, DATASET).files().find((f) => f.feed === 'stock')?.file).toBe('stock' in last ? next.file : join(dir, 'stock-1.csv'));
+            } finally {
+              db.close();
+            }
+            expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+          } finally {
+            await em.close();
+          }
+        }),
+      120_000,
+      );
+    }
+  }
+});
