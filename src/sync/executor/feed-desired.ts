@@ -60,9 +60,13 @@ export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
   return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } : null };
 }
 
-/** A read of a feed's file: not uploadable when its records are merged (the server would map the file alone, A14). */
+/**
+ * A read of a feed's file: not uploadable when its records are merged (the server would map the file alone, A14).
+ * That is the reason given whatever else the read says: an update feed's reader mapping has placeholders for the
+ * fields it does not map, which the plan would otherwise name as "not a plain column pick".
+ */
 export function feedRead(ds: DatasetConfig, src: SourceRead): SourceRead {
-  if (!hasFeeds(ds) || !src.importability.importable) return src;
+  if (!hasFeeds(ds)) return src;
   return { ...src, importability: { importable: false, reason: `feed ${ds.feed}'s records are merged with the dataset's other feeds` } };
 }
 
