@@ -172,14 +172,16 @@ if (process.argv[2] === '--seed') {
     em.emulator.clearRequests?.();
     const start = clock.now();
     const out = [];
-    let seed = 1;
+    // A stride through the records coprime with their count: each cycle changes `changed` distinct records, spread over the file.
+    let step = 7919;
+    while (records % step === 0) step += 2;
+    let pick = 0;
     for (let k = 1; k <= cycles; k++) {
       const at = start + (k - 1) * CYCLE_MS;
       if (clock.now() < at) em.emulator.clock.advance(at - clock.now());
       for (let n = 0; n < changed; n++) {
-        seed = (seed * 1103515245 + 12345) % 2 ** 31;
-        const i = 1 + (seed % records);
-        qty[i] = (qty[i] % 50) + 1;
+        pick = (pick + step) % records;
+        qty[pick + 1] = (qty[pick + 1] % 50) + 1;
       }
       file = join(dir, `stock-${k}.csv`);
       writeLines(file, 'SKU,Qty', records, (i) => `${id(i)},${qty[i]}`);
