@@ -2,15 +2,11 @@ import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { feedView } from '../../src/feeds/view.js';
 import { FeedState } from '../../src/feeds/state.js';
-import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { openStateDb } from '../../src/snapshot/db.js';
-import { cliEngine } from '../../src/cli/engine.js';
-import { runCli } from '../sync/cli-child.js';
+import { writeSkuExport } from '../sync/harness.js';
+import { DATASET, emulatorWith, initial, REPLACE_STEPS, runSync, slots, syncInProcess, target } from './helpers.js';
 
 /**
  * Issue 13: SIGKILL the built CLI right after each journal step of a MERGED
@@ -23,16 +19,8 @@ import { runCli } from '../sync/cli-child.js';
  * Built like crash.test.ts: one adopting template state, concurrent cases.
  */
 
-const KEY = 'tbd_live_crash_test_key_0000000000';
-const DATASET = 'shop';
 const PARALLEL = 4;
 
-const rec = (i: number, name = 'Item'): DatasetRecord => ({
-  record_id: `r-${String(i).padStart(3, '0')}`, display_name: `${name} ${i}`, api_value: `c-${i}`, aliases: [], attributes: {}, active: true,
-});
-const initial = Array.from({ length: 10 }, (_, i) => rec(i + 1));
-/** The catalogue's next export: r-001 deleted, r-002 renamed, r-011 and r-012 added. */
-const target = [...initial.slice(1).map((r, i) => (i === 0 ? { ...r, display_name: 'Changed' } : r)), rec(11), rec(12)];
 const ids = (rs: DatasetRecord[]) => rs.map((r) => r.record_id);
 /** Stock files: S1 of the first ten records, S2 of the catalogue's next twelve (r-001 no longer listed). */
 const S1 = Object.fromEntries(ids(initial).map((id, i) => [id, i + 1]));
@@ -41,8 +29,6 @@ const S2 = Object.fromEntries(ids(target).map((id, i) => [id, i + 3]));
 /** The records of a catalogue with the stock of `stock` where it names them: the merged state. */
 const merged = (catalogue: DatasetRecord[], stock: Record<string, number>) =>
   catalogue.map((r) => (stock[r.record_id] === undefined ? r : { ...r, attributes: { stock: stock[r.record_id]! } })).sort((a, b) => (a.record_id < b.record_id ? -1 : 1));
-
-const replaceSteps = ['plan.begun', 'replace.intent', 'replace.done', 'job.intent', 'job.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
 
 /** Every change goes by replace (the merged records whole), as a big change would by cost. */
 function configYaml(url: string, stateDir: string): string {
@@ -64,58 +50,13 @@ datasets:
 `;
 }
 
-async function writeCatalogue(dir: string, records: DatasetRecord[], name: string): Promise<string> {
-  const file = join(dir, name);
-  await writeFile(file, ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)].join('\n') + '\n');
-  return file;
-}
-
 async function writeStock(dir: string, stock: Record<string, number>, name: string): Promise<string> {
   const file = join(dir, name);
   await writeFile(file, ['SKU,Qty', ...Object.entries(stock).map(([id, q]) => `${id},${q}`)].join('\n') + '\n');
   return file;
 }
 
-async function emulatorWithInitial(): Promise<RunningEmulator> {
-  const em = await startEmulator();
-  em.emulator.addDataset({ id: DATASET, records: initial });
-  em.emulator.addKey({ dataset: DATASET, key: KEY, roles: ['read', 'write', 'replace', 'publish'] });
-  return em;
-}
-
-/** One sync of a feed in this process over the CLI's own wiring. */
-async function syncInProcess(configFile: string, file: string, feed?: string) {
-  process.env.CRASH_KEY = KEY;
-  const cli = await cliEngine(await loadConfig(configFile), silentLogger(), [DATASET]);
-  try {
-    return await cli.engine.sync(feedView(cli.dataset(DATASET), feed), { file });
-  } finally {
-    await cli.close();
-  }
-}
-
-/** The built CLI's sync of a feed as a child process. */
-async function runSync(configFile: string, file: string, feed: string | null, crashAt?: string) {
-  const args = ['--config', configFile, 'sync', DATASET, '--file', file, ...(feed ? ['--feed', feed] : [])];
-  const r = await runCli(args, { CRASH_KEY: KEY, ...(crashAt ? { DATASET_CONNECTOR_CRASH_AT: crashAt } : {}) });
-  return { ...r, output: r.stdout + r.stderr };
-}
-
-function slots(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
-  let free = n;
-  const waiting: Array<() => void> = [];
-  return async (fn) => {
-    if (free > 0) free--;
-    else await new Promise<void>((r) => waiting.push(r));
-    try {
-      return await fn();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
-    }
-  };
-}
+const emulatorWithInitial = () => emulatorWith(initial);
 const inSlot = slots(PARALLEL);
 
 let templateState: string;
@@ -127,7 +68,7 @@ beforeAll(async () => {
     templateState = join(dir, 'state');
     const config = join(dir, 'connector.yaml');
     await writeFile(config, configYaml(em.url, templateState));
-    const first = await syncInProcess(config, await writeCatalogue(dir, initial, 'catalogue-0.csv'));
+    const first = await syncInProcess(config, await writeSkuExport(dir, 'catalogue-0.csv', initial));
     if (first.result !== 'unchanged' || first.owned !== 10) throw new Error(`template run: ${JSON.stringify(first)}`);
   } finally {
     await em.close();
@@ -163,7 +104,7 @@ const cases: Case[] = [
 
 describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, then restart', () => {
   for (const c of cases) {
-    for (const step of replaceSteps) {
+    for (const step of REPLACE_STEPS) {
       it.concurrent(`${c.name}: killed after ${step}`, ({ expect }) =>
         inSlot(async () => {
           const em = await emulatorWithInitial();
@@ -175,7 +116,7 @@ describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, th
             await writeFile(config, configYaml(em.url, stateDir));
             let n = 0;
             const fileOf = async (f: Case['crash']) =>
-              'stock' in f ? { file: await writeStock(dir, f.stock, `stock-${++n}.csv`), feed: 'stock' } : { file: await writeCatalogue(dir, f.catalogue, `catalogue-${++n}.csv`), feed: null };
+              'stock' in f ? { file: await writeStock(dir, f.stock, `stock-${++n}.csv`), feed: 'stock' } : { file: await writeSkuExport(dir, `catalogue-${++n}.csv`, f.catalogue), feed: null };
             for (const b of c.before) {
               const { file, feed } = await fileOf(b);
               expect((await syncInProcess(config, file, feed ?? undefined)).result).toBe('published');
@@ -183,11 +124,11 @@ describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, th
             const c0 = { ...em.emulator.counters };
 
             const crash = await fileOf(c.crash);
-            const crashed = await runSync(config, crash.file, crash.feed, step);
+            const crashed = await runSync(config, crash.file, { feed: crash.feed, crashAt: step });
             expect(crashed.signal, crashed.output).toBe('SIGKILL');
             const next = c.next ? await fileOf(c.next) : crash;
             const last = c.next ?? c.crash;
-            const again = await runSync(config, next.file, next.feed);
+            const again = await runSync(config, next.file, { feed: next.feed });
             expect(again.status, again.output).toBe(0);
 
             expect(em.emulator.records(DATASET)).toEqual(c.expected);
@@ -200,7 +141,7 @@ describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, th
             const lastCatalogue = 'catalogue' in last ? last.catalogue : 'catalogue' in c.crash ? c.crash.catalogue : initial;
             const lastStock = 'stock' in last ? last.stock : S1;
             for (const [f, feed] of [
-              [await writeCatalogue(dir, lastCatalogue, 'catalogue-again.csv'), undefined],
+              [await writeSkuExport(dir, 'catalogue-again.csv', lastCatalogue), undefined],
               [await writeStock(dir, lastStock, 'stock-again.csv'), 'stock'],
             ] as const) {
               const s = await syncInProcess(config, f, feed);
