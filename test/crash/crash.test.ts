@@ -1,11 +1,7 @@
-import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { openStateDb } from '../../src/snapshot/db.js';
 import { writeSkuExport } from '../sync/harness.js';
-import { DATASET, emulatorWith, initial, REPLACE_STEPS, runSync, slots, syncInProcess, target } from './helpers.js';
+import { adoptedTemplate, caseFolder, DATASET, expectSettled, emulatorWith, initial, REPLACE_STEPS, runSync, slots, syncInProcess, target } from './helpers.js';
 
 /**
  * SIGKILL the built CLI right after each journal step of each path (per-record,
@@ -45,18 +41,7 @@ const inSlot = slots(PARALLEL);
 
 let templateState: string;
 beforeAll(async () => {
-  // The adopting first run: every initial record becomes owned (so r-001 may be deleted), nothing is sent.
-  const em = await emulatorWithInitial();
-  try {
-    const dir = await mkdtemp(join(tmpdir(), 'dc-crash-tpl-'));
-    templateState = join(dir, 'state');
-    const config = join(dir, 'connector.yaml');
-    await writeFile(config, configYaml(em.url, templateState, ''));
-    const first = await syncInProcess(config, await writeExport(dir, initial));
-    if (first.result !== 'unchanged' || first.owned !== 10) throw new Error(`template run: ${JSON.stringify(first)}`);
-  } finally {
-    await em.close();
-  }
+  templateState = await adoptedTemplate((url, stateDir) => configYaml(url, stateDir, ''));
 });
 afterAll(() => {
   delete process.env.CRASH_KEY;
@@ -69,11 +54,7 @@ describe('crash at each journal step (SIGKILL), then restart', () => {
         inSlot(async () => {
           const em = await emulatorWithInitial();
           try {
-            const dir = await mkdtemp(join(tmpdir(), 'dc-crash-'));
-            const stateDir = join(dir, 'state');
-            await cp(templateState, stateDir, { recursive: true });
-            const config = join(dir, 'connector.yaml');
-            await writeFile(config, configYaml(em.url, stateDir, POLICY[pathName]));
+            const { dir, stateDir, config } = await caseFolder(templateState, (url, stateDir) => configYaml(url, stateDir, POLICY[pathName]), em.url);
             const file = await writeExport(dir, target);
 
             const crashed = await runSync(config, file, { crashAt: step });
@@ -93,14 +74,7 @@ describe('crash at each journal step (SIGKILL), then restart', () => {
             const third = await syncInProcess(config, file);
             expect(third.result, JSON.stringify(third)).toBe('unchanged');
             expect(em.emulator.counters).toEqual(c);
-            const db = openStateDb(join(stateDir, 'state.db'));
-            try {
-              expect(db.journal.openPlan(DATASET)).toBeNull();
-              expect(db.snapshot(DATASET).info().activeVersion).toBe(em.emulator.describe(DATASET).active_version);
-            } finally {
-              db.close();
-            }
-            expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+            await expectSettled(expect, stateDir, em);
           } finally {
             await em.close();
           }

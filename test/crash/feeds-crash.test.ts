@@ -1,12 +1,9 @@
-import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { FeedState } from '../../src/feeds/state.js';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { openStateDb } from '../../src/snapshot/db.js';
 import { writeSkuExport } from '../sync/harness.js';
-import { DATASET, emulatorWith, initial, REPLACE_STEPS, runSync, slots, syncInProcess, target } from './helpers.js';
+import { adoptedTemplate, caseFolder, DATASET, expectSettled, emulatorWith, initial, REPLACE_STEPS, runSync, slots, syncInProcess, target } from './helpers.js';
 
 /**
  * Issue 13: SIGKILL the built CLI right after each journal step of a MERGED
@@ -61,18 +58,7 @@ const inSlot = slots(PARALLEL);
 
 let templateState: string;
 beforeAll(async () => {
-  // The adopting first run of the catalogue: every initial record owned, nothing sent.
-  const em = await emulatorWithInitial();
-  try {
-    const dir = await mkdtemp(join(tmpdir(), 'dc-feedcrash-tpl-'));
-    templateState = join(dir, 'state');
-    const config = join(dir, 'connector.yaml');
-    await writeFile(config, configYaml(em.url, templateState));
-    const first = await syncInProcess(config, await writeSkuExport(dir, 'catalogue-0.csv', initial));
-    if (first.result !== 'unchanged' || first.owned !== 10) throw new Error(`template run: ${JSON.stringify(first)}`);
-  } finally {
-    await em.close();
-  }
+  templateState = await adoptedTemplate(configYaml);
 });
 afterAll(() => {
   delete process.env.CRASH_KEY;
@@ -109,11 +95,7 @@ describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, th
         inSlot(async () => {
           const em = await emulatorWithInitial();
           try {
-            const dir = await mkdtemp(join(tmpdir(), 'dc-feedcrash-'));
-            const stateDir = join(dir, 'state');
-            await cp(templateState, stateDir, { recursive: true });
-            const config = join(dir, 'connector.yaml');
-            await writeFile(config, configYaml(em.url, stateDir));
+            const { dir, stateDir, config } = await caseFolder(templateState, configYaml, em.url);
             let n = 0;
             const fileOf = async (f: Case['crash']) =>
               'stock' in f ? { file: await writeStock(dir, f.stock, `stock-${++n}.csv`), feed: 'stock' } : { file: await writeSkuExport(dir, `catalogue-${++n}.csv`, f.catalogue), feed: null };
@@ -149,15 +131,8 @@ describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, th
             }
             expect(em.emulator.counters).toEqual(c1);
             expect(em.emulator.records(DATASET)).toEqual(c.expected);
-            const db = openStateDb(join(stateDir, 'state.db'));
-            try {
-              expect(db.journal.openPlan(DATASET)).toBeNull();
-              expect(db.snapshot(DATASET).info().activeVersion).toBe(em.emulator.describe(DATASET).active_version);
-              expect(new FeedState(db.conn, DATASET).files().find((f) => f.feed === 'stock')?.file).toBe('stock' in last ? next.file : join(dir, 'stock-1.csv'));
-            } finally {
-              db.close();
-            }
-            expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+            const files = await expectSettled(expect, stateDir, em);
+            expect(files.find((f) => f.feed === 'stock')?.file).toBe('stock' in last ? next.file : join(dir, 'stock-1.csv'));
           } finally {
             await em.close();
           }

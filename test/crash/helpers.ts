@@ -1,10 +1,17 @@
+import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { cliEngine } from '../../src/cli/engine.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { FeedState, type FeedFile } from '../../src/feeds/state.js';
 import { feedView } from '../../src/feeds/view.js';
+import { openStateDb } from '../../src/snapshot/db.js';
+import type { ExpectStatic } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { runCli } from '../sync/cli-child.js';
+import { writeSkuExport } from '../sync/harness.js';
 
 /** The key and dataset of the crash suites (the config reads the key from CRASH_KEY). */
 export const KEY = 'tbd_live_crash_test_key_0000000000';
@@ -64,3 +71,45 @@ export function slots(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
 
 /** The journal steps of the replace path, each a crash point (run-journal.ts). */
 export const REPLACE_STEPS = ['plan.begun', 'replace.intent', 'replace.done', 'job.intent', 'job.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
+
+/** A state folder after the adopting first run of `initial` (every record owned, nothing sent), for cases to copy; `yaml` writes the config for an emulator and a state folder. */
+export async function adoptedTemplate(yaml: (url: string, stateDir: string) => string): Promise<string> {
+  const em = await emulatorWith(initial);
+  try {
+    const dir = await mkdtemp(join(tmpdir(), 'dc-crash-tpl-'));
+    const stateDir = join(dir, 'state');
+    const config = join(dir, 'connector.yaml');
+    await writeFile(config, yaml(em.url, stateDir));
+    const first = await syncInProcess(config, await writeSkuExport(dir, 'export-0.csv', initial));
+    if (first.result !== 'unchanged' || first.owned !== 10) throw new Error(`template run: ${JSON.stringify(first)}`);
+    return stateDir;
+  } finally {
+    await em.close();
+  }
+}
+
+/** One case's folder: a copy of the template state and its config for this emulator. */
+export async function caseFolder(template: string, yaml: (url: string, stateDir: string) => string, url: string): Promise<{ dir: string; stateDir: string; config: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'dc-crash-'));
+  const stateDir = join(dir, 'state');
+  await cp(template, stateDir, { recursive: true });
+  const config = join(dir, 'connector.yaml');
+  await writeFile(config, yaml(url, stateDir));
+  return { dir, stateDir, config };
+}
+
+/**
+ * After the restart: no plan left open or on disk, and the snapshot at the server's active version. Returns the
+ * state database's feed state's last files (issue 13) for the caller's own checks.
+ */
+export async function expectSettled(expect: ExpectStatic, stateDir: string, em: RunningEmulator): Promise<FeedFile[]> {
+  const db = openStateDb(join(stateDir, 'state.db'));
+  try {
+    expect(db.journal.openPlan(DATASET)).toBeNull();
+    expect(db.snapshot(DATASET).info().activeVersion).toBe(em.emulator.describe(DATASET).active_version);
+    expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+    return new FeedState(db.conn, DATASET).files();
+  } finally {
+    db.close();
+  }
+}
