@@ -16,11 +16,15 @@
 //   idle    an idle daemon with three datasets (≤80 MB, ≤0.5 s CPU a minute)
 //   history a 100,000-record dataset after 30 days of 5-minute stock updates at 1% churn (issue 14): the state
 //           database's size (≤200 MB) and `why` latency (≤50 ms), and how long the state a day ago takes to work out
+//   feeds   issue 13: a stock-only update feed of 10,000 records of a 100,000-record dataset, read + merge + diff +
+//           plan (≤1 s) beside a bare csv-parse of the same file; and a stock file every 5 minutes with 2% churn
+//           against the emulator on an injected clock: the planner's choice and requests per minute (A24: 120)
 // BENCH_RUNS (default 3) runs of each main figure with its yardstick: median CPU, highest peak RSS.
 // BENCH_CSV_ROWS, BENCH_XLSX_ROWS, BENCH_DIFF_SIZES (100000,1000000,3000000), BENCH_SQUARE_ROWS (200000),
-// BENCH_FIRST_ROWS (1000000), BENCH_IDLE_MS (60000), BENCH_HISTORY_DAYS (30) scale them down for a quick look.
+// BENCH_FIRST_ROWS (1000000), BENCH_IDLE_MS (60000), BENCH_HISTORY_DAYS (30), BENCH_FEED_RECORDS (100000),
+// BENCH_FEED_CYCLES (12: one simulated hour) scale them down for a quick look.
 import { createReadStream, readFileSync } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +37,9 @@ const XLSX_ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 100_000);
 const DIFF_SIZES = (process.env.BENCH_DIFF_SIZES ?? '100000,1000000,3000000').split(',').map(Number).filter((n) => n > 0);
 const SQUARE_ROWS = Number(process.env.BENCH_SQUARE_ROWS ?? 200_000);
 const FIRST_ROWS = Number(process.env.BENCH_FIRST_ROWS ?? 1_000_000);
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'read,xlsx,diff,square,first,idle,history').split(',').map((s) => (s === 'csv' ? 'read' : s)));
+const FEED_RECORDS = Number(process.env.BENCH_FEED_RECORDS ?? 100_000);
+const FEED_CYCLES = Number(process.env.BENCH_FEED_CYCLES ?? 12);
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'read,xlsx,diff,square,first,idle,history,feeds').split(',').map((s) => (s === 'csv' ? 'read' : s)));
 const XLSX_OPTIONS = { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' };
 const self = fileURLToPath(import.meta.url);
 const here = (f) => fileURLToPath(new URL(f, import.meta.url));
@@ -268,12 +274,50 @@ async function historyPart(dir) {
   figure('history 100k × 30 days, peak RSS', m.maxRssMb, 'MB', null);
 }
 
+async function feedsPart(dir) {
+  // (a) One stock file of every tenth record against a snapshot of all of them: the merge stage's cost.
+  const listed = Math.round(FEED_RECORDS / 10);
+  const work = join(dir, 'feeds');
+  await mkdir(work, { recursive: true });
+  const { stockCsv } = child(node(here('feeds.bench.mjs'), '--seed', work, String(FEED_RECORDS), String(listed)));
+  say(`feeds: a stock-only file of ${listed.toLocaleString('en')} records (${mb((await stat(stockCsv)).size)} MB) of a ${label(FEED_RECORDS)}-record dataset (update feed beside a full catalogue)`);
+  const [bare, upd] = interleaved([() => readMeasure('bare-csv', stockCsv), () => child(node(here('feeds.bench.mjs'), '--measure', work))]);
+  show('bare csv-parse', bare);
+  show('read + merge + diff + plan', upd, bare);
+  say(`    read ${(upd.readMs / 1000).toFixed(2)} s, merge ${(upd.mergeMs / 1000).toFixed(2)} s, diff ${(upd.diffMs / 1000).toFixed(2)} s, plan ${(upd.planMs / 1000).toFixed(2)} s; ${upd.counts.changes} changes, path ${upd.path}`);
+  const detail = { ...times(upd), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(upd.readMs), mergeMs: Math.round(upd.mergeMs), diffMs: Math.round(upd.diffMs), planMs: Math.round(upd.planMs), path: upd.path };
+  const what = `stock update ${label(listed)} of ${label(FEED_RECORDS)}, read+merge+diff+plan`;
+  figure(`${what}, wall time`, upd.ms / 1000, 's', { max: 1 }, detail);
+  figure(`${what}, CPU time`, upd.cpuMs / 1000, 's', { max: 1 }, detail);
+  figure(`${what}, bare csv-parse of the same file`, bare.ms / 1000, 's', null, { wallMs: Math.round(bare.ms), cpuMs: Math.round(bare.cpuMs) });
+  figure(`${what}, peak RSS`, upd.maxRssMb, 'MB', null);
+  await rm(work, { recursive: true, force: true });
+
+  // (b) The steady state: a stock file every 5 minutes, 2% of the quantities changed, the emulator's clock injected.
+  const m = child(node(here('feeds.bench.mjs'), '--steady', join(dir, 'feeds-steady'), String(FEED_RECORDS), '0.02', String(FEED_CYCLES)));
+  const paths = [...new Set(m.cycles.map((c) => c.path))];
+  say(`feeds: a stock file every 5 minutes on a ${label(FEED_RECORDS)}-record dataset, ${m.changedPerCycle.toLocaleString('en')} quantities changed each time (2%), ${m.cycles.length} cycles = ${m.simulatedMinutes} simulated minutes`);
+  say(`    the planner's choice: ${paths.join(', ')} (first cycle: ${m.cycles[0].reason})`);
+  say(`    per cycle (path, records changed, requests, simulated time, CPU of connector and emulator together): ${m.cycles.map((c) => `${c.path} ${c.changes}~ ${c.requests} req ${(c.simulatedMs / 1000).toFixed(0)} s CPU ${(c.cpuMs / 1000).toFixed(1)} s`).join('; ')}`);
+  say(`    ${m.requests} requests: ${m.perMinuteAverage.toFixed(1)} a minute on average, at most ${m.maxInAnyMinute} in any 60 s; rate_per_minute ${m.ratePerMinute}, the service's limit (A24) ${m.serverLimitPerMinute}; ${m.rateLimited} answered 429`);
+  const cpus = m.cycles.map((c) => c.cpuMs);
+  const sdetail = { cycles: m.cycles.length, paths, requests: m.requests, ratePerMinute: m.ratePerMinute, cycleCpuMs: Math.round(median(cpus)), cycleWallMs: Math.round(median(m.cycles.map((c) => c.wallMs))) };
+  const steady = `stock every 5 min, ${label(FEED_RECORDS)} records, 2% churn`;
+  figure(`${steady}, requests in any 60 s (A24)`, m.maxInAnyMinute, 'requests', { max: 120 }, sdetail);
+  figure(`${steady}, requests a minute on average`, m.perMinuteAverage, 'requests', null, sdetail);
+  figure(`${steady}, 429 answers`, m.rateLimited, 'answers', { max: 0 });
+  figure(`${steady}, cycles sent by replace`, m.cycles.filter((c) => c.path === 'replace').length / m.cycles.length, 'share', null, { paths });
+  figure(`${steady}, longest cycle in simulated time`, Math.max(...m.cycles.map((c) => c.simulatedMs)) / 1000, 's', { max: 300 });
+  // The emulator runs in the same process (its clock is the one injected): this CPU is the connector's and the server's.
+  figure(`${steady}, CPU a cycle with the emulator's (median)`, median(cpus) / 1000, 's', null, { cpuMinMs: Math.round(Math.min(...cpus)), cpuMaxMs: Math.round(Math.max(...cpus)) });
+}
+
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'dc-bench-'));
   try {
     if (NODE_FLAGS.length > 0) say(`node flags (${process.env.BENCH_NODE_FLAGS !== undefined ? 'BENCH_NODE_FLAGS' : 'as shipped'}): ${NODE_FLAGS.join(' ')}`);
     say(`${RUNS} run(s) of each main figure with its yardstick, interleaved: median CPU [range], highest peak RSS`);
-    const parts = { read: readPart, xlsx: xlsxPart, diff: diffPart, square: squarePart, first: firstPart, idle: idlePart, history: historyPart };
+    const parts = { read: readPart, xlsx: xlsxPart, diff: diffPart, square: squarePart, first: firstPart, idle: idlePart, history: historyPart, feeds: feedsPart };
     for (const [name, part] of Object.entries(parts)) {
       if (!ONLY.has(name)) continue;
       try {

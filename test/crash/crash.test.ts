@@ -1,14 +1,7 @@
-import { cp, mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { silentLogger } from '../../src/log/logger.js';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { openStateDb } from '../../src/snapshot/db.js';
-import { cliEngine } from '../../src/cli/engine.js';
-import { runCli } from '../sync/cli-child.js';
+import { writeSkuExport } from '../sync/harness.js';
+import { adoptedTemplate, caseFolder, DATASET, expectSettled, emulatorWith, initial, REPLACE_STEPS, runSync, slots, syncInProcess, target } from './helpers.js';
 
 /**
  * SIGKILL the built CLI right after each journal step of each path (per-record,
@@ -21,20 +14,11 @@ import { runCli } from '../sync/cli-child.js';
  * - cases run concurrently, each with its own emulator, state dir and files.
  */
 
-const KEY = 'tbd_live_crash_test_key_0000000000';
-const DATASET = 'shop';
 /** Cases in flight at once: children are CPU-bound at start, the emulators answer meanwhile. */
 const PARALLEL = 4;
 
-const rec = (i: number, name = 'Item'): DatasetRecord => ({
-  record_id: `r-${String(i).padStart(3, '0')}`, display_name: `${name} ${i}`, api_value: `c-${i}`, aliases: [], attributes: {}, active: true,
-});
-const initial = Array.from({ length: 10 }, (_, i) => rec(i + 1));
-/** r-001 deleted, r-002 changed, r-011 and r-012 added: one of each per-record write. */
-const target = [...initial.slice(1).map((r, i) => (i === 0 ? { ...r, display_name: 'Changed' } : r)), rec(11), rec(12)];
-
 const perRecordSteps = ['plan.begun', 'post.intent', 'post.done', 'patch.intent', 'patch.done', 'delete.intent', 'delete.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
-const replaceSteps = ['plan.begun', 'replace.intent', 'replace.done', 'job.intent', 'job.done', 'verify.intent', 'verify.done', 'publish.intent', 'publish.done'];
+const replaceSteps = REPLACE_STEPS;
 /** The upload path shares the job, verify and publish steps with replace (apply-replace.ts); its own steps are these. */
 const importSteps = ['plan.begun', 'import.intent', 'import.done', 'job.done'];
 const POLICY: Record<'per_record' | 'replace' | 'import', string> = {
@@ -50,69 +34,14 @@ function configYaml(url: string, stateDir: string, policy: string): string {
   );
 }
 
-async function writeExport(dir: string, records: DatasetRecord[]): Promise<string> {
-  const file = join(dir, 'export.csv');
-  await writeFile(file, ['SKU,Name,Code', ...records.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)].join('\n') + '\n');
-  return file;
-}
+const writeExport = (dir: string, records: DatasetRecord[]) => writeSkuExport(dir, 'export.csv', records);
+const emulatorWithInitial = () => emulatorWith(initial);
 
-async function emulatorWithInitial(): Promise<RunningEmulator> {
-  const em = await startEmulator();
-  em.emulator.addDataset({ id: DATASET, records: initial });
-  em.emulator.addKey({ dataset: DATASET, key: KEY, roles: ['read', 'write', 'replace', 'publish'] });
-  return em;
-}
-
-/** One sync in this process over the CLI's own wiring (config, key, state db, plan files). */
-async function syncInProcess(configFile: string, file: string) {
-  process.env.CRASH_KEY = KEY;
-  const config = await loadConfig(configFile);
-  const cli = await cliEngine(config, silentLogger(), [DATASET]);
-  try {
-    return await cli.engine.sync(cli.dataset(DATASET), { file });
-  } finally {
-    await cli.close();
-  }
-}
-
-/** The built CLI's sync as a child process; stdout and stderr together for assertion messages. */
-async function runSync(configFile: string, file: string, crashAt?: string) {
-  const r = await runCli(['--config', configFile, 'sync', DATASET, '--file', file], { CRASH_KEY: KEY, ...(crashAt ? { DATASET_CONNECTOR_CRASH_AT: crashAt } : {}) });
-  return { ...r, output: r.stdout + r.stderr };
-}
-
-/** A counting semaphore: at most `n` cases hold a slot. */
-function slots(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
-  let free = n;
-  const waiting: Array<() => void> = [];
-  return async (fn) => {
-    if (free > 0) free--;
-    else await new Promise<void>((r) => waiting.push(r));
-    try {
-      return await fn();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
-    }
-  };
-}
 const inSlot = slots(PARALLEL);
 
 let templateState: string;
 beforeAll(async () => {
-  // The adopting first run: every initial record becomes owned (so r-001 may be deleted), nothing is sent.
-  const em = await emulatorWithInitial();
-  try {
-    const dir = await mkdtemp(join(tmpdir(), 'dc-crash-tpl-'));
-    templateState = join(dir, 'state');
-    const config = join(dir, 'connector.yaml');
-    await writeFile(config, configYaml(em.url, templateState, ''));
-    const first = await syncInProcess(config, await writeExport(dir, initial));
-    if (first.result !== 'unchanged' || first.owned !== 10) throw new Error(`template run: ${JSON.stringify(first)}`);
-  } finally {
-    await em.close();
-  }
+  templateState = await adoptedTemplate((url, stateDir) => configYaml(url, stateDir, ''));
 });
 afterAll(() => {
   delete process.env.CRASH_KEY;
@@ -125,14 +54,10 @@ describe('crash at each journal step (SIGKILL), then restart', () => {
         inSlot(async () => {
           const em = await emulatorWithInitial();
           try {
-            const dir = await mkdtemp(join(tmpdir(), 'dc-crash-'));
-            const stateDir = join(dir, 'state');
-            await cp(templateState, stateDir, { recursive: true });
-            const config = join(dir, 'connector.yaml');
-            await writeFile(config, configYaml(em.url, stateDir, POLICY[pathName]));
+            const { dir, stateDir, config } = await caseFolder(templateState, (url, stateDir) => configYaml(url, stateDir, POLICY[pathName]), em.url);
             const file = await writeExport(dir, target);
 
-            const crashed = await runSync(config, file, step);
+            const crashed = await runSync(config, file, { crashAt: step });
             expect(crashed.signal, crashed.output).toBe('SIGKILL');
             const again = await runSync(config, file);
             expect(again.status, again.output).toBe(0);
@@ -149,14 +74,7 @@ describe('crash at each journal step (SIGKILL), then restart', () => {
             const third = await syncInProcess(config, file);
             expect(third.result, JSON.stringify(third)).toBe('unchanged');
             expect(em.emulator.counters).toEqual(c);
-            const db = openStateDb(join(stateDir, 'state.db'));
-            try {
-              expect(db.journal.openPlan(DATASET)).toBeNull();
-              expect(db.snapshot(DATASET).info().activeVersion).toBe(em.emulator.describe(DATASET).active_version);
-            } finally {
-              db.close();
-            }
-            expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+            await expectSettled(expect, stateDir, em);
           } finally {
             await em.close();
           }

@@ -90,6 +90,15 @@ describe('update feed: stock only', () => {
     expect(stockOf(sc)).toEqual({ ...stock30((i) => i + 2), 'r-031': undefined });
   });
 
+  it("a stock file sent whole by replace says why it is not uploaded: the feed's records are merged, not a field the feed does not map", async () => {
+    const f = await feedScenario(recs(10), { policy: { replace: { max_per_record_changes: 0, prefer_import: true } } });
+    sc = f.sc;
+    const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file: await writeStockFile(sc, stock30((i) => i + 1), 'stock-1.csv') });
+    expect(sum).toMatchObject({ result: 'published', path: 'replace', changes: 10 });
+    expect(sum.pathReason).toContain("PUT /records, not an upload: feed stock's records are merged with the dataset's other feeds");
+    expect(sum.pathReason).not.toContain('display_name');
+  });
+
   it('rows of records the connector does not own (made by hand) are left alone and counted', async () => {
     const f = await feedScenario(recs(5), {}, [rec('h-001', 'Hand made')]);
     sc = f.sc;

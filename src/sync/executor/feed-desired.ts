@@ -74,11 +74,15 @@ export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
   return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } : null };
 }
 
-/** A read of a feed's file, as merged: not uploadable (the server would map the file alone, A14), and the time of its values (`now`: when it was read). */
+/**
+ * A read of a feed's file, as merged, with the time of its values (`now`: when it was read). Not uploadable when
+ * its records are merged (the server would map the file alone, A14). That is the reason given whatever else the
+ * read says: an update feed's reader mapping has placeholders for the fields it does not map, which the plan would
+ * otherwise name as "not a plain column pick".
+ */
 export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): SourceRead {
   if (!hasFeeds(ds)) return src;
   const timed = { ...src, valuesAt: valuesTime(src.mtimeMs, now) };
-  if (!src.importability.importable) return timed;
   return { ...timed, importability: { importable: false, reason: `feed ${ds.feed}'s records are merged with the dataset's other feeds` } };
 }
 
