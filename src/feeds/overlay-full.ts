@@ -1,6 +1,6 @@
 import type { DatasetRecord } from '../model/record.js';
-import { recordJson } from '../snapshot/record-json.js';
-import { compareIds } from '../snapshot/reader.js';
+import { recordJson } from '../model/record-json.js';
+import { compareIds } from '../model/snapshot-reader.js';
 import { withField, type FeedEntry } from './fields.js';
 import type { FeedValue } from './state.js';
 

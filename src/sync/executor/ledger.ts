@@ -17,7 +17,7 @@ import type { PlanOperation } from '../core/plan.js';
 import { learnFromWrite } from './key-knowledge.js';
 import type { Provenance } from '../../snapshot/history-writer.js';
 import { FeedState } from '../../feeds/state.js';
-import { SortedSource } from '../core/sorted-source.js';
+import { SortedSource } from '../disk/sorted-source.js';
 
 /**
  * The ledger: every transition of a plan's life, and nothing else writes the
