@@ -228,7 +228,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   const err = asConnectorError(thrown, ctx.dataset, ctx.db.path);
   if (err instanceof InterruptedError) {
     // Asked to stop between steps: the open plan (if any) stays for resume.
-    ctx.store.recordOutcome('interrupted', { code: err.code });
+    ledger.ended(ctx, 'interrupted', { code: err.code });
     ctx.logger.warn(event('sync.failed', { kind: 'interrupted', code: err.code }), err.message);
     return end(ctx, 'interrupted', err.code, err.message, err.action);
   }
@@ -264,7 +264,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   if (err.action === 'reject' || err.action === 'hold') await abandonOpenPlan(ctx, err.message);
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   const message = stopMessage(err);
-  ctx.store.recordOutcome(result, { code: err.code, message });
+  ledger.ended(ctx, result, { code: err.code, message });
   ctx.logger.error(event(result === 'stopped' ? 'dataset.stopped' : 'sync.failed', { code: err.code, action: err.action }), message);
   return end(ctx, result, err.code, message, err.action);
 }
