@@ -281,7 +281,7 @@ export function refusedAll(ctx: ExecContext, run: PlanRun, refused: number): voi
 
 /** superseded: the plan cannot finish as made (its draft, if any, already discarded by the caller); a new plan replaces it. */
 export function supersede(ctx: ExecContext, planId: string): void {
-  ctx.db.journal.finishPlan(planId, 'superseded');
+  ctx.db.transaction(() => ctx.db.journal.finishPlan(planId, 'superseded'));
   removePlan(ctx.planDir, planId);
 }
 
