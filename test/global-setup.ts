@@ -1,23 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 /**
- * Build dist/ once, so tests that start the real CLI as a child process run what ships; and give the run a
- * temporary folder of its own (TMPDIR, which os.tmpdir() and the CLI children follow), removed at the end, so
- * that thousands of test state dirs do not pile up in /tmp. KEEP_TEST_TMP=1 keeps it to look into a failure.
+ * Give the run a temporary folder of its own (TMPDIR, which os.tmpdir() and the CLI children follow), removed at
+ * the end, so that thousands of test state dirs do not pile up in /tmp. KEEP_TEST_TMP=1 keeps it to look into a failure.
  */
 export default function setup(): () => void {
-  // Each project of test/vitest.config.ts names this file; one run builds once and makes one TMPDIR.
-  if (process.env.DC_TEST_BUILT === String(process.pid)) return () => undefined;
-  process.env.DC_TEST_BUILT = String(process.pid);
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  // Each project of test/vitest.config.ts names this file; one run makes one TMPDIR.
+  if (process.env.DC_TEST_TMP === String(process.pid)) return () => undefined;
+  process.env.DC_TEST_TMP = String(process.pid);
   const runTmp = mkdtempSync(join(tmpdir(), 'dc-test-run-'));
   // As /tmp is: tests that run the daemon as another user (install, unreadable files) must reach their own dirs.
   chmodSync(runTmp, 0o1777);

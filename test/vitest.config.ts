@@ -4,6 +4,12 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
+ * `npm test` runs the fast project with --no-isolate --maxWorkers=2: a fresh process per file cost ~0.75 s of CPU
+ * each (146 files), and vitest's default on 2 cores is one worker while most files wait on HTTP, SQLite and the
+ * disk as much as they compute. The fast files hold no state between files (each makes its own temp dirs,
+ * emulator, state db and clock), so they share their workers' module cache. (Isolation is a pool option, one for
+ * both projects: the slow project, and `npm run test:all`, keep a process per file.)
+ *
  * The slow project: what starts processes or kills them. A test that runs the
  * CLI as a child process is named `*.cli.test.ts`; one that starts other
  * node processes `*.child-process.test.ts`; one that is slow for another
@@ -28,7 +34,7 @@ export default defineConfig({
   root,
   test: {
     exclude: ['test/bench/**', 'node_modules/**'],
-    // Builds dist/ once for both projects (global-setup.ts guards a second call).
+    // One TMPDIR for the run (global-setup.ts guards a second call); the slow project also builds dist/ (build-dist.ts).
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/fast-check-setup.ts'],
     pool: 'forks',
@@ -37,8 +43,15 @@ export default defineConfig({
     // .ci/run reads the totals from this file; vitest's own summary is for people.
     reporters: ['default', ['json', { outputFile: 'node_modules/.cache/vitest-results.json' }]],
     projects: [
-      { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: ['test/bench/**', 'node_modules/**', ...SLOW] } },
-      { extends: true, test: { name: 'slow', include: SLOW } },
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/bench/**', 'node_modules/**', ...SLOW],
+        },
+      },
+      { extends: true, test: { name: 'slow', include: SLOW, globalSetup: ['test/global-setup.ts', 'test/build-dist.ts'] } },
     ],
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DatasetRecord } from '../model/record.js';
+import { attributesSchema, type DatasetRecord } from '../model/record.js';
 
 /**
  * Every response shape of the Business Dataset Editing API, one schema per
@@ -63,7 +63,7 @@ export const recordReadSchema: z.ZodType<DatasetRecord> = z.object({
   display_name: z.string(),
   api_value: z.string(),
   aliases: z.array(z.string()).default([]),
-  attributes: z.record(z.string(), attributeValue).default({}),
+  attributes: attributesSchema(attributeValue).default({}),
   active: z.boolean().default(true),
 });
 

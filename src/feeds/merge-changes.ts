@@ -1,7 +1,7 @@
 import type { Command, CommandsConfig } from '../config/feeds.js';
 import type { DatasetRecord } from '../model/record.js';
-import { recordJson } from '../snapshot/record-json.js';
-import { compareIds, type SnapshotEntry } from '../snapshot/reader.js';
+import { recordJson } from '../model/record-json.js';
+import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
 import { fieldValue, type FeedEntry } from './fields.js';
 import { applyRow, type RowOptions, type StateSink, type UpdateTally } from './merge-update.js';
 import { StateCursor } from './resolve.js';

@@ -1,7 +1,7 @@
 import type { DatasetRecord } from '../model/record.js';
 import { canonicalJson } from '../model/canonical.js';
-import { recordJson } from '../snapshot/record-json.js';
-import { compareIds, type SnapshotEntry } from '../snapshot/reader.js';
+import { recordJson } from '../model/record-json.js';
+import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
 import { fieldValue, type FeedEntry } from './fields.js';
 import { activeAfterRow, decide, put, StateCursor, type FeedStateEntry, type MergeRules } from './resolve.js';
 import type { FeedValue } from './state.js';

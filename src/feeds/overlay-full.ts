@@ -1,6 +1,6 @@
 import type { DatasetRecord } from '../model/record.js';
 import { canonicalJson } from '../model/canonical.js';
-import { recordJson } from '../snapshot/record-json.js';
+import { recordJson } from '../model/record-json.js';
 import { fieldValue, type FeedEntry } from './fields.js';
 import type { StateSink } from './merge-update.js';
 import { decide, hiddenByOthers, put, StateCursor, type MergeRules } from './resolve.js';

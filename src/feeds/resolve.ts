@@ -1,6 +1,6 @@
 import type { DatasetRecord } from '../model/record.js';
 import { canonicalJson } from '../model/canonical.js';
-import { compareIds } from '../snapshot/reader.js';
+import { compareIds } from '../model/snapshot-reader.js';
 import { fieldValue, withField } from './fields.js';
 import type { FeedValue } from './state.js';
 

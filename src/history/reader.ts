@@ -2,8 +2,8 @@ import type Database from 'better-sqlite3';
 import { inflateRawSync } from 'node:zlib';
 import { ConnectorError } from '../errors.js';
 import type { DatasetRecord } from '../model/record.js';
-import { recordJson, type RecordText } from '../snapshot/record-json.js';
-import { compareIds } from '../snapshot/reader.js';
+import { recordJson, type RecordText } from '../model/record-json.js';
+import { compareIds } from '../model/snapshot-reader.js';
 import { decodeEntries, undo, type HistoryEntry } from '../snapshot/history-codec.js';
 
 /** One version row of the history: what moved the snapshot, when, from which export. */

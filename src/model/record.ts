@@ -29,6 +29,23 @@ export type RecordField = (typeof RECORD_FIELDS)[number];
 
 const attributeValue = z.union([z.string(), z.number().finite(), z.boolean(), z.null()]);
 
+/**
+ * An object of attributes with every own key kept. z.record copies into a
+ * plain object, where a key named `__proto__` (A6 allows it; a portal user can
+ * make one) would set the prototype and be lost: a replace carrying such a
+ * record over would drop it. The object is passed on as it is, each entry checked.
+ */
+export function attributesSchema<V>(value: z.ZodType<V>, key?: { pattern: RegExp; message: string }) {
+  return z
+    .custom<Record<string, V>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), { message: 'must be an object' })
+    .superRefine((a, ctx) => {
+      for (const [k, v] of Object.entries(a)) {
+        if (key && !key.pattern.test(k)) ctx.addIssue({ code: 'custom', path: [k], message: key.message });
+        if (!value.safeParse(v).success) ctx.addIssue({ code: 'custom', path: [k], message: 'must be a string, a finite number, true/false or null' });
+      }
+    });
+}
+
 /** A6, strict: what the server accepts. Unknown fields are refused (A34). */
 export const recordSchema = z
   .object({
@@ -39,8 +56,7 @@ export const recordSchema = z
       .array(z.string().max(MAX_ALIAS_LENGTH, `each alias must be at most ${MAX_ALIAS_LENGTH} characters`))
       .max(MAX_ALIASES, `at most ${MAX_ALIASES} aliases`)
       .default([]),
-    attributes: z
-      .record(z.string().regex(ATTRIBUTE_KEY_PATTERN, 'attribute keys must be 1–64 characters of A-Z a-z 0-9 _'), attributeValue)
+    attributes: attributesSchema(attributeValue, { pattern: ATTRIBUTE_KEY_PATTERN, message: 'attribute keys must be 1–64 characters of A-Z a-z 0-9 _' })
       .refine((a) => Object.keys(a).length <= MAX_ATTRIBUTES, `at most ${MAX_ATTRIBUTES} attributes`)
       .default({}),
     active: z.boolean().default(true),

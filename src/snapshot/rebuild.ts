@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { DatasetRecord } from '../model/record.js';
-import { changedFields, keptForeignFields, parseFields } from './fields.js';
-import { recordJson, textHash, type RecordText } from './record-json.js';
+import { changedFields, keptForeignFields, parseFields } from '../model/fields.js';
+import { recordJson, textHash, type RecordText } from '../model/record-json.js';
 import type { RebuildReport } from './types.js';
 import { HistoryWriter, type Provenance } from './history-writer.js';
 import type { Clock } from '../clock.js';

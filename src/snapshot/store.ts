@@ -1,9 +1,9 @@
 import type Database from 'better-sqlite3';
 import type { DatasetRecord, RecordField } from '../model/record.js';
-import { keptForeignFields, parseFields } from './fields.js';
-import { recordJson, textHash } from './record-json.js';
+import { keptForeignFields, parseFields } from '../model/fields.js';
+import { recordJson, textHash } from '../model/record-json.js';
 import { DatasetState } from './dataset-state.js';
-import type { SnapshotEntry, SnapshotReader } from './reader.js';
+import type { SnapshotEntry, SnapshotReader } from '../model/snapshot-reader.js';
 import { SnapshotRebuild } from './rebuild.js';
 import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
 import { HistoryWriter } from './history-writer.js';

@@ -1,4 +1,4 @@
-import type { RecordText } from './record-json.js';
+import type { RecordText } from '../model/record-json.js';
 import type { Provenance } from './history-writer.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 

@@ -16,6 +16,8 @@ function sources(dir: string): string[] {
 /** Log calls (`x.info({...})`, `x.child({...})`) whose object literal sets `event` itself instead of going through `event()`. */
 function rawEvents(file: string): string[] {
   const text = readFileSync(file, 'utf8');
+  // A property named event is written `event:`, `'event':` or shorthand `{ event }`; a file with none needs no parse.
+  if (!/\bevent['"]?\s*[:,}]/.test(text)) return [];
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256 } from '../../src/model/canonical.js';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { recordJson, textHash } from '../../src/snapshot/record-json.js';
+import { recordJson, textHash } from '../../src/model/record-json.js';
 
 const value = fc.oneof(fc.string(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.boolean(), fc.constant(null));
 const record = fc.record({

@@ -5,15 +5,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
 import type { DatasetRecord, RecordField } from '../../src/model/record.js';
 import { openStateDb } from '../../src/snapshot/db.js';
-import { recordJson } from '../../src/snapshot/record-json.js';
-import { compareIds, snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
+import { recordJson } from '../../src/model/record-json.js';
+import { compareIds, snapshotReaderFrom, type SnapshotSeed } from '../../src/model/snapshot-reader.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { readExportFile } from '../../src/sources/index.js';
 import type { Changeset } from '../../src/sync/core/changeset.js';
-import { diffSorted, diffSource, type DiffOptions } from '../../src/sync/core/diff.js';
+import { diffSorted, type DiffOptions } from '../../src/sync/core/diff.js';
+import { diffSource } from '../../src/sync/disk/diff-source.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import { readSource } from '../../src/sync/executor/source-read.js';
-import { SourceSorter, type SortedSource } from '../../src/sync/core/sorted-source.js';
+import { SourceSorter, type SortedSource } from '../../src/sync/disk/sorted-source.js';
 import { rec, tempDir } from './diff-fixtures.js';
 
 /**

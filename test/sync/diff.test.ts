@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { hasCode } from '../../src/errors.js';
 import type { DatasetRecord, RecordField } from '../../src/model/record.js';
 import { openStateDb } from '../../src/snapshot/db.js';
-import { snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
+import { snapshotReaderFrom, type SnapshotSeed } from '../../src/model/snapshot-reader.js';
 import { confirmedParts, diffRecords, diffSorted } from '../../src/sync/core/diff.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import type { OwnershipMode } from '../../src/config/policy.js';

@@ -21,6 +21,8 @@ import { CATALOGUE, STOCK as STOCK_FEED, withFeeds, writeStockFile } from '../fe
 
 const REPLACE = { replace: { max_per_record_changes: 2, job_poll_ms: 100 } };
 const TRIM = { fields: { record_id: 'SKU', display_name: { column: 'Name', transforms: ['trim'] }, api_value: 'Code' } };
+/** Rows whose Code does not start with code- are left out (a POS marking withdrawn items). */
+const KEEP_LISTED = { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' }, filters: { keep_when_match: [{ column: 'Code', pattern: '^code-' }] } };
 const renamed = (n: number) => recs(n).map((r) => ({ ...r, display_name: `New ${r.record_id}` }));
 
 interface Case {
@@ -53,6 +55,17 @@ const teach = async (s: Scenario, n: number) => {
 const STOCK = items(40);
 const stocked = async (s: Scenario) => {
   expect((await s.engine.sync(s.ds, { file: await writeStock(s, STOCK, 'day-0.csv') })).result).toBe('published');
+};
+
+/** Issue 13: a catalogue of 30 published by its full feed, then every stock set to 5 by a first file of the update feed `stock`. */
+const CATALOGUE_IDS = recs(30).map((r) => r.record_id);
+const stockFor = (ids: string[], q = 5) => Object.fromEntries(ids.map((id) => [id, q]));
+const SET_ZERO = { ...STOCK_FEED, missing: { strategy: 'set', values: { 'attributes.stock': 0 } } };
+const DEACTIVATE = { ...STOCK_FEED, missing: { strategy: 'deactivate' } };
+const stockFed = async (s: Scenario, stock: Record<string, unknown>) => {
+  const ds = withFeeds(s, { main: CATALOGUE, stock });
+  expect((await s.engine.sync(ds, { file: await s.writeExport(recs(30), 'catalogue.csv') })).result).toBe('published');
+  expect((await s.engine.sync(feedView(ds, 'stock'), { file: await writeStockFile(s, stockFor(CATALOGUE_IDS), 'stock-0.csv') })).result).toBe('published');
 };
 
 const cases: Case[] = [
@@ -133,7 +146,41 @@ const cases: Case[] = [
     sync: { result: 'held', code: 'HELD_GUARD' },
   },
   // An open plan being resumed is not a row: plan prints no plan then (D1, gate-agrees.test.ts), since what finishing it leaves is not known without sending.
-  // empty_result: not reachable from an export (a header-only file is refused first, HEADER_ONLY); plan.test.ts covers it.
+  {
+    // A header-only file is refused first (HEADER_ONLY); rows that the mapping's filters all leave out make an export of no records.
+    name: 'held by empty_result (every row filtered out; mass deletes allowed, an empty dataset is not)',
+    setup: { records: recs(6), policy: { guards: { allow_mass_delete: true } }, mapping: KEEP_LISTED },
+    before: (s) => teach(s, 6),
+    file: (s) => s.writeExport(recs(6).map((r) => ({ ...r, api_value: `withdrawn-${r.record_id}` }))),
+    plan: { path: 'per_record', held: true, heldBy: expect.stringMatching(/^empty_result/), keyShown: 'stages' },
+    sync: { result: 'held', code: 'HELD_GUARD', deletes: 7 },
+  },
+  {
+    name: 'held by value_changed_ratio (every price moved; the rule allows a half)',
+    setup: { mapping: STOCK_MAPPING, policy: { guards: { values: [{ field: 'attributes.price', max_changed_ratio: 0.5 }] } } },
+    before: stocked,
+    file: (s) => writeStock(s, STOCK.map((x) => ({ ...x, price: x.price + 1 })), 'day-1.csv'),
+    plan: { held: true, heldBy: expect.stringMatching(/value_changed_ratio/) },
+    sync: { result: 'held', code: 'HELD_GUARD' },
+  },
+  {
+    name: 'held by missing_ratio (an update feed listing 10 of 30 records, missing: set stock 0)',
+    setup: { policy: { guards: { values: [] } } },
+    before: (s) => stockFed(s, SET_ZERO),
+    ds: (s) => feedView(withFeeds(s, { main: CATALOGUE, stock: SET_ZERO }), 'stock'),
+    file: (s) => writeStockFile(s, stockFor(CATALOGUE_IDS.slice(0, 10)), 'stock-1.csv'),
+    plan: { held: true, heldBy: expect.stringMatching(/missing_ratio/), feed: expect.objectContaining({ name: 'stock' }) },
+    sync: { result: 'held', code: 'HELD_GUARD' },
+  },
+  {
+    name: 'held by missing_count (an update feed leaving out 5, missing: deactivate, max_deletes 2)',
+    setup: { policy: { guards: { max_deletes: 2 } } },
+    before: (s) => stockFed(s, DEACTIVATE),
+    ds: (s) => feedView(withFeeds(s, { main: CATALOGUE, stock: DEACTIVATE }), 'stock'),
+    file: (s) => writeStockFile(s, stockFor(CATALOGUE_IDS.slice(0, 25)), 'stock-1.csv'),
+    plan: { held: true, heldBy: expect.stringMatching(/missing_count/) },
+    sync: { result: 'held', code: 'HELD_GUARD' },
+  },
   {
     name: 'held by max_row_drop_ratio',
     setup: { records: recs(10), policy: { guards: { max_row_drop_ratio: 0.1, max_delete_ratio: 0.4 } } },

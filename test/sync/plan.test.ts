@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { snapshotReaderFrom, type SnapshotSeed } from '../../src/snapshot/reader.js';
+import { snapshotReaderFrom, type SnapshotSeed } from '../../src/model/snapshot-reader.js';
 import type { Changeset } from '../../src/sync/core/changeset.js';
 import { diffSorted } from '../../src/sync/core/diff.js';
 import { planSync as planWith, type KeyRole, type PlanInputs, type PlanSnapshotInfo, type PlanSource, type SyncPath } from '../../src/sync/core/plan.js';

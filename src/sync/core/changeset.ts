@@ -56,8 +56,25 @@ export interface ChangesetCounts {
   result: number;
 }
 
-export type { RecordText } from '../../snapshot/record-json.js';
-import type { RecordText } from '../../snapshot/record-json.js';
+export type { RecordText } from '../../model/record-json.js';
+import type { RecordText } from '../../model/record-json.js';
+
+/** One source record as the diff reads it: id, file line and canonical JSON (record-json.ts). */
+export interface SourceEntry {
+  record_id: string;
+  line: number;
+  json: string;
+}
+
+/** Where the merge of a diff puts what it finds (diff.ts): arrays in memory, or files (sync/disk/changeset-files.ts). */
+export interface ChangesetSink {
+  add(e: SourceEntry): void;
+  change(c: RecordChange, line: number): void;
+  delete(d: RecordDelete): void;
+  adopt(recordId: string): void;
+  /** The record to publish differs from the source's (kept foreign fields): replace bodies send this one. */
+  desired(recordId: string, record: DatasetRecord): void;
+}
 
 /** The first operations of a changeset, held in memory for display (`plan`); the rest stay where the changeset is. */
 export interface ChangesetHead {

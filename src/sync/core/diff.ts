@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { ConnectorError } from '../../errors.js';
 import { canonicalJson } from '../../model/canonical.js';
 import type { DatasetRecord, RecordField } from '../../model/record.js';
-import { changedFields, patchOf } from '../../snapshot/fields.js';
-import { recordJson, textHash } from '../../snapshot/record-json.js';
-import { compareIds, type SnapshotEntry, type SnapshotReader } from '../../snapshot/reader.js';
+import { changedFields, patchOf } from '../../model/fields.js';
+import { recordJson, textHash } from '../../model/record-json.js';
+import { compareIds, type SnapshotEntry, type SnapshotReader } from '../../model/snapshot-reader.js';
 import {
   HEAD_OPERATIONS,
   type Changeset,
@@ -15,11 +15,11 @@ import {
   type RecordChange,
   type RecordDelete,
   type RecordText,
+  type ChangesetSink,
+  type SourceEntry,
 } from './changeset.js';
-import { ChangesetFiles, type ChangesetSink } from './changeset-files.js';
 import type { OwnershipMode, Policy } from '../../config/policy.js';
 import { applyKeptFields } from './ownership.js';
-import type { SortedSource, SourceEntry } from './sorted-source.js';
 import { ValueTallier, type ValueRule } from './value-guards.js';
 
 /** How the diff treats records it does not own and foreign edits (issue 7). */
@@ -36,28 +36,8 @@ export function diffOptionsOf(policy: Policy): DiffOptions {
 }
 
 /**
- * Diff an export sorted on disk against the snapshot, into a changeset on
- * disk in `dir` (issue 18): both sides are streamed in record_id byte order
- * and merge-joined, so memory does not grow with the dataset. Records are
- * compared as canonical JSON text, and parsed only when they differ.
- */
-export async function diffSource(source: SortedSource, snapshot: SnapshotReader, options: DiffOptions, dir: string): Promise<Changeset> {
-  const files = new ChangesetFiles(dir, source);
-  try {
-    const steps = mergeJoin(source.entries(), snapshot, options, files);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return files.finish(step.value);
-      await new Promise<void>((resolve) => setImmediate(resolve)); // let timers and other datasets run
-    }
-  } finally {
-    files.close();
-  }
-}
-
-/**
  * Diff records held in memory (tests, small inputs): collected, sorted by
- * record_id and merge-joined like diffSource, into a changeset of arrays.
+ * record_id and merge-joined like diffSource (sync/disk/diff-source.ts), into a changeset of arrays.
  */
 export async function diffRecords(
   source: Iterable<DatasetRecord> | AsyncIterable<DatasetRecord>,
@@ -81,13 +61,15 @@ export function diffSorted(records: readonly DatasetRecord[], snapshot: Snapshot
   }
 }
 
-/** Where the merge puts what it finds: arrays in memory, or files (changeset-files.ts). */
-export type { ChangesetSink } from './changeset-files.js';
-
 /** Records between pauses of the merge, so a large diff does not block the event loop. */
 const SLICE = 10_000;
 
-function* mergeJoin(
+/**
+ * The merge-join of source entries and the snapshot, both in record_id byte
+ * order, into `sink`; it yields every SLICE records so a caller can let the
+ * event loop run, and returns the summary.
+ */
+export function* mergeJoin(
   source: Iterable<SourceEntry>,
   snapshot: SnapshotReader,
   options: DiffOptions,

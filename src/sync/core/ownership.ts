@@ -1,5 +1,5 @@
 import type { DatasetRecord, RecordField } from '../../model/record.js';
-import { compareIds, type SnapshotReader } from '../../snapshot/reader.js';
+import { compareIds, type SnapshotReader } from '../../model/snapshot-reader.js';
 import type { Changeset, RecordText } from './changeset.js';
 
 /**

@@ -96,7 +96,7 @@ export async function foreignDraft(ctx: ExecContext, version: number): Promise<D
     return null;
   }
   const message = foreignDraftMessage(version);
-  ctx.store.hold({ kind: 'foreign_draft', version, reason: message, planId: null, summary: null });
+  ledger.foreignHeld(ctx, version, message);
   ctx.logger.warn(event('sync.skipped', { kind: 'foreign_draft', version }), 'a foreign draft blocks the dataset');
   return { result: 'waiting', code: 'DRAFT_PENDING', message };
 }

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
 import { fieldValue } from '../../feeds/fields.js';
 import type { FeedStateEntry } from '../../feeds/resolve.js';
-import { LineWriter } from '../core/line-file.js';
-import { entryLine, readEntries, SortedSource } from '../core/sorted-source.js';
+import { LineWriter } from '../disk/line-file.js';
+import { entryLine, readEntries, SortedSource } from '../disk/sorted-source.js';
 import type { PlanFeed } from '../core/plan.js';
 
 /**

@@ -99,7 +99,7 @@ export async function heldGate(ctx: ExecContext, file: GateFile): Promise<GateSt
       case 'foreign_draft':
         return foreignDraft(ctx, s.version);
       case 'plan':
-        if (s.clearForeign) ctx.store.clearHeld();
+        if (s.clearForeign) ledger.dropHeld(ctx, null);
         return null;
     }
   }

@@ -31,6 +31,11 @@ import { feedStateEntries } from './feed-state-file.js';
  *          ├─ blocked (a foreign draft) | mixed (a draft with someone else's change too)
  *          └─ superseded (the server moved on, the upload was refused: a new plan names it)
  *
+ * Outside a plan's life, the ledger also records a foreign draft held
+ * (foreignHeld), a held change forgotten (dropHeld), a sync with nothing to
+ * send (unchanged) and a sync that ended with its plan left open (ended);
+ * test/layout/ledger-writes.test.ts keeps every such write here.
+ *
  * Each transition is ONE SQLite transaction holding the journal write, the
  * outcome, the held change and the snapshot's confirmation. Plan files are not
  * in SQLite, so they are ordered around that transaction such that a crash at
@@ -280,11 +285,11 @@ export function refusedAll(ctx: ExecContext, run: PlanRun, refused: number): voi
 
 /** superseded: the plan cannot finish as made (its draft, if any, already discarded by the caller); a new plan replaces it. */
 export function supersede(ctx: ExecContext, planId: string): void {
-  ctx.db.journal.finishPlan(planId, 'superseded');
+  ctx.db.transaction(() => ctx.db.journal.finishPlan(planId, 'superseded'));
   removePlan(ctx.planDir, planId);
 }
 
-/** blocked: nothing was sent, a foreign draft blocks the dataset (held as such by drafts.foreignDraft); with the sync's outcome when given. */
+/** blocked: nothing was sent, a foreign draft blocks the dataset (held as such by foreignHeld); with the sync's outcome when given. */
 export function blocked(ctx: ExecContext, planId: string | null, outcome?: { result: string; detail: Record<string, unknown> }): void {
   ctx.db.transaction(() => {
     if (planId) ctx.db.journal.finishPlan(planId, 'blocked');
@@ -304,6 +309,19 @@ export function mixed(ctx: ExecContext, hold: { version: number; reason: string;
     ctx.store.recordOutcome('waiting', outcome);
     if (ctx.db.journal.plan(hold.planId)?.status === 'open') ctx.db.journal.finishPlan(hold.planId, 'mixed');
   });
+}
+
+/** A foreign draft blocks the dataset (on_foreign_draft: wait): held as such, with no plan of ours, until it is published or discarded. */
+export function foreignHeld(ctx: ExecContext, version: number, reason: string): void {
+  ctx.db.transaction(() => ctx.store.hold({ kind: 'foreign_draft', version, reason, planId: null, summary: null }));
+}
+
+/**
+ * A sync that ends with no transition of a plan (interrupted, or failed with
+ * the open plan, if any, kept for resume): only its outcome is recorded.
+ */
+export function ended(ctx: ExecContext, outcome: string, detail: Record<string, unknown>): void {
+  ctx.db.transaction(() => ctx.store.recordOutcome(outcome, detail));
 }
 
 /** rejected: the server refused the change (row errors, a job that failed or was stopped): the open plan, if any, ends with the sync's outcome. */

@@ -8,12 +8,12 @@ import { ConnectorError } from '../../errors.js';
 import type { PublishOptions } from '../../api/wire.js';
 import type { SourceIdentity } from '../../snapshot/types.js';
 export { uploadCopyPath };
-import { recordJson } from '../../snapshot/record-json.js';
+import { recordJson } from '../../model/record-json.js';
 import type { DatasetRecord } from '../../model/record.js';
 import { HEAD_OPERATIONS, type Changeset, type ChangesetSummary } from '../core/changeset.js';
 import { uploadCopyPath, type ApplyPath, type DraftCounts, type PlanUpload, type SyncPlan } from '../core/plan.js';
-import { changesetData, changesetLines, persistChangeset } from '../core/changeset-files.js';
-import { openPrivate } from '../core/line-file.js';
+import { changesetData, changesetLines, persistChangeset } from '../disk/changeset-files.js';
+import { openPrivate } from '../disk/line-file.js';
 
 /** Legacy facts of a plan file written before issue 12 (an ExecPlan): kept so a plan resumed across the upgrade runs as it was. */
 export interface LegacyRunFacts {

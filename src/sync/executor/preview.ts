@@ -1,7 +1,8 @@
 import type { DatasetConfig } from '../../config/schema.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
 import type { ExecContext } from './context.js';
-import { diffOptionsOf, diffSource } from '../core/diff.js';
+import { diffOptionsOf } from '../core/diff.js';
+import { diffSource } from '../disk/diff-source.js';
 import type { Produced } from './run-sync.js';
 import { openPlanMessage, type GateStop } from '../core/gate.js';
 import { heldGateVerdict } from './held-gate.js';

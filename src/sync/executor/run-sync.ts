@@ -3,7 +3,8 @@ import type { DatasetConfig } from '../../config/schema.js';
 import { ConnectorError, type ErrorAction } from '../../errors.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { diffOptionsOf, diffSource } from '../core/diff.js';
+import { diffOptionsOf } from '../core/diff.js';
+import { diffSource } from '../disk/diff-source.js';
 import { execute, logUnsent, unsentHold, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import * as ledger from './ledger.js';
@@ -12,7 +13,7 @@ import { makePlan } from './make-plan.js';
 import { desiredOf, feedRead, feedRowVerdict, gateFileOf, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
-import { linkOrCopy } from '../core/sorted-source.js';
+import { linkOrCopy } from '../disk/sorted-source.js';
 import { join } from 'node:path';
 import type { PlanRestore, SyncPlan } from '../core/plan.js';
 import { ImportNotEquivalentError } from './apply-import.js';
@@ -239,7 +240,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   const err = asConnectorError(thrown, ctx.dataset, ctx.db.path);
   if (err instanceof InterruptedError) {
     // Asked to stop between steps: the open plan (if any) stays for resume.
-    ctx.store.recordOutcome('interrupted', { code: err.code });
+    ledger.ended(ctx, 'interrupted', { code: err.code });
     ctx.logger.warn(event('sync.failed', { kind: 'interrupted', code: err.code }), err.message);
     return end(ctx, 'interrupted', err.code, err.message, err.action);
   }
@@ -275,7 +276,7 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   if (err.action === 'reject' || err.action === 'hold') await abandonOpenPlan(ctx, err.message);
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   const message = stopMessage(err);
-  ctx.store.recordOutcome(result, { code: err.code, message });
+  ledger.ended(ctx, result, { code: err.code, message });
   ctx.logger.error(event(result === 'stopped' ? 'dataset.stopped' : 'sync.failed', { code: err.code, action: err.action }), message);
   return end(ctx, result, err.code, message, err.action);
 }

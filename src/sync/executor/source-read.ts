@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import type { MappingConfig } from '../../mapping/config.js';
 import type { DatasetRecord } from '../../model/record.js';
-import { recordJson } from '../../snapshot/record-json.js';
+import { recordJson } from '../../model/record-json.js';
 import type { SourceConfig } from '../../sources/config.js';
 import { bomEncoding } from '../../sources/decode.js';
 import { boundText } from '../../model/excerpt.js';
@@ -14,7 +14,7 @@ import { SourceError } from '../../model/source-error.js';
 import { rowErrorVerdict } from '../../sources/pipeline.js';
 import { importability, importableConfig, type Importability } from '../core/importable.js';
 import type { PlanSource } from '../core/plan.js';
-import { SourceSorter, type SortedSource } from '../core/sorted-source.js';
+import { SourceSorter, type SortedSource } from '../disk/sorted-source.js';
 
 /** The records of one export with where each came from. */
 export interface SourceRead {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { makePrivateDir } from '../core/changeset-files.js';
+import { makePrivateDir } from '../disk/changeset-files.js';
 import { ensurePlanDir } from './plan-files.js';
 
 /**

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
-import { canonicalJson } from '../model/canonical.js';
-import type { DatasetRecord } from '../model/record.js';
+import { canonicalJson } from './canonical.js';
+import type { DatasetRecord } from './record.js';
 
 /** A record as canonical JSON text (recordJson), with its id. */
 export interface RecordText {

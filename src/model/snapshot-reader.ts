@@ -1,5 +1,5 @@
 import { recordJson } from './record-json.js';
-import type { DatasetRecord, RecordField } from '../model/record.js';
+import type { DatasetRecord, RecordField } from './record.js';
 
 /** One record of the snapshot as the diff sees it. */
 export interface SnapshotEntry {

@@ -1,19 +1,21 @@
 import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
-import { recordJson } from '../../snapshot/record-json.js';
-import { compareIds } from '../../snapshot/reader.js';
+import { recordJson } from '../../model/record-json.js';
+import { compareIds } from '../../model/snapshot-reader.js';
 import {
   HEAD_OPERATIONS,
   type Changeset,
+  type ChangesetSink,
   type ChangesetHead,
   type ChangesetSummary,
   type RecordChange,
   type RecordDelete,
   type RecordText,
-} from './changeset.js';
+  type SourceEntry,
+} from '../core/changeset.js';
 import { LineWriter, detach, idField, parseIdField, readLines } from './line-file.js';
-import { SortedSource, entryLine, readEntries, type SourceEntry } from './sorted-source.js';
+import { SortedSource, entryLine, readEntries } from './sorted-source.js';
 
 /**
  * A changeset on disk (issue 18): one folder holding the sorted source and the
@@ -28,16 +30,6 @@ import { SortedSource, entryLine, readEntries, type SourceEntry } from './sorted
  *   adopted   record_ids adopted as owned
  *   desired   records whose desired content is not the source's (kept foreign fields)
  */
-
-/** Where the merge puts what it finds (diff.ts): arrays in memory, or these files. */
-export interface ChangesetSink {
-  add(e: SourceEntry): void;
-  change(c: RecordChange, line: number): void;
-  delete(d: RecordDelete): void;
-  adopt(recordId: string): void;
-  /** The record to publish differs from the source's (kept foreign fields): replace bodies send this one. */
-  desired(recordId: string, record: DatasetRecord): void;
-}
 
 const FILES = ['adds', 'changes', 'deletes', 'adopted', 'desired'] as const;
 type Writers = Record<(typeof FILES)[number], LineWriter>;

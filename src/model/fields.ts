@@ -1,5 +1,5 @@
-import { canonicalJson } from '../model/canonical.js';
-import { RECORD_FIELDS, type DatasetRecord, type RecordField, type RecordPatch } from '../model/record.js';
+import { canonicalJson } from './canonical.js';
+import { RECORD_FIELDS, type DatasetRecord, type RecordField, type RecordPatch } from './record.js';
 
 /** Top-level fields (other than record_id) whose values differ; aliases and attributes compare whole (A33). */
 export function changedFields(before: DatasetRecord, after: DatasetRecord): RecordField[] {

@@ -1,6 +1,7 @@
 import { chmodSync, copyFileSync, linkSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { compareIds, isPlainId } from '../../snapshot/reader.js';
+import { compareIds, isPlainId } from '../../model/snapshot-reader.js';
+import type { SourceEntry } from '../core/changeset.js';
 import { ByteWriter, LineWriter, idField, parseIdField, readLines } from './line-file.js';
 
 /**
@@ -16,12 +17,7 @@ import { ByteWriter, LineWriter, idField, parseIdField, readLines } from './line
  * about 1.5× a bare csv-parse of the export on their own, these runs ~0.2×.
  */
 
-/** One source record as the diff reads it: id, file line and canonical JSON (record-json.ts). */
-export interface SourceEntry {
-  record_id: string;
-  line: number;
-  json: string;
-}
+export type { SourceEntry } from '../core/changeset.js';
 
 /** Bytes of records held in memory before a run goes to disk. */
 export const RUN_BYTES = 16 * 1024 * 1024;
