@@ -50,6 +50,8 @@ export interface FanOutDeps {
   timezone: string;
   clock: Clock;
   signal?: AbortSignal;
+  /** `sync --export --no-publish`: each taker's change is staged, not published. */
+  publish?: false;
   onSummary?(dataset: string, s: SyncSummary): void;
   onError?(dataset: string, err: unknown): void;
 }
@@ -119,7 +121,7 @@ export async function runFanOutJob(
     let result: string;
     let code: string | null;
     try {
-      const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash }, deps.signal ? { signal: deps.signal } : {});
+      const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash }, { ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.publish === false ? { publish: false } : {}) });
       deps.onSummary?.(t.dataset, summary);
       next = nextForResult(summary.result);
       result = summary.result;
