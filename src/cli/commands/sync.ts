@@ -36,7 +36,8 @@ export function register(program: Command): void {
     .action(
       runAction(async (name: string | undefined, opts: { file: string; feed?: string; export?: string; publish: boolean; json?: boolean }, cmd: Command) => {
         if ((name === undefined) === (opts.export === undefined) || (opts.export !== undefined && opts.feed !== undefined)) {
-          cmd.error(opts.export !== undefined && name === undefined ? 'error: --feed goes with a dataset, not with --export' : 'error: name a dataset, or --export <name> to sync every dataset taking a shared export');
+          const why = opts.export !== undefined && name === undefined ? '--feed goes with a dataset, not with --export' : 'name a dataset, or --export <name> to sync every dataset taking a shared export (not both)';
+          throw new ConnectorError('BAD_ARGUMENTS', why, { action: 'reject' });
         }
         const config = await loadConfigFor(cmd);
         const human = humanOutput(opts);
