@@ -111,3 +111,12 @@ describe('exports: one export fanned out to several datasets (issue 13)', () => 
     expect(await issuesOf(text)).toContainEqual({ file: 'connector.yaml', line: 4, path: 'exports.ho', message: expect.stringMatching(/^no feed takes export "ho"/) });
   });
 });
+
+describe('exports: validate on this machine', () => {
+  it('names an export folder that is not there, at the export', async () => {
+    const dir = await tempFiles({ 'connector.yaml': chainYaml() });
+    const err = await loadConfig(join(dir, 'connector.yaml'), { local: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues).toContainEqual(expect.objectContaining({ line: 3, path: 'exports.ho.watch.path', message: expect.stringMatching(/^folder \/srv\/ho does not exist/) }));
+  });
+});
