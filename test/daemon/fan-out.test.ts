@@ -108,4 +108,20 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     expect(writes.slice(writesBefore).every((r) => r.path.includes('fan4-store-2'))).toBe(true);
     await until(async () => (await readdir(c.inbox)).join() === 'processed', 'archived', log2.lines);
   });
+
+  it('run --once takes the newest file waiting in the export folder (older ones superseded) and runs every taker', async () => {
+    const c = await chain(fx.emu, 'fan5');
+    const t0 = Date.now() - 60_000;
+    await drop(c.inbox, 'stock-old.csv', headOffice(() => 1), t0);
+    await drop(c.inbox, 'stock-new.csv', headOffice(() => 2), t0 + 1_000);
+    const log = capture();
+    const results: string[] = [];
+    const service = await Service.start({ configPath: c.configPath, logger: log.logger, env: c.env, clock: new ManualClock(), once: true, onSummary: (s) => results.push(`${s.dataset}: ${s.result}`) });
+    services.push(service);
+    await service.idle();
+    expect(results).toEqual(['store-001: published', 'store-002: published', 'store-003: published']);
+    expect(c.stocks(1)).toEqual({ B1: 2, B2: 2 });
+    const archived = (await readdir(join(c.inbox, 'processed'))).sort();
+    expect(archived).toEqual([expect.stringMatching(/^stock-new\.\d{8}-\d{6}\.csv$/), expect.stringMatching(/^stock-old\.\d{8}-\d{6}\.superseded\.csv$/)]);
+  });
 });
