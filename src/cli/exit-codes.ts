@@ -33,7 +33,7 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE', 'KEY_MALFORMED', 'WATCH_FOLDER_UNUSABLE']);
 
 /** Codes of errors that mean "the command line was wrong" (a dataset name not in the configuration). */
-const USAGE_CODES = new Set(['UNKNOWN_DATASET', 'POINT_INVALID', 'VERSION_TOO_NEW']);
+const USAGE_CODES = new Set(['UNKNOWN_DATASET', 'UNKNOWN_EXPORT', 'BAD_ARGUMENTS', 'POINT_INVALID', 'VERSION_TOO_NEW']);
 
 // For the daemon a missing file is worth retrying (it may be on its way); a file named on the command line is a typo
 // or a path that isn't there, so it gets its own code rather than 75.
@@ -80,4 +80,12 @@ export function exitCodeForSync(summary: Pick<SyncSummary, 'result' | 'action' |
     case null:
       return exitCodeForResult(summary.result) as ExitCodeValue;
   }
+}
+
+/** Worse first: a failure, then try-again-later, a missing input, held for a person, done. */
+const SEVERITY: readonly ExitCodeValue[] = [ExitCode.FAILURE, ExitCode.CONFIG, ExitCode.TEMPFAIL, ExitCode.NOINPUT, ExitCode.HELD, ExitCode.OK];
+
+/** The exit code of several syncs: the worst of theirs (SEVERITY). */
+export function worstExitCode(codes: readonly ExitCodeValue[]): ExitCodeValue {
+  return SEVERITY.find((c) => codes.includes(c)) ?? ExitCode.OK;
 }

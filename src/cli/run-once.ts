@@ -1,15 +1,9 @@
-import { ExitCode, exitCodeFor, exitCodeForSync, type ExitCodeValue } from './exit-codes.js';
+import { ExitCode, exitCodeFor, exitCodeForSync, worstExitCode, type ExitCodeValue } from './exit-codes.js';
+
+export { worstExitCode };
 import { event } from '../log/events.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { Service, type ServiceOptions } from '../daemon/service.js';
-
-/** Worse first: a failure, then try-again-later, a missing input, held for a person, done. */
-const SEVERITY: readonly ExitCodeValue[] = [ExitCode.FAILURE, ExitCode.CONFIG, ExitCode.TEMPFAIL, ExitCode.NOINPUT, ExitCode.HELD, ExitCode.OK];
-
-/** The exit code of several syncs: the worst of theirs (SEVERITY). */
-export function worstExitCode(codes: readonly ExitCodeValue[]): ExitCodeValue {
-  return SEVERITY.find((c) => codes.includes(c)) ?? ExitCode.OK;
-}
 
 /**
  * `run --once`: resume each dataset's journal, take the newest export waiting

@@ -1,5 +1,6 @@
 import type { ConfigRule, RuleIssue } from './rule-types.js';
 import { mappersOf } from './feed-fields.js';
+import { takersOf } from './exports.js';
 
 /** A dataset has at most one full feed: two would each delete what the other lists. */
 export const oneFullFeed: ConfigRule = (c) =>
@@ -35,25 +36,41 @@ export const oneOwnerPerField: ConfigRule = (c) =>
     return issues;
   });
 
-/** One watcher per folder: two would race for each file (the first moves it away). */
+/**
+ * One watcher per folder: two would race for each file (the first moves it away). A folder that feeds several
+ * datasets is one export under exports:, which the datasets take with from (one watcher, the file kept until
+ * every taker is done with it).
+ */
 export const oneWatcherPerFolder: ConfigRule = (c) => {
   const seen = new Map<string, string>();
   const issues: RuleIssue[] = [];
-  for (const [name, ds] of Object.entries(c.datasets)) {
-    for (const [feed, f] of Object.entries(ds.feeds)) {
-      if (!f.watch) continue;
-      const who = `dataset "${name}" feed "${feed}"`;
-      const first = seen.get(f.watch.path);
-      if (first === undefined) seen.set(f.watch.path, who);
-      else
-        issues.push({
-          path: ['datasets', name, 'feeds', feed, 'watch', 'path'],
-          message: `${f.watch.path} is watched by ${first} too: expected one watcher per folder (two would race for each file); give each feed its own folder`,
-        });
-    }
+  const watches = [
+    ...Object.entries(c.exports).flatMap(([name, e]) => (e.watch ? [{ who: `export "${name}"`, path: ['exports', name, 'watch', 'path'], dir: e.watch.path }] : [])),
+    ...Object.entries(c.datasets).flatMap(([name, ds]) =>
+      Object.entries(ds.feeds).flatMap(([feed, f]) => (f.watch ? [{ who: `dataset "${name}" feed "${feed}"`, path: ['datasets', name, 'feeds', feed, 'watch', 'path'], dir: f.watch.path }] : [])),
+    ),
+  ];
+  for (const w of watches) {
+    const first = seen.get(w.dir);
+    if (first === undefined) seen.set(w.dir, w.who);
+    else
+      issues.push({
+        path: w.path,
+        message:
+          `${w.dir} is watched by ${first} too: expected one watcher per folder (two would race for each file, the first moving it away). ` +
+          'For one file feeding several datasets, write the folder once under exports: { <name>: { watch: …, source: … } } and give each feed from: <name> (with rows: to take its rows)',
+      });
   }
   return issues;
 };
+
+/** An export no feed takes would be watched (its files moved away) for nobody. */
+export const exportTaken: ConfigRule = (c) =>
+  Object.keys(c.exports).flatMap((name): RuleIssue[] =>
+    takersOf(c.datasets, name).length > 0
+      ? []
+      : [{ path: ['exports', name], message: `no feed takes export "${name}" (from: ${name}): its folder and schedules would serve nobody; add from: ${name} to a dataset's feed, or remove the export` }],
+  );
 
 /**
  * The daemon watches and schedules only a dataset's full feed so far (issue 13's daemon part is not built):
@@ -72,4 +89,4 @@ export const triggersOnFullFeedOnly: ConfigRule = (c) =>
   );
 
 /** The feed rules, run with the other cross-field rules (config/rules.ts). */
-export const feedRules: readonly ConfigRule[] = [oneFullFeed, oneOwnerPerField, oneWatcherPerFolder, triggersOnFullFeedOnly];
+export const feedRules: readonly ConfigRule[] = [oneFullFeed, oneOwnerPerField, oneWatcherPerFolder, exportTaken, triggersOnFullFeedOnly];

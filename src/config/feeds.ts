@@ -4,6 +4,8 @@ import { columnRefSchema, feedMappingConfigSchema, MAPPED_FIELD_PATTERN, REQUIRE
 import { sourceConfigSchema } from '../sources/config.js';
 import { watchConfigSchema } from './watch.js';
 import { schedulesConfigSchema } from './schedules.js';
+import { EXPORT_NAME, rowsConfigSchema } from './exports.js';
+import type { SourceConfig } from '../sources/config.js';
 
 /** Names of feeds as keys under `feeds:` (logs, metrics, the state db). */
 export const FEED_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -100,7 +102,13 @@ export const feedConfigSchema = z
           'update: sets only the fields it maps on records that exist (matched by record_id); never creates or deletes. ' +
           'changes: a change list, a command per row (commands). Default full.',
       ),
-    source: sourceConfigSchema,
+    source: sourceConfigSchema.optional().describe("How the feed's file is read; a feed with from takes its export's."),
+    from: z
+      .string()
+      .regex(EXPORT_NAME, 'expected the name of an export under exports:')
+      .optional()
+      .describe('Take the file of this shared export (exports: <name>) instead of a watch, schedules and source of its own.'),
+    rows: rowsConfigSchema.optional(),
     mapping: feedMappingConfigSchema,
     watch: watchConfigSchema.optional(),
     schedules: schedulesConfigSchema,
@@ -115,6 +123,14 @@ export const feedConfigSchema = z
       ),
   })
   .superRefine((f, ctx) => {
+    if (f.from !== undefined) {
+      const own = { source: f.source !== undefined, watch: f.watch !== undefined, schedules: f.schedules.length > 0 };
+      for (const [k, written] of Object.entries(own)) {
+        if (written) ctx.addIssue({ code: 'custom', path: [k], message: `this feed takes its file from export "${f.from}": its ${k} is exports.${f.from}.${k} (remove ${k} here, or remove from: to give the feed its own)` });
+      }
+    } else if (f.source === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['source'], message: 'missing required option: expected source (how the file is read, e.g. { type: csv }), or from: <export> to take a shared export\'s file' });
+    }
     const m = f.missing;
     if (m.strategy === 'set') {
       if (!m.values || Object.keys(m.values).length === 0) ctx.addIssue({ code: 'custom', path: ['missing', 'values'], message: 'strategy set needs values, e.g. { attributes.stock: 0 }' });
@@ -134,6 +150,8 @@ export const feedConfigSchema = z
     const missing = REQUIRED_FIELDS.filter((k) => !(k in f.mapping.fields));
     if (missing.length > 0) ctx.addIssue({ code: 'custom', path: ['mapping', 'fields'], message: 'record_id, display_name and api_value must be mapped' });
   })
+  // A feed with from gets its export's source when the whole configuration is parsed (resolveExports, schema.ts).
+  .transform((f) => f as Omit<typeof f, 'source'> & { source: SourceConfig })
   .meta({ id: 'FeedConfig' })
   .describe('One export feeding the dataset.');
 

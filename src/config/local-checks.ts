@@ -33,16 +33,20 @@ export async function localIssues(config: Parsed, stat: StatFn): Promise<RuleIss
       });
     }
   }
-  for (const [name, ds] of Object.entries(config.datasets)) for (const [feed, f] of Object.entries(ds.feeds)) {
-    if (!f.watch) continue;
-    const dir = f.watch.path;
+  const watches = [
+    ...Object.entries(config.exports).flatMap(([name, e]) => (e.watch ? [{ path: ['exports', name, 'watch', 'path'], dir: e.watch.path }] : [])),
+    ...Object.entries(config.datasets).flatMap(([name, ds]) =>
+      Object.entries(ds.feeds).flatMap(([feed, f]) => (f.watch ? [{ path: ['datasets', name, 'feeds', feed, 'watch', 'path'], dir: f.watch.path }] : [])),
+    ),
+  ];
+  for (const { path, dir } of watches) {
     const problem = await stat(dir).then(
       (st) => (st.isDirectory() ? null : 'is not a folder'),
       (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'does not exist' : `cannot be reached by this user (${err.code ?? err.message})`),
     );
     if (problem !== null) {
       issues.push({
-        path: ['datasets', name, 'feeds', feed, 'watch', 'path'],
+        path,
         message: `folder ${dir} ${problem} (expected the export folder, readable and writable by the service user: create it, mount the share first (RequiresMountsFor= in the unit), or fix the path)`,
       });
     }

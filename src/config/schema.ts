@@ -6,6 +6,7 @@ import type { ConfigIssue } from './errors.js';
 import { historyConfigSchema } from './history.js';
 import { feedsConfigSchema, precedenceConfigSchema } from './feeds.js';
 import { primaryFeed } from './feed-fields.js';
+import { exportsConfigSchema, resolveExports } from './exports.js';
 import type { MappingConfig } from '../mapping/config.js';
 import {
   alertsConfigSchema,
@@ -89,6 +90,7 @@ export const configSchema = z
     health: healthConfigSchema.optional(),
     alerts: alertsConfigSchema.optional(),
     demo: demoConfigSchema.optional(),
+    exports: exportsConfigSchema,
     datasets: z
       .record(
         z.string().regex(DATASET_NAME, 'expected a dataset name of lowercase letters, digits, - and _ (at most 64)'),
@@ -97,6 +99,21 @@ export const configSchema = z
       .default({})
       .describe('Datasets by name; conf.d/*.yaml files may add more.'),
   })
+  .superRefine((c, ctx) => {
+    for (const [name, ds] of Object.entries(c.datasets)) {
+      for (const [feed, f] of Object.entries(ds.feeds)) {
+        if (f.from === undefined || f.from in c.exports) continue;
+        const known = Object.keys(c.exports);
+        ctx.addIssue({
+          code: 'custom',
+          path: ['datasets', name, 'feeds', feed, 'from'],
+          message: `no export "${f.from}" under exports: (${known.length > 0 ? `the exports are ${known.join(', ')}` : 'there is none'}); name one, or add it to exports: in the main configuration file`,
+        });
+      }
+    }
+  })
+  // Each feed with from reads its export's file as written there, with its rows as a row filter (exports.ts).
+  .transform((c) => resolveExports(c))
   .describe('dataset-connector configuration (connector.yaml and conf.d/*.yaml).');
 
 type ParsedDataset = z.output<typeof datasetConfigSchema>;

@@ -299,12 +299,8 @@ export class DatasetRuntime {
       ...this.#deps,
       signal: this.#stopping.signal,
       logger: this.#log,
-      onSummary: (s) => this.#onSummary(s),
-      onError: (err) => {
-        this.#deps.onError?.(this.name, err);
-        const code = (err as { code?: unknown }).code;
-        health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.clock.now());
-      },
+      onSummary: (s) => this.noteSummary(s),
+      onError: (err) => this.noteError(err),
     });
     this.#order.accepted(job, next);
     // Stopping: an interrupted file stays in the folder and comes back at the next start (a reapply: stays pending).
@@ -382,7 +378,15 @@ export class DatasetRuntime {
     await pruneArchives(this.#ds.watch, this.#lastPruneAt, this.#log);
   }
 
-  #onSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
+  /** A sync of this dataset threw (also one a shared export ran for it, fan-out.ts): health, and `run --once`'s exit. */
+  noteError(err: unknown): void {
+    this.#deps.onError?.(this.name, err);
+    const code = (err as { code?: unknown }).code;
+    this.#deps.health.set(this.name, 'sync', typeof code === 'string' ? code : 'INTERNAL', 'the last sync failed', this.#deps.clock.now());
+  }
+
+  /** A finished sync of this dataset (also one a shared export ran for it, fan-out.ts): metrics, health, `run --once`'s exit. */
+  noteSummary(s: Parameters<NonNullable<FileJobDeps['onSummary']>>[0]): void {
     const { metrics, health, clock } = this.#deps;
     const now = () => clock.now();
     metrics.recordSync(s, now());

@@ -31,7 +31,7 @@ export interface ScheduleDeps {
  * drafts against their 24-hour expiry. Never throws: failures are logged and
  * shown in /healthz.
  */
-export async function runSchedule(ds: DatasetConfig, s: NamedSchedule, deps: ScheduleDeps): Promise<void> {
+export async function runSchedule(ds: Pick<DatasetConfig, 'name' | 'source'>, s: NamedSchedule, deps: ScheduleDeps): Promise<void> {
   const c = s.config;
   const topic = `schedule:${s.name}`;
   switch (c.type) {

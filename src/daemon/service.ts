@@ -16,6 +16,8 @@ import { AlertMonitor } from '../alerts/monitor.js';
 import { alertStatus, callAlertsFromConfig, type CallAlerts, type DatasetAlertStatus, type PlacedAlert } from '../alerts/alerts.js';
 import { ClientPool } from './clients.js';
 import { DatasetSet } from './config-delta.js';
+import { ExportSet } from './fan-out.js';
+import { ExportTakers } from '../snapshot/export-takers.js';
 import type { RetryDelays } from './file-order.js';
 import type { Demo } from './demo.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -70,6 +72,8 @@ export class Service {
   #db!: StateDb;
   #clients!: ClientPool;
   #datasets!: DatasetSet;
+  /** The shared exports several datasets take (issue 13's fan-out): one watcher each. */
+  #exports!: ExportSet;
   #alerts!: AlertMonitor;
   #healthServer: HealthServer | undefined;
   #demo: Demo | undefined;
@@ -107,8 +111,13 @@ export class Service {
   }
 
   /** Resolves when no dataset has a job waiting or running. */
-  idle(): Promise<void> {
-    return this.#datasets.idle();
+  async idle(): Promise<void> {
+    await Promise.all([this.#datasets.idle(), this.#exports.idle()]);
+  }
+
+  /** The served shared exports. */
+  get exports(): ExportSet {
+    return this.#exports;
   }
 
   /** Run one call-alert check now (what the timer does every interval); resolves with the calls placed. */
@@ -165,6 +174,22 @@ export class Service {
     });
     this.#reportKeyFailures(failed);
     await this.#datasets.apply(withKeys(config.datasets, keys), config.timezone);
+    this.#exports = new ExportSet({
+      engine,
+      marks: new ExportTakers(this.#db.conn),
+      state: daemonState(this.#db),
+      logger: this.#log,
+      health: this.health,
+      clock,
+      timezone: config.timezone,
+      tmpDir: join(config.state_dir, 'tmp'),
+      served: (name) => this.#datasets.get(name),
+      ...(this.opts.cronStarter ? { cronStarter: this.opts.cronStarter } : {}),
+      ...(this.opts.once ? { once: true } : {}),
+      ...(this.opts.retry ? { retry: this.opts.retry } : {}),
+    });
+    // After the datasets: each has resumed its journal (queued first) before a taker's sync waits on its lock.
+    await this.#exports.apply(config.exports, config.datasets, config.timezone);
     // Each /healthz reads what the state db holds: a person's approve or discard from the CLI shows at once.
     this.health.refreshWith(() => syncHeldHealth(this.health, this.#datasets.names(), (d) => this.#db.snapshot(d).held()));
     this.#restoreLastSuccess();
@@ -245,6 +270,7 @@ export class Service {
     // A new key (or config) is what a dataset stopped by a 401 waits for: its held export is retried now.
     const rekeyed = this.#clients.setKeys(keys, kept);
     const delta = await this.#datasets.apply(serve, next.timezone, rekeyed);
+    await this.#exports.apply(next.exports, next.datasets, next.timezone);
     this.#restoreLastSuccess();
     if (alertSettings(next) !== alertSettings(old)) {
       // The old instance keeps following its calls in the background; the history file carries the windows over.
@@ -265,6 +291,7 @@ export class Service {
     this.health.setPhase('stopping');
     this.#log.info(event('daemon.stopping', { datasets: this.#datasets.names() }), 'daemon stopping');
     await this.#alerts.stop(ALERT_FOLLOW_ON_STOP_MS);
+    await this.#exports.stop();
     await this.#datasets.stop();
     await this.#healthServer?.close();
     await this.#clients.close();
@@ -286,6 +313,7 @@ export class Service {
   async #abandon(): Promise<void> {
     const quietly = (p: Promise<unknown> | undefined) => p?.catch(() => undefined);
     await quietly((this.#alerts as AlertMonitor | undefined)?.stop(0));
+    await quietly((this.#exports as ExportSet | undefined)?.stop());
     await quietly((this.#datasets as DatasetSet | undefined)?.stop());
     await quietly(this.#healthServer?.close());
     await quietly((this.#clients as ClientPool | undefined)?.close());

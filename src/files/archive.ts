@@ -35,8 +35,11 @@ export function archiveName(name: string, atMs: number, timezone: string, tag?: 
   return fitName(stem, `.${fileTimestamp(atMs, timezone)}${tag ? `.${tag}` : ''}${ext}`, NAME_MAX_BYTES - ARCHIVE_NAME_RESERVE_BYTES);
 }
 
-/** Names disposeFile gives: `<stem>.<YYYYMMDD-HHmmss>[.superseded][-n][.rejected][.ext]`. */
-const ARCHIVED = /\.\d{8}-\d{6}(?:\.superseded)?(?:-\d+)?(?:\.rejected)?(?:\.[^.]+)?$/;
+/**
+ * Names disposeFile gives: `<stem>.<YYYYMMDD-HHmmss>[.superseded][-n][.rejected][.ext]`, and the fan-out's
+ * reject file of one taking dataset `<…>[-n].<dataset>.rejected.csv` (fan-out-job.ts).
+ */
+const ARCHIVED = /\.\d{8}-\d{6}(?:\.superseded)?(?:-\d+)?(?:\.(?:[a-z0-9][a-z0-9_-]*\.)?rejected)?(?:\.[^.]+)?$/;
 
 /** True when `name` is one disposeFile writes (an archived export or its reject file). */
 export function isArchivedName(name: string): boolean {

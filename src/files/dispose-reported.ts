@@ -23,7 +23,7 @@ export interface DisposeDeps {
  * Returns null when it failed; the file (and its marker) then stay in the folder.
  */
 export async function disposeReported(
-  ds: DatasetConfig & { watch: WatchConfig },
+  ds: Pick<DatasetConfig, 'name'> & { watch: WatchConfig },
   file: ReadyFile,
   fate: FileFate,
   opts: DisposeOptions,

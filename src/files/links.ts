@@ -28,5 +28,5 @@ export function watchLinkPolicy(cfg: WatchConfig | undefined): LinkPolicy {
  * stdout is our own private temp file.
  */
 export function linkPolicyFor(origin: FileOrigin, cfg: WatchConfig | undefined): LinkPolicy {
-  return origin === 'reread' || origin === 'command' ? ALWAYS_FOLLOW : watchLinkPolicy(cfg);
+  return origin === 'reread' || origin === 'command' || origin === 'cli' ? ALWAYS_FOLLOW : watchLinkPolicy(cfg);
 }

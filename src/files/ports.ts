@@ -13,7 +13,7 @@ export interface FileSyncer {
    * Sync one export file; one at a time per dataset (the daemon's queue already ensures it).
    * `signal` stops it between journaled steps (result interrupted; the next start resumes it).
    */
-  sync(ds: DatasetConfig, input: { file: string; links?: LinkPolicy; sha256?: string }, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
+  sync(ds: DatasetConfig, input: { file: string; links?: LinkPolicy; sha256?: string }, opts?: { signal?: AbortSignal; publish?: boolean }): Promise<SyncSummary>;
 }
 
 /** What a file job reads of the state database. */

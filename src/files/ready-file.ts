@@ -1,5 +1,5 @@
-/** Where a file job came from (logged with the sync); reapply: the last export, from processed/, after a reconcile found drift. */
-export type FileOrigin = 'watch' | 'startup' | 'reread' | 'command' | 'reapply';
+/** Where a file job came from (logged with the sync); reapply: the last export, from processed/, after a reconcile found drift; cli: named by a person (`sync --export`). */
+export type FileOrigin = 'watch' | 'startup' | 'reread' | 'command' | 'reapply' | 'cli';
 
 /** A complete export file, as the watcher hands it on. Watchers don't parse (house style 6). */
 export interface ReadyFile {

@@ -28,6 +28,8 @@ export const LOG_EVENTS = [
   'file.skipped',
   'file.rejected',
   'file.processed',
+  // a shared export's file kept in its folder until every dataset taking it is done with it (fan-out)
+  'file.kept',
   'file.archived',
   'file.dispose_failed',
   'file.unreadable',

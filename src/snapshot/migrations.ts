@@ -269,6 +269,26 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 12,
+    description: 'fan-out: the last file of a shared export each taking feed is done with',
+    sql: `
+      -- Issue 13's fan-out (src/snapshot/export-takers.ts): one file of an export goes to several datasets. Once a
+      -- dataset is done with it (published, unchanged, held for a person) its sha256 is kept here, so a retry of the
+      -- file (another dataset failed) or a restart between datasets runs only the datasets not done, and never sends
+      -- an older file's values again over what a dataset published since. The last file per taker only: the same
+      -- content coming back later (stock went back) is a new export.
+      CREATE TABLE export_takers (
+        export  TEXT NOT NULL,
+        dataset TEXT NOT NULL,
+        feed    TEXT NOT NULL,
+        sha256  TEXT NOT NULL,
+        result  TEXT NOT NULL,
+        at      INTEGER NOT NULL,
+        PRIMARY KEY (export, dataset, feed)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -1,0 +1,183 @@
+import { lstat, mkdir, rename } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ExportConfig } from '../config/exports.js';
+import type { DatasetConfig } from '../config/schema.js';
+import { ConnectorError } from '../errors.js';
+import { fitName, splitExt } from '../file-names.js';
+import { event } from '../log/events.js';
+import { SourceError } from '../model/source-error.js';
+import { hashFile } from '../sources/open-file.js';
+import { rejectFilePath } from '../sources/reject-file.js';
+import type { Taker } from '../snapshot/export-takers.js';
+import type { SyncSummary } from '../sync/outcome.js';
+import { archiveName, fateDir } from './archive.js';
+import { disposeReported } from './dispose-reported.js';
+import { nextForError, nextForResult, type FileJobResult, type FileNext } from './file-job.js';
+import { linkPolicyFor } from './links.js';
+import type { FileSyncer, HealthReasons } from './ports.js';
+import type { FileOrigin, ReadyFile } from './ready-file.js';
+import type { Clock } from '../clock.js';
+
+/** One taker of a shared export as the fan-out runs it: the dataset seen through its taking feed (feedView). */
+export interface TakerRun extends Taker {
+  /** The dataset as the feed reads the file; null when the dataset is not served now (its key unreadable): the file waits for it. */
+  view: DatasetConfig | null;
+  /** The name of its reject file beside the export: the dataset's, or dataset-feed when the dataset takes the export with several feeds. */
+  tag: string;
+}
+
+/** What the fan-out remembers of each taker (src/snapshot/export-takers.ts). */
+export interface TakerMarks {
+  doneWith(exp: string, t: Taker): string | null;
+  markDone(exp: string, t: Taker, sha256: string, result: string, at: number): void;
+}
+
+/** How one taker ended with the file. */
+export interface TakerOutcome extends Taker {
+  /** done: published, unchanged, held or staged for a person, or done before (skipped); rejected: the file is bad for it; retry: try it again later. */
+  outcome: 'done' | 'skipped' | 'rejected' | 'retry';
+  result: string;
+  code: string | null;
+}
+
+/** What a fan-out needs. */
+export interface FanOutDeps {
+  engine: FileSyncer;
+  marks: TakerMarks;
+  logger: Logger;
+  health: HealthReasons;
+  timezone: string;
+  clock: Clock;
+  signal?: AbortSignal;
+  /** `sync --export --no-publish`: each taker's change is staged, not published. */
+  publish?: false;
+  onSummary?(dataset: string, s: SyncSummary): void;
+  onError?(dataset: string, err: unknown): void;
+}
+
+/** Pure: the file's fate once every taker ran: kept for a retry while one must try again, failed/ when one refused it, else processed/. */
+export function fanOutNext(outcomes: readonly TakerOutcome[]): FileNext {
+  const retry = outcomes.filter((o) => o.outcome === 'retry');
+  if (retry.length > 0) return { next: 'retry', slow: retry.every((o) => o.result === 'waiting' || o.result === 'stopped' || o.code === 'NOT_SERVED') };
+  return { next: 'dispose', fate: outcomes.some((o) => o.outcome === 'rejected') ? 'failed' : 'processed' };
+}
+
+/** The reject file of one taker beside the export (a name the watcher ignores). */
+export function takerRejectPath(file: string, tag: string): string {
+  return join(dirname(file), fitName(`${splitExt(basename(file)).stem}.${tag}`, '.rejected.csv'));
+}
+
+/**
+ * One file of a shared export (issue 13's fan-out): hash it once, then run
+ * every taker that is not done with this content, one after another, each
+ * through the engine as a sync of its feed. A taker that fails does not stop
+ * the others. A taker done with the file is remembered at once (TakerMarks),
+ * so a retry of the file or a restart between takers runs only the others and
+ * never sends this file's values again over what a dataset published since.
+ * The file is moved or deleted (watched files) only after every taker is done
+ * with it: to failed/ when one refused it (its reject file beside it, one per
+ * taker), and kept for a retry while one must try again.
+ */
+export async function runFanOutJob(
+  name: string,
+  exp: ExportConfig,
+  takers: readonly TakerRun[],
+  job: { file: ReadyFile; origin: FileOrigin },
+  deps: FanOutDeps,
+): Promise<FileJobResult & { outcomes: TakerOutcome[] }> {
+  const { file, origin } = job;
+  const log = deps.logger;
+  const links = linkPolicyFor(origin, exp.watch);
+  log.info(event('file.ready', { export: name, file: file.path, origin, bytes: file.size, takers: takers.map((t) => t.dataset) }), 'file ready');
+  let hash: string;
+  try {
+    hash = await hashFile(file.path, links);
+  } catch (err) {
+    const code = err instanceof SourceError ? String(err.context.errno ?? err.code) : ((err as NodeJS.ErrnoException).code ?? 'INTERNAL');
+    if (code === 'ENOENT' || code === 'LINK_NOT_FOLLOWED' || code === 'NOT_REGULAR_FILE') {
+      log.warn(event('file.skipped', { export: name, file: file.path, origin, reason: code === 'ENOENT' ? 'gone' : 'not_regular_file' }), 'file skipped');
+      return { next: 'dispose', fate: 'processed', accepted: false, outcomes: [] };
+    }
+    log.error(event('file.unreadable', { export: name, file: file.path, origin, code, hint: 'grant the service user read access to the file (and search access to its folder)', err }), 'cannot read the export');
+    return { next: 'retry', slow: false, accepted: false, outcomes: [] };
+  }
+
+  const outcomes: TakerOutcome[] = [];
+  for (const t of takers) {
+    if (deps.signal?.aborted) break;
+    const who = { dataset: t.dataset, feed: t.feed };
+    if (deps.marks.doneWith(name, t) === hash) {
+      log.info(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
+      outcomes.push({ ...who, outcome: 'skipped', result: 'skipped', code: null });
+      continue;
+    }
+    if (!t.view) {
+      log.warn(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
+      outcomes.push({ ...who, outcome: 'retry', result: 'failed', code: 'NOT_SERVED' });
+      continue;
+    }
+    let next: FileNext;
+    let result: string;
+    let code: string | null;
+    try {
+      const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash }, { ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.publish === false ? { publish: false } : {}) });
+      deps.onSummary?.(t.dataset, summary);
+      next = nextForResult(summary.result);
+      result = summary.result;
+      code = summary.code;
+    } catch (err) {
+      deps.onError?.(t.dataset, err);
+      code = err instanceof ConnectorError ? err.code : 'INTERNAL';
+      log.error(event('sync.failed', { export: name, file: file.path, ...who, code, err }), 'sync failed');
+      next = nextForError(err);
+      result = 'failed';
+    }
+    await tagRejectFile(file.path, t.tag);
+    const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
+    if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
+    outcomes.push({ ...who, outcome, result, code });
+  }
+  if (deps.signal?.aborted) return { next: 'retry', slow: false, accepted: false, outcomes };
+
+  const next = fanOutNext(outcomes);
+  const accepted = next.next === 'dispose' && next.fate === 'processed';
+  const byDataset = outcomes.map((o) => `${o.dataset}${takers.filter((t) => t.dataset === o.dataset).length > 1 ? `/${o.feed}` : ''}: ${o.result}`);
+  if (next.next === 'retry') {
+    log.warn(event('file.kept', { export: name, file: file.path, takers: byDataset, waiting: outcomes.filter((o) => o.outcome === 'retry').map((o) => o.dataset) }), 'file kept: a dataset taking it must try it again');
+    return { ...next, accepted, outcomes };
+  }
+  if ((origin === 'watch' || origin === 'startup') && exp.watch) {
+    const watched = { name: takers[0]?.dataset ?? name, watch: exp.watch };
+    const d = await disposeReported(watched, file, next.fate, { now: deps.clock.now(), timezone: deps.timezone }, deps);
+    if (d === null) return { next: 'retry', slow: false, accepted, outcomes };
+    const dir = exp.watch.after === 'leave' ? null : fateDir(exp.watch, next.fate);
+    const rejects = await archiveRejectFiles(file, takers, dir, d.action === 'moved' ? d.to : join(dir ?? '', archiveName(file.name, deps.clock.now(), deps.timezone)));
+    const fields = { export: name, file: file.path, fate: next.fate, takers: byDataset, ...d, ...(rejects.length > 0 ? { rejectFiles: rejects } : {}) };
+    if (next.fate === 'failed') log.warn(event('file.rejected', fields), 'file rejected by a dataset taking it: the others have it');
+    else log.info(event('file.processed', fields), 'file processed by every dataset taking it');
+  }
+  return { ...next, accepted, outcomes };
+}
+
+/** The reject file a taker's sync wrote beside the export, renamed for that taker (the next taker writes its own). */
+async function tagRejectFile(file: string, tag: string): Promise<void> {
+  const written = rejectFilePath(file);
+  if (!(await lstat(written).catch(() => undefined))?.isFile()) return;
+  await rename(written, takerRejectPath(file, tag)).catch(() => undefined);
+}
+
+/** Each taker's reject file moved beside the archived export (named after it; into `dir` under its archive name when the export was deleted); left with after: leave. */
+async function archiveRejectFiles(file: ReadyFile, takers: readonly TakerRun[], dir: string | null, archived: string): Promise<string[]> {
+  if (dir === null) return [];
+  const out: string[] = [];
+  for (const t of takers) {
+    const from = takerRejectPath(file.path, t.tag);
+    if (!(await lstat(from).catch(() => undefined))?.isFile()) continue;
+    const to = takerRejectPath(archived, t.tag);
+    await mkdir(dirname(to), { recursive: true, mode: 0o750 });
+    await rename(from, to).catch(() => undefined);
+    out.push(to);
+  }
+  return out;
+}
