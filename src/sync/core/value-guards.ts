@@ -58,11 +58,6 @@ export class ValueTallier {
 
   constructor(private readonly rules: readonly ValueRule[]) {}
 
-  /** Whether any rule applies (the diff parses unchanged records only then). */
-  get active(): boolean {
-    return this.rules.length > 0;
-  }
-
   /**
    * Every compared record (changed or not), as it was before: counts the
    * records a field's value could be zeroed from (not zero or empty) and could
