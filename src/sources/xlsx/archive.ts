@@ -5,7 +5,7 @@ import { TextDecoder } from 'node:util';
 import { crc32, createInflateRaw } from 'node:zlib';
 import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
-import { partName } from './zip-guard.js';
+import { partName } from './part-name.js';
 
 /** One archive entry as the zip central directory describes it. */
 export interface ZipEntryInfo {

@@ -1,15 +1,6 @@
 import { SourceError } from '../../model/source-error.js';
-import { boundText } from '../../model/excerpt.js';
 import type { ZipEntryInfo } from './archive.js';
-
-/**
- * A part or entry name as a message shows it: it comes from the file. Here, not in archive.ts: every CSV
- * read checks inflation limits through this module, and archive.ts loads the zip reader (issue 18: an idle
- * daemon need not hold it).
- */
-export function partName(name: string): string {
-  return boundText(name, 120);
-}
+import { partName } from './part-name.js';
 
 // Small entries compress well for honest reasons (a sheet of one repeated value); the ratio rule is for big ones.
 const RATIO_MIN_BYTES = 1024 * 1024;
