@@ -1,6 +1,15 @@
-import iconv from 'iconv-lite';
+import { createRequire } from 'node:module';
+import type Iconv from 'iconv-lite';
 import type { SourceEncoding } from './config.js';
 import { SourceError } from '../model/source-error.js';
+
+const require = createRequire(import.meta.url);
+let iconvLib: typeof Iconv | null = null;
+
+/** iconv-lite, loaded at the first text that is not plain UTF-8 (issue 18: some 8 MB an idle daemon need not hold). */
+export function iconvLite(): typeof Iconv {
+  return (iconvLib ??= require('iconv-lite') as typeof Iconv);
+}
 
 const BOMS: Array<{ bytes: number[]; encoding: 'utf-8' | 'utf-16le' | 'utf-16be' }> = [
   { bytes: [0xef, 0xbb, 0xbf], encoding: 'utf-8' },
@@ -35,7 +44,7 @@ const ICONV_NAME: Record<Exclude<SourceEncoding, 'auto'>, string> = {
  * that is a file-level BAD_ENCODING error, never silently kept.
  */
 export class StreamDecoder {
-  private decoder: ReturnType<typeof iconv.getDecoder> | null = null;
+  private decoder: ReturnType<typeof Iconv.getDecoder> | null = null;
   private pending: Buffer | null = null;
   private linesSeen = 1;
   private highSurrogate = '';
@@ -48,7 +57,7 @@ export class StreamDecoder {
     private readonly file: string,
   ) {
     this.encoding = configured === 'auto' ? 'utf-8' : configured;
-    if (configured !== 'auto') this.decoder = iconv.getDecoder(ICONV_NAME[configured], { stripBOM: true });
+    if (configured !== 'auto') this.decoder = iconvLite().getDecoder(ICONV_NAME[configured], { stripBOM: true });
   }
 
   /** Decode the next chunk; may return '' while waiting for enough bytes to see a BOM. */
@@ -97,7 +106,7 @@ export class StreamDecoder {
   private start(head: Buffer): void {
     const bom = bomEncoding(head);
     this.encoding = bom ?? 'utf-8';
-    this.decoder = iconv.getDecoder(this.encoding, { stripBOM: true });
+    this.decoder = iconvLite().getDecoder(this.encoding, { stripBOM: true });
   }
 
   private check(decoded: string, last = false): string {

@@ -14,6 +14,7 @@ const { mappingConfigSchema } = await import(new URL('mapping/config.js', dist).
 const { readExport } = await import(new URL('sources/read.js', dist).href);
 const { readSource, planSource } = await import(new URL('sync/executor/source-read.js', dist).href);
 const { diffSource } = await import(new URL('sync/disk/diff-source.js', dist).href);
+const { diffOptionsOf } = await import(new URL('sync/core/diff.js', dist).href);
 const { planSync } = await import(new URL('sync/core/plan.js', dist).href);
 const { policySchema } = await import(new URL('config/policy.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
@@ -22,6 +23,7 @@ const [mode, file, statePath] = process.argv.slice(2);
 // 3,000,000 rows is past the default max_rows (2,000,000) and near max_file_bytes: both raised for the bench.
 const source = sourceConfigSchema.parse({ type: 'csv', limits: { max_rows: 10_000_000, max_file_bytes: 2 ** 31 } });
 const mapping = mappingConfigSchema.parse(MAPPING);
+const policy = policySchema.parse({});
 
 if (mode === '--seed') {
   // The published records: the export's, with every 100th record's stock one higher (so 1% differ).
@@ -54,14 +56,15 @@ if (mode === '--seed') {
     if (src.rejected) throw src.rejected;
     const t1 = performance.now();
     const store = db.snapshot('bench');
-    const cs = await diffSource(src.sorted, store.reader(), { ownership: 'source' }, join(work, 'changeset'));
+    // The diff options a sync takes from the default policy: value guards on (each compared record's values tallied).
+    const cs = await diffSource(src.sorted, store.reader(), diffOptionsOf(policy), join(work, 'changeset'));
     const t2 = performance.now();
     const plan = planSync({
       dataset: 'bench',
       changeset: cs,
       snapshot: store.state(),
       key: { roles: ['read', 'write', 'replace', 'publish'], shown: { records: 'stages', jobs: 'stages' } },
-      policy: policySchema.parse({}),
+      policy,
       rateBudget: { ratePerMinute: 100 },
       source: planSource(src),
       planDir: work,

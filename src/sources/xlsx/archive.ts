@@ -5,6 +5,7 @@ import { TextDecoder } from 'node:util';
 import { crc32, createInflateRaw } from 'node:zlib';
 import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
+import { partName } from './part-name.js';
 
 /** One archive entry as the zip central directory describes it. */
 export interface ZipEntryInfo {
@@ -198,11 +199,6 @@ class FdReader extends yauzl.RandomAccessReader {
   override _readStreamForRange(start: number, end: number): Readable {
     return fdReadStream(this.fd, { start, end: end - 1, highWaterMark: RAW_CHUNK_BYTES });
   }
-}
-
-/** A part or entry name as a message shows it: it comes from the file. */
-export function partName(name: string): string {
-  return boundText(name, 120);
 }
 
 function hex(n: number): string {

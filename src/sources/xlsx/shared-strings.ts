@@ -1,5 +1,6 @@
 import { SourceError } from '../../model/source-error.js';
-import { partName, type WorkbookArchive } from './archive.js';
+import type { WorkbookArchive } from './archive.js';
+import { partName } from './part-name.js';
 import { unescapeXstring } from './cell-text.js';
 import { scanPlainItem } from './plain-cell.js';
 import { readXml, type XmlHandlers } from './xml.js';

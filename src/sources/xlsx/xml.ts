@@ -1,6 +1,6 @@
 import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
-import { partName } from './archive.js';
+import { partName } from './part-name.js';
 import { XmlScanner, XmlSyntaxError } from './xml-scan.js';
 
 /** Handlers for one XML part. Tag names arrive without the root element's prefix (`x:c` → `c`). */

@@ -1,5 +1,6 @@
 import { SourceError } from '../../model/source-error.js';
-import { partName, type ZipEntryInfo } from './archive.js';
+import type { ZipEntryInfo } from './archive.js';
+import { partName } from './part-name.js';
 
 // Small entries compress well for honest reasons (a sheet of one repeated value); the ratio rule is for big ones.
 const RATIO_MIN_BYTES = 1024 * 1024;

@@ -146,7 +146,7 @@ export function* mergeJoin(
       digest.update(`o\0${e.record_id}\n`);
     }
     if (src.json === e.json) {
-      if (tallier.active) tallier.compared(JSON.parse(e.json) as DatasetRecord);
+      tallier.comparedJson(e.json);
       unchanged++;
       continue;
     }

@@ -2,6 +2,7 @@ import { canonicalJson } from '../../model/canonical.js';
 import type { DatasetRecord } from '../../model/record.js';
 import type { GuardEvaluation, GuardResult } from './guards.js';
 import type { FieldTally, ValueSample, ValueTally } from './changeset.js';
+import { NONZERO, RecordValues, ZEROABLE } from './record-values.js';
 
 export type { FieldTally, ValueSample, ValueTally } from './changeset.js';
 
@@ -50,13 +51,12 @@ export function ruleFor(rules: readonly ValueRule[], field: string): ValueRule |
 export class ValueTallier {
   readonly #fields: Record<string, FieldTally> = {};
   readonly #bases: Record<string, { zeroable: number; nonzero: number }> = {};
+  /** ruleFor of each field met, and each attribute key's field name (a million records name the same few). */
+  readonly #rules = new Map<string, ValueRule | null>();
+  readonly #attrFields = new Map<string, string>();
+  readonly #values = new RecordValues(baseFlags);
 
   constructor(private readonly rules: readonly ValueRule[]) {}
-
-  /** Whether any rule applies (the diff parses unchanged records only then). */
-  get active(): boolean {
-    return this.rules.length > 0;
-  }
 
   /**
    * Every compared record (changed or not), as it was before: counts the
@@ -67,8 +67,42 @@ export class ValueTallier {
    */
   compared(before: DatasetRecord): void {
     if (this.rules.length === 0) return;
-    for (const f of TOP_FIELDS) this.#base(f, before[f]);
-    for (const [k, v] of Object.entries(before.attributes ?? {})) this.#base(`attributes.${k}`, v);
+    for (const f of TOP_FIELDS) this.#base(f, baseFlags(before[f]));
+    for (const [k, v] of Object.entries(before.attributes ?? {})) this.#base(this.#attrField(k), baseFlags(v));
+  }
+
+  /** compared() of a record given as its canonical JSON (the snapshot's text), read without parsing it whole when it can be. */
+  comparedJson(json: string): void {
+    if (this.rules.length === 0) return;
+    const r = this.#values;
+    if (!r.read(json)) {
+      this.compared(JSON.parse(json) as DatasetRecord);
+      return;
+    }
+    for (const f of TOP_FIELDS) {
+      let flags = ABSENT;
+      for (let i = 0; i < r.topCount; i++) if (r.topKeys[i] === f) flags = r.topFlags[i]!;
+      this.#base(f, flags);
+    }
+    for (let i = 0; i < r.attrCount; i++) this.#base(this.#attrField(r.attrKeys[i]!), r.attrFlags[i]!);
+  }
+
+  #attrField(key: string): string {
+    let f = this.#attrFields.get(key);
+    if (f === undefined) {
+      f = `attributes.${key}`;
+      this.#attrFields.set(key, f);
+    }
+    return f;
+  }
+
+  #ruleFor(field: string): ValueRule | null {
+    let r = this.#rules.get(field);
+    if (r === undefined) {
+      r = ruleFor(this.rules, field);
+      this.#rules.set(field, r);
+    }
+    return r;
   }
 
   /** A compared record that changed: tally each field whose value differs. */
@@ -94,12 +128,12 @@ export class ValueTallier {
     return { fields: this.#fields };
   }
 
-  #base(field: string, old: unknown): void {
-    if (!ruleFor(this.rules, field)) return;
+  /** Count a compared record's value of `field` by its baseFlags. */
+  #base(field: string, flags: number): void {
+    if (!this.#ruleFor(field)) return;
     const b = (this.#bases[field] ??= { zeroable: 0, nonzero: 0 });
-    if (!isZeroOrEmpty(old)) b.zeroable++;
-    const n = numeric(old);
-    if (n !== null && n !== 0) b.nonzero++;
+    if (flags & ZEROABLE) b.zeroable++;
+    if (flags & NONZERO) b.nonzero++;
   }
 
   #one(field: string, id: string, old: unknown, now: unknown): void {
@@ -119,6 +153,15 @@ export class ValueTallier {
     }
   }
 }
+
+/** What a value counts for in the bases: ZEROABLE when not zero or empty, NONZERO when a non-zero number. */
+export function baseFlags(v: unknown): number {
+  const n = numeric(v);
+  return (isZeroOrEmpty(v) ? 0 : ZEROABLE) | (n !== null && n !== 0 ? NONZERO : 0);
+}
+
+/** The flags of a field a record does not have. */
+const ABSENT = 0;
 
 /**
  * The value guards that hold, from a changeset's tally and the records it

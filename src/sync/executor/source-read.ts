@@ -1,12 +1,11 @@
 import { read } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
-import iconv from 'iconv-lite';
 import type { MappingConfig } from '../../mapping/config.js';
 import type { DatasetRecord } from '../../model/record.js';
 import { recordJson } from '../../model/record-json.js';
 import type { SourceConfig } from '../../sources/config.js';
-import { bomEncoding } from '../../sources/decode.js';
+import { bomEncoding, iconvLite } from '../../sources/decode.js';
 import { boundText } from '../../model/excerpt.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../../sources/open-file.js';
 import { readExport, writeRejectFile, type ExportCounts, type RowError } from '../../sources/index.js';
@@ -219,7 +218,7 @@ async function readHead(file: string, source: SourceConfig, links: LinkPolicy): 
   const encoding = source.encoding === 'auto' ? (bom ?? 'utf-8') : source.encoding;
   if (encoding === 'utf-16le' || encoding === 'utf-16be') return { encoding, cells: null };
   try {
-    const text = iconv.decode(head, encoding === 'shift_jis' ? 'cp932' : encoding);
+    const text = iconvLite().decode(head, encoding === 'shift_jis' ? 'cp932' : encoding);
     const rows = parse(text, { bom: true, to_line: 1, relax_column_count: true, relax_quotes: true }) as string[][];
     return { encoding, cells: (rows[0] ?? []).map((c) => c.trim()) };
   } catch {
