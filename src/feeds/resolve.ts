@@ -2,7 +2,17 @@ import type { DatasetRecord } from '../model/record.js';
 import { canonicalJson } from '../model/canonical.js';
 import { compareIds } from '../snapshot/reader.js';
 import { fieldValue, withField } from './fields.js';
-import type { FeedValue } from './state.js';
+
+/** One feed's last published value of one field of one record. */
+export interface FeedValue {
+  record_id: string;
+  field: string;
+  feed: string;
+  /** Canonical JSON. */
+  value: string;
+  /** The time of the file it came from (ms). */
+  at: number;
+}
 
 /**
  * The feed state's pseudo-field of a deactivation (issue 13): a feed whose

@@ -1,17 +1,8 @@
 import type Database from 'better-sqlite3';
 import { canonicalJson } from '../model/canonical.js';
-import { HIDDEN, type FeedStateEntry } from './resolve.js';
+import { HIDDEN, type FeedStateEntry, type FeedValue } from './resolve.js';
 
-/** One feed's last published value of one field of one record. */
-export interface FeedValue {
-  record_id: string;
-  field: string;
-  feed: string;
-  /** Canonical JSON. */
-  value: string;
-  /** The time of the file it came from (ms). */
-  at: number;
-}
+export type { FeedValue };
 
 /** The last file a feed published. */
 export interface FeedFile {
