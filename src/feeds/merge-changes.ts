@@ -4,8 +4,7 @@ import { recordJson } from '../model/record-json.js';
 import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
 import { fieldValue, type FeedEntry } from './fields.js';
 import { applyRow, type RowOptions, type StateSink, type UpdateTally } from './merge-update.js';
-import { StateCursor } from './resolve.js';
-import type { FeedValue } from './state.js';
+import { StateCursor, type FeedValue } from './resolve.js';
 
 /** The attribute a change list's reader puts each row's command word in (view.ts); taken out before anything else sees the row. */
 export const COMMAND_KEY = '__dc_command';

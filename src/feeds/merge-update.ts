@@ -3,8 +3,7 @@ import { canonicalJson } from '../model/canonical.js';
 import { recordJson } from '../model/record-json.js';
 import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
 import { fieldValue, type FeedEntry } from './fields.js';
-import { activeAfterRow, decide, put, StateCursor, type FeedStateEntry, type MergeRules } from './resolve.js';
-import type { FeedValue } from './state.js';
+import { activeAfterRow, decide, put, StateCursor, type FeedStateEntry, type MergeRules, type FeedValue } from './resolve.js';
 
 /** A row not applied to a record: its record does not exist (update), or exists already (create). */
 export interface UnappliedRow {

@@ -3,8 +3,7 @@ import { canonicalJson } from '../model/canonical.js';
 import { recordJson } from '../model/record-json.js';
 import { fieldValue, type FeedEntry } from './fields.js';
 import type { StateSink } from './merge-update.js';
-import { decide, hiddenByOthers, put, StateCursor, type MergeRules } from './resolve.js';
-import type { FeedValue } from './state.js';
+import { decide, hiddenByOthers, put, StateCursor, type MergeRules, type FeedValue } from './resolve.js';
 
 export interface OverlayOptions {
   /** The fields of the full feed kept in its state: those another feed maps too (precedence compares them). */
