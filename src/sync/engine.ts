@@ -23,13 +23,15 @@ import { resumeOpenPlan } from './executor/resume.js';
 import { reportResumed, runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
 import { writeServerRejects } from './executor/source-read.js';
 import { restoreSource } from './executor/restore-source.js';
-import { openPlanWaits, stopIfPaused } from './executor/paused.js';
+import { openPlanWaits, stopIfFeedPaused, stopIfPaused } from './executor/paused.js';
+import { FeedPauses } from '../snapshot/feed-pauses.js';
 import { HistoryReader, type HistoryPoint } from '../history/reader.js';
 import { pruneHistory, type PruneReport } from '../history/prune.js';
 import { historyConfigSchema } from '../config/history.js';
 import type { PauseState } from '../snapshot/dataset-state.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
 import { event } from '../log/events.js';
+import { feedView } from '../feeds/view.js';
 
 /** What the engine is built from; effects are passed in (house style). */
 export interface SyncEngineDeps {
@@ -84,6 +86,7 @@ export class SyncEngine {
     return this.#syncWith(ds, input.file, 'sync', opts, async (ctx) => {
       // Issue 14: the one place every export passes (sync, retry, the daemon's file jobs and re-applies, run --once).
       if (stopIfPaused(ctx, `nothing from ${input.file} was published (the export waits)`)) return;
+      if (stopIfFeedPaused(ctx, [ds.feed], `nothing from ${input.file} was published (the export waits)`)) return;
       await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
     });
   }
@@ -146,13 +149,18 @@ export class SyncEngine {
     }
   }
 
-  /** Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from the state db. */
-  pause(ds: DatasetConfig, by: string): PauseState {
+  /**
+   * Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from
+   * the state db. With `feed`: that feed only (its files wait, the other feeds go on; `feed` must be one of the dataset's).
+   */
+  pause(ds: DatasetConfig, by: string, feed?: string): PauseState {
+    if (feed !== undefined) return new FeedPauses(this.deps.db.conn, ds.name).pause(feedView(ds, feed).feed, { at: this.#clock.now(), by });
     return this.deps.db.snapshot(ds.name).pause({ at: this.#clock.now(), by });
   }
 
-  /** Take exports again; returns the pause it ended, or null when it was not paused. */
-  resumeExports(ds: DatasetConfig): PauseState | null {
+  /** Take exports again (of `feed` only, when given); returns the pause it ended, or null when it was not paused. */
+  resumeExports(ds: DatasetConfig, feed?: string): PauseState | null {
+    if (feed !== undefined) return new FeedPauses(this.deps.db.conn, ds.name).unpause(feedView(ds, feed).feed);
     return this.deps.db.snapshot(ds.name).unpause();
   }
 
