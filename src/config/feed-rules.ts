@@ -56,22 +56,6 @@ export const oneWatcherPerFolder: ConfigRule = (c) => {
 };
 
 /**
- * The daemon watches and schedules only a dataset's full feed so far (issue 13's daemon part is not built):
- * a watch or schedule on another feed would be accepted and never run, so it is refused where it is written.
- */
-export const triggersOnFullFeedOnly: ConfigRule = (c) =>
-  Object.entries(c.datasets).flatMap(([name, ds]) =>
-    Object.entries(ds.feeds).flatMap(([feed, f]): RuleIssue[] => {
-      if (f.role === 'full') return [];
-      const how = `the daemon does not yet watch or schedule a ${f.role} feed; run dataset-connector sync ${name} --feed ${feed} --file <export> (by hand, or from cron or a command schedule of the full feed)`;
-      return [
-        ...(f.watch ? [{ path: ['datasets', name, 'feeds', feed, 'watch'], message: `watch on feed "${feed}" would never be read: ${how}` }] : []),
-        ...(f.schedules.length > 0 ? [{ path: ['datasets', name, 'feeds', feed, 'schedules'], message: `schedules on feed "${feed}" would never run: ${how}` }] : []),
-      ];
-    }),
-  );
-
-/**
  * A missing-record strategy that changes records (set, deactivate) beside a full feed is refused for now: the
  * feed state keeps only the values of rows a file listed, so the next catalogue sync would bring back the
  * values the strategy replaced (and show hidden records again), and the stock file would flip them back.
@@ -116,4 +100,4 @@ export const precedenceHonoured: ConfigRule = (c) =>
   });
 
 /** The feed rules, run with the other cross-field rules (config/rules.ts). */
-export const feedRules: readonly ConfigRule[] = [oneFullFeed, oneOwnerPerField, precedenceHonoured, oneWatcherPerFolder, triggersOnFullFeedOnly, missingBesideFullFeed];
+export const feedRules: readonly ConfigRule[] = [oneFullFeed, oneOwnerPerField, precedenceHonoured, oneWatcherPerFolder, missingBesideFullFeed];

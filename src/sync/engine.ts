@@ -32,6 +32,8 @@ import type { PauseState } from '../snapshot/dataset-state.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
 import { event } from '../log/events.js';
 import { feedView } from '../feeds/view.js';
+import { runFeedBatch, type FeedFileInput } from './executor/feed-batch.js';
+import type { FeedFileOutcome } from './outcome.js';
 
 /** What the engine is built from; effects are passed in (house style). */
 export interface SyncEngineDeps {
@@ -54,6 +56,7 @@ export interface SyncInput {
 
 export type { SyncOptions } from './executor/run-sync.js';
 export { DatasetBusyError } from './process-lock.js';
+export type { FeedFileInput } from './executor/feed-batch.js';
 export { InterruptedError } from './executor/interrupt.js';
 
 /**
@@ -89,6 +92,36 @@ export class SyncEngine {
       if (stopIfFeedPaused(ctx, [ds.feed], `nothing from ${input.file} was published (the export waits)`)) return;
       await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
     });
+  }
+
+  /**
+   * Run dataset `ds`'s feeds on these files (issue 13): the one entry point
+   * for files of named feeds (the daemon's per-feed folders and schedules, a
+   * fan-out of one folder to several datasets). One file is a sync of its
+   * feed; several make one plan (feed-batch.ts: the full feed's export the
+   * base, the others merged onto it in the order given, oldest first). The
+   * summary's `files` says what became of each: planned (its fate is the
+   * plan's result), rejected on its own, or not run (to be tried again).
+   * Never throws.
+   */
+  async syncFeedFiles(ds: DatasetConfig, inputs: readonly FeedFileInput[], opts: SyncOptions = {}): Promise<SyncSummary> {
+    if (inputs.length === 1) {
+      const only = inputs[0]!;
+      const summary = await this.sync(feedView(ds, only.feed), { file: only.file, ...(only.links ? { links: only.links } : {}), ...(only.sha256 ? { sha256: only.sha256 } : {}) }, opts);
+      const outcome = summary.result === 'rejected' ? 'rejected' : 'planned';
+      summary.files = [{ file: only.file, feed: only.feed, outcome, code: outcome === 'rejected' ? summary.code : null, message: outcome === 'rejected' ? summary.message : null, ...(summary.feed ? { matched: summary.feed } : {}) }];
+      return summary;
+    }
+    const outcomes: FeedFileOutcome[] = inputs.map((i) => ({ file: i.file, feed: i.feed, outcome: 'not_run', code: null, message: null }));
+    const summary = await this.#syncWith(ds, inputs.map((i) => i.file).join(' + '), 'sync', opts, async (ctx) => {
+      ctx.summary.files = outcomes; // the same objects: the sync.summary line says what became of each file
+      const what = 'nothing from these files was published (they wait)';
+      if (stopIfPaused(ctx, what)) return;
+      if (stopIfFeedPaused(ctx, [...new Set(inputs.map((i) => i.feed))], what)) return;
+      await runFeedBatch(ctx, ds, inputs, opts, outcomes);
+    });
+    summary.files = outcomes;
+    return summary;
   }
 
   /**

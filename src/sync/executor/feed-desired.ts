@@ -5,6 +5,7 @@ import type { GateFile } from '../core/gate.js';
 import type { FeedEntry } from '../../feeds/fields.js';
 import { mergeUpdate, newUpdateTally } from '../../feeds/merge-update.js';
 import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
+import type { SnapshotEntry } from '../../snapshot/reader.js';
 import { overlayFull } from '../../feeds/overlay-full.js';
 import { FeedState } from '../../feeds/state.js';
 import { hasFeeds, otherFeedFields, roleOf } from '../../feeds/view.js';
@@ -77,41 +78,66 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const read = src.sorted!;
   const feed = planFeedOf(ds, src);
   if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0 };
-  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0 };
-  let merged: Iterable<FeedEntry>;
-  const tally: ChangesTally = { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
-  const commands = ds.feeds[feed.name]!.commands;
-  if (feed.role === 'changes' && commands) {
-    const column = typeof commands.column === 'string' ? commands.column : JSON.stringify(commands.column);
-    merged = mergeChanges(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, commands, column }, tally);
-  } else if (feed.role === 'update') {
-    merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), { fields: feed.fields, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: ds.feeds[feed.name]!.missing }, tally);
-  } else {
-    const others = otherFeedFields(ds, feed.name);
-    merged = overlayFull(read.entries(), new FeedState(ctx.db.conn, ctx.dataset).othersThan(feed.name), {
-      feed: feed.name,
-      own: new Set(feed.fields),
-      others,
-      precedence: ds.precedence,
-      at: feed.at,
-    });
-  }
+  const summary = summaryOfTally(feed.name, feed.role, newChangesTally(), 0);
+  const tally = newChangesTally();
+  const merged = feedStage(ctx, ds, feed, read.entries(), ctx.store.reader().entries(), tally);
   const out = join(dir, `merged-${feed.name}`);
   makePrivateDir(out);
   const sorter = new SourceSorter(out);
   for (const e of merged) sorter.add(e.record_id, e.line, e.json);
   const sorted = sorter.finish(() => undefined); // both sides are keyed by record_id: no repeats
-  if (feed.role === 'full') summary.matched = read.count;
-  summary.matched += tally.matched;
-  summary.unmatched = tally.unmatched;
-  summary.notOwned = tally.notOwned;
-  summary.changeable = tally.changeable;
-  summary.missing = tally.missing;
-  summary.fieldsChanged = tally.fieldsChanged;
-  summary.firstUnmatched = tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id);
+  Object.assign(summary, summaryOfTally(feed.name, feed.role, tally, feed.role === 'full' ? read.count : 0));
+  const rows = rowsOfTally(src.file, tally);
+  return { sorted, feed: summary, unmatched: rows.all, rowErrors: rows.problems };
+}
+
+/**
+ * One feed's file merged onto `base` (the snapshot as reconciled, or what the files before it in one plan made,
+ * issue 13): an update feed's rows set its fields, a change list's rows apply their commands, a full feed's
+ * export takes the other feeds' published values (`base` unused). Streamed in record_id order.
+ */
+export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, rows: Iterable<FeedEntry>, base: Iterable<SnapshotEntry>, tally: ChangesTally): Iterable<FeedEntry> {
+  const f = ds.feeds[feed.name]!;
+  const commands = f.commands;
+  if (feed.role === 'changes' && commands) {
+    const column = typeof commands.column === 'string' ? commands.column : JSON.stringify(commands.column);
+    return mergeChanges(rows, base, { fields: feed.fields, ownership: ctx.policy.ownership, commands, column }, tally);
+  }
+  if (feed.role === 'update') return mergeUpdate(rows, base, { fields: feed.fields, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: f.missing }, tally);
+  return overlayFull(rows, new FeedState(ctx.db.conn, ctx.dataset).othersThan(feed.name), {
+    feed: feed.name,
+    own: new Set(feed.fields),
+    others: otherFeedFields(ds, feed.name),
+    precedence: ds.precedence,
+    at: feed.at,
+  });
+}
+
+/** A feed's summary from what its merge counted (`read`: the records of a full feed's file, all matched). */
+export function summaryOfTally(name: string, role: FeedSummary['role'], tally: ChangesTally, read: number): FeedSummary {
+  return {
+    name,
+    role,
+    matched: read + tally.matched,
+    unmatched: tally.unmatched,
+    firstUnmatched: tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id),
+    notOwned: tally.notOwned,
+    changeable: tally.changeable,
+    missing: tally.missing,
+    fieldsChanged: tally.fieldsChanged,
+  };
+}
+
+/** A tally with nothing counted, for any role. */
+export function newChangesTally(): ChangesTally {
+  return { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
+}
+
+/** The reject-file rows of a feed's merge (unmatched records, change-list rows not applied), by line; `problems`: how many are row errors. */
+export function rowsOfTally(file: string, tally: ChangesTally): { all: RowError[]; problems: number } {
   const unmatched = tally.unmatchedIds.map(
-    (u): RowError => ({ file: src.file, line: u.line, column: 'record_id', value: u.record_id, reason: `no record ${u.record_id} in the dataset: an update feed never creates one`, code: 'UNMATCHED_RECORD' }),
+    (u): RowError => ({ file, line: u.line, column: 'record_id', value: u.record_id, reason: `no record ${u.record_id} in the dataset: an update feed never creates one`, code: 'UNMATCHED_RECORD' }),
   );
-  const problems = tally.problems.map((p): RowError => ({ file: src.file, line: p.line, column: p.code === 'INVALID_COMMAND' ? 'command' : 'record', value: p.value, reason: p.reason, code: p.code }));
-  return { sorted, feed: summary, unmatched: [...unmatched, ...problems].sort((a, b) => a.line - b.line), rowErrors: problems.length };
+  const problems = tally.problems.map((p): RowError => ({ file, line: p.line, column: p.code === 'INVALID_COMMAND' ? 'command' : 'record', value: p.value, reason: p.reason, code: p.code }));
+  return { all: [...unmatched, ...problems].sort((a, b) => a.line - b.line), problems: problems.length };
 }

@@ -18,6 +18,8 @@ import { learnFromWrite } from './key-knowledge.js';
 import type { Provenance } from '../../snapshot/history-writer.js';
 import { FeedState } from '../../feeds/state.js';
 import { SortedSource } from '../core/sorted-source.js';
+import type { FeedEntry } from '../../feeds/fields.js';
+import { compareIds } from '../../snapshot/reader.js';
 
 /**
  * The ledger: every transition of a plan's life, and nothing else writes the
@@ -197,7 +199,8 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
     const source = plan.source && (!plan.feed || plan.feed.role === 'full') ? { source: plan.source } : {};
     ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run) });
     // Issue 13: the feed's values become its state only now, with the snapshot (never for a held or dropped change).
-    if (plan.feed) feedPublished(ctx, run, ctx.clock.now());
+    if (plan.batch) batchPublished(ctx, run, ctx.clock.now());
+    else if (plan.feed) feedPublished(ctx, run, ctx.clock.now());
     if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
     ctx.store.clearHeld();
     ctx.store.recordOutcome('published', { version, planId: plan.id });
@@ -214,6 +217,31 @@ function feedPublished(ctx: ExecContext, run: PlanRun, now: number): void {
   if (!plan.feed || folder === undefined) return;
   const { name, fields, at } = plan.feed;
   new FeedState(ctx.db.conn, ctx.dataset).published({ feed: name, fields, file: plan.file, sha256: plan.source?.fileHash ?? null, at }, SortedSource.inFolder(folder).entries(), now);
+}
+
+/**
+ * A published plan of several files (issue 13): each file's values as its feed's state, oldest first (so the
+ * newest value of a field wins), from the records its rows set (the plan's `listed` runs) as merged.
+ */
+function batchPublished(ctx: ExecContext, run: PlanRun, now: number): void {
+  const folder = run.changeset.folder;
+  if (!run.plan.batch || folder === undefined) return;
+  const state = new FeedState(ctx.db.conn, ctx.dataset);
+  for (const f of run.plan.batch) {
+    const merged = SortedSource.inFolder(folder).entries();
+    state.published({ feed: f.name, fields: f.fields, file: f.file, sha256: f.sha256, at: f.at }, joinListed(SortedSource.inFolder(folder, f.listed).entries(), merged), now);
+  }
+}
+
+/** The merged records of the ids `listed` names (both in record_id order), with the listed line. */
+function* joinListed(listed: Iterable<FeedEntry>, merged: Iterable<FeedEntry>): Generator<FeedEntry> {
+  const it = merged[Symbol.iterator]();
+  let m = it.next();
+  for (const l of listed) {
+    while (!m.done && compareIds(m.value.record_id, l.record_id) < 0) m = it.next();
+    if (m.done) return;
+    if (m.value.record_id === l.record_id) yield { record_id: l.record_id, line: l.line, json: m.value.json };
+  }
 }
 
 /**
@@ -236,6 +264,7 @@ export function provenanceOf(run: PlanRun): Provenance {
       held_by: plan.heldBy,
       ...(plan.restore ? { restore: plan.restore } : {}),
       ...(plan.feed ? { feed: plan.feed.name } : {}),
+      ...(plan.batch ? { files: plan.batch.map((f) => ({ feed: f.name, file: f.file, sha256: f.sha256 })) } : {}),
     },
   };
 }
