@@ -280,12 +280,12 @@ export class DatasetRuntime {
     this.#deps.health.clear(this.name, 'watch');
   }
 
-  async #fire(feed: string, s: NamedSchedule, signal: AbortSignal): Promise<void> {
+  #fire(feed: string, s: NamedSchedule, signal: AbortSignal): Promise<void> {
     const paused = this.#deps.state.feedPaused?.(this.name, feed) ?? null;
     if (paused) {
       // Issue 14 with feeds: a paused feed's schedules do nothing until resume --feed (the others go on).
       this.#log.info(event('schedule.skipped', { schedule: s.name, feed, reason: 'feed_paused', paused_since: new Date(paused.at).toISOString() }), 'schedule skipped: its feed is paused');
-      return;
+      return Promise.resolve();
     }
     this.#log.info(event('schedule.fired', { schedule: s.name, type: s.config.type, ...(feed === this.#ds.feed ? {} : { feed }) }), 'schedule fired');
     const tag = this.#feedTag(feed);
@@ -385,6 +385,8 @@ export class DatasetRuntime {
    * must be tried again wait together with the newest of them.
    */
   async #runBatch(lead: FileJob): Promise<void> {
+    // Files handed on in the same moment (a resume, a start-up scan) join this plan rather than wait for the next.
+    await new Promise<void>((r) => setImmediate(r));
     const ds = this.#ds;
     const taken: FileJob[] = [lead];
     const add = (j: FileJob | undefined) => {
