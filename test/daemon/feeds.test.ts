@@ -36,7 +36,7 @@ async function feedDaemon(fx: ReturnType<typeof daemonFixture>, id: string): Pro
   await s.writeConfig({
     [id]: {
       api: base.api,
-      policy: { staging: true },
+      policy: { staging: true, guards: { max_delete_ratio: 0.4 } },
       feeds: {
         main: { role: 'full', source: { type: 'csv' }, mapping: { fields: { record_id: 'sku', display_name: 'name', api_value: 'code' } }, watch: watch(dirs.main) },
         stock: { role: 'update', source: { type: 'csv' }, mapping: { fields: { record_id: 'sku', 'attributes.stock': { column: 'qty', transforms: ['integer'] } } }, watch: watch(dirs.stock) },
@@ -71,7 +71,7 @@ async function feedDaemon(fx: ReturnType<typeof daemonFixture>, id: string): Pro
 async function burst(d: FeedDaemon, id: string, files: Array<[dir: string, name: string, text: string]>): Promise<void> {
   d.cli.snapshot(id).pause({ at: Date.now(), by: 'test' });
   const skippedBefore = events(d.log.lines, 'file.skipped', { reason: 'paused' }).length;
-  const t0 = Date.now() - 60_000;
+  const t0 = Date.now();
   for (const [i, [dir, name, text]] of files.entries()) await drop(dir, name, text, t0 + i * 1000);
   await waitEvent(d.log.lines, 'file.skipped', { reason: 'paused' }, skippedBefore + files.length);
   d.cli.snapshot(id).unpause();
