@@ -424,6 +424,15 @@ export class DatasetRuntime {
     }
     if (kept.length === 0) return;
     kept.sort((a, b) => a.file.mtimeMs - b.file.mtimeMs);
+    // In one plan the full feed's export is the base and the others apply onto it. A change list older than
+    // that export must not outlive it (the export is the later word on which records exist): the files older
+    // than the export go first as their own plan, the export and the rest next.
+    const at = kept.findIndex((j) => !this.#keepsAll(j.feed ?? ds.feed));
+    if (at > 0 && kept.slice(0, at).some((j) => ds.feeds[j.feed ?? ds.feed]?.role === 'changes')) {
+      const later = kept.splice(at);
+      this.#log.info(event('sync.coalesced', { split_at: later[0]!.file.path, reason: 'change_list_older_than_export', next: later.map((j) => j.file.path) }), 'a change list older than the export goes first, on its own');
+      for (const j of later) void this.#queue.push(j);
+    }
     const results = await runFileBatch(ds, kept.map((j) => ({ file: j.file, origin: j.origin, feed: j.feed ?? ds.feed })), this.#fileDeps());
     for (const [i, j] of kept.entries()) this.#order.accepted(j, results[i]!);
     if (this.#stopping.signal.aborted) return;

@@ -164,6 +164,23 @@ describe('daemon: each feed by its own folder, and files waiting together as one
     expect(d.record('P-3')?.display_name).toBe('Plum');
   });
 
+  it('a change list older than the catalogue in the same burst goes first, on its own: the catalogue is the later word on which records exist', async () => {
+    const d = await feedDaemon(fx, 'feeds-split');
+    await withCatalogue(d);
+    const v = d.version();
+    await burst(d, 'feeds-split', [
+      [d.dirs.changes, 'c1.csv', 'sku,price,op\nP-4,0,delete\nP-1,99,update\n'],
+      [d.dirs.main, 'catalogue-2.csv', CATALOGUE.replace('Plum', 'Red plum')],
+    ]);
+    await waitEvent(d.log.lines, 'file.processed', { file: join(d.dirs.main, 'catalogue-2.csv') });
+    await d.service.idle();
+    expect(events(d.log.lines, 'sync.coalesced', { reason: 'change_list_older_than_export' })).toHaveLength(1);
+    expect(d.version()).toBe(v + 2);
+    expect(d.record('P-4')?.display_name).toBe('Fig');
+    expect(d.record('P-3')?.display_name).toBe('Red plum');
+    expect(d.record('P-1')?.attributes.price).toBe(99);
+  });
+
   it('a bad file in a burst fails alone: it goes to failed/ and nothing of it is published; the others are', async () => {
     const d = await feedDaemon(fx, 'feeds-bad');
     await withCatalogue(d);
