@@ -1,4 +1,4 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
@@ -197,6 +197,26 @@ describe('daemon: each feed by its own folder, and files waiting together as one
     expect(d.version()).toBe(v + 1);
     expect([1, 2, 3, 4].map((i) => d.record(`P-${i}`)?.attributes.stock)).toEqual([4, undefined, undefined, 8]);
     expect((await readdir(join(d.dirs.stock, 'failed'))).some((n) => n.startsWith('bad.'))).toBe(true);
+  });
+
+  it('a change list with an unknown command word in a burst fails alone (INVALID_COMMAND in its reject file); the other lists are applied', async () => {
+    const d = await feedDaemon(fx, 'feeds-badcmd');
+    await withCatalogue(d);
+    const v = d.version();
+    await burst(d, 'feeds-badcmd', [
+      [d.dirs.changes, 'c1.csv', 'sku,price,op\nP-1,10,update\n'],
+      [d.dirs.changes, 'c2.csv', 'sku,price,op\nP-2,20,update\nP-3,30,frobnicate\n'],
+      [d.dirs.changes, 'c3.csv', 'sku,price,op\nP-4,40,update\n'],
+    ]);
+    await waitEvent(d.log.lines, 'file.rejected', { file: join(d.dirs.changes, 'c2.csv'), fate: 'failed' });
+    for (const n of ['c1.csv', 'c3.csv']) await waitEvent(d.log.lines, 'file.processed', { file: join(d.dirs.changes, n) });
+    await d.service.idle();
+    expect(d.version()).toBe(v + 1);
+    expect([1, 2, 3, 4].map((i) => d.record(`P-${i}`)?.attributes.price)).toEqual([10, undefined, undefined, 40]);
+    const failed = await readdir(join(d.dirs.changes, 'failed'));
+    const rejects = failed.find((n) => n.endsWith('.rejected.csv'));
+    expect(rejects).toBeDefined();
+    expect(await readFile(join(d.dirs.changes, 'failed', rejects!), 'utf8')).toContain('INVALID_COMMAND');
   });
 
   it('pause --feed: that feed\'s file waits in its folder (no run, no move) while another feed runs; resume takes it without a restart', async () => {

@@ -92,19 +92,29 @@ function batchMerge(ctx: ExecContext, ds: DatasetConfig, all: Member[], outcomes
     gate: { fileHash: lead.src.fileHash, feed: { name: lead.feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } },
     desired(dir) {
       let members = all.filter((m) => outcomes[m.index]!.outcome !== 'rejected');
+      // The reject-file rows of a file left out (its reader's own and its rows not applied), kept for its reject file.
+      const leftOut: RowError[] = [];
       for (let round = 0; ; round++) {
         const out = mergeAll(ctx, ds, members, join(dir, `round-${round}`));
+        let first: SourceError | null = null;
         const bad = members.filter((m, i) => {
-          const verdict = feedRowVerdict(ds, m.src, { ...out.desired, rowErrors: out.perFile[i]!.rowErrors });
-          if (verdict) reject(ctx, outcomes[m.index]!, m.src, verdict);
+          // The file's own feed says what its bad rows mean (on_row_errors, max_bad_row_ratio).
+          const verdict = feedRowVerdict(feedView(ds, m.feed.name), m.src, { ...out.desired, rowErrors: out.perFile[i]!.rowErrors });
+          if (verdict) {
+            reject(ctx, outcomes[m.index]!, m.src, verdict);
+            leftOut.push(...m.src.rowErrors, ...out.perFile[i]!.rows);
+          }
+          first ??= verdict;
           return verdict !== null;
         });
-        if (bad.length === 0 || members.length === bad.length) {
+        // Every file refused: nothing of them is used (the sync ends rejected, each file to failed/).
+        if (first && members.length === bad.length) throw first;
+        if (bad.length === 0) {
           listed = out.listed;
-          for (const [i, m] of members.entries()) Object.assign(outcomes[m.index]!, { outcome: bad.includes(m) ? 'rejected' : 'planned', matched: out.perFile[i]!.summary });
-          const files: PlanBatchFile[] = members.filter((m) => !bad.includes(m)).map((m) => ({ ...m.feed, file: m.src.file, sha256: m.src.fileHash, listed: `listed-${m.index}` }));
+          for (const [i, m] of members.entries()) Object.assign(outcomes[m.index]!, { outcome: 'planned', matched: out.perFile[i]!.summary });
+          const files: PlanBatchFile[] = members.map((m) => ({ ...m.feed, file: m.src.file, sha256: m.src.fileHash, listed: `listed-${m.index}` }));
           ctx.logger.info(event('sync.coalesced', { files: files.map((f) => ({ file: f.file, feed: f.name })), left_out: outcomes.filter((o) => o.outcome === 'rejected').map((o) => o.file) }), 'several files make one plan');
-          return { ...out.desired, batch: { lead: (members.find((m) => !bad.includes(m)) ?? lead).feed, files } };
+          return { ...out.desired, unmatched: [...out.desired.unmatched, ...leftOut], batch: { lead: members[0]!.feed, files } };
         }
         members = members.filter((m) => !bad.includes(m));
       }
