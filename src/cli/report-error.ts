@@ -29,6 +29,7 @@ const NEXT_STEP_BY_CODE: Record<string, string> = {
   HISTORY_EMPTY: 'nothing was published since the history began; there is nothing to restore yet',
   FILE_UNREADABLE: 'check that this user can read the file given with --file',
   DATASET_PAUSED: 'the dataset was paused on purpose (status shows PAUSED): once its exports may be published again, run the resume command above, then this command again',
+  FEED_PAUSED: "this feed was paused on purpose (status shows it among the paused feeds): once its exports may be published again, run the resume command above, then this command again; the dataset's other feeds are not paused",
   STATE_DIR_BUSY:
     'stop that daemon first (systemctl stop dataset-connector) or give this one its own state_dir; sync, plan, approve and discard work beside a running daemon',
 };

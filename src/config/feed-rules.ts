@@ -72,21 +72,5 @@ export const exportTaken: ConfigRule = (c) =>
       : [{ path: ['exports', name], message: `no feed takes export "${name}" (from: ${name}): its folder and schedules would serve nobody; add from: ${name} to a dataset's feed, or remove the export` }],
   );
 
-/**
- * The daemon watches and schedules only a dataset's full feed so far (issue 13's daemon part is not built):
- * a watch or schedule on another feed would be accepted and never run, so it is refused where it is written.
- */
-export const triggersOnFullFeedOnly: ConfigRule = (c) =>
-  Object.entries(c.datasets).flatMap(([name, ds]) =>
-    Object.entries(ds.feeds).flatMap(([feed, f]): RuleIssue[] => {
-      if (f.role === 'full') return [];
-      const how = `the daemon does not yet watch or schedule a ${f.role} feed; run dataset-connector sync ${name} --feed ${feed} --file <export> (by hand, or from cron or a command schedule of the full feed)`;
-      return [
-        ...(f.watch ? [{ path: ['datasets', name, 'feeds', feed, 'watch'], message: `watch on feed "${feed}" would never be read: ${how}` }] : []),
-        ...(f.schedules.length > 0 ? [{ path: ['datasets', name, 'feeds', feed, 'schedules'], message: `schedules on feed "${feed}" would never run: ${how}` }] : []),
-      ];
-    }),
-  );
-
 /** The feed rules, run with the other cross-field rules (config/rules.ts). */
-export const feedRules: readonly ConfigRule[] = [oneFullFeed, oneOwnerPerField, oneWatcherPerFolder, exportTaken, triggersOnFullFeedOnly];
+export const feedRules: readonly ConfigRule[] = [oneFullFeed, oneOwnerPerField, oneWatcherPerFolder, exportTaken];

@@ -13,7 +13,7 @@ import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.
 import { pruneArchives } from '../files/prune.js';
 import { WATCH_HINTS } from './watch-supervisor.js';
 import { ConnectorError } from '../errors.js';
-import { runFileJob, type FileJobDeps } from '../files/file-job.js';
+import { runFileJob, type FileJobDeps, type FileJobResult } from '../files/file-job.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine, DaemonState } from './ports.js';
@@ -21,6 +21,8 @@ import { syncHeldHealth } from './held-health.js';
 import type { DaemonMetrics } from './metrics.js';
 import { runSchedule } from './schedule-actions.js';
 import { WatchSupervisor } from './watch-supervisor.js';
+import { feedView, hasFeeds } from '../feeds/view.js';
+import { runFileBatch } from '../files/file-batch.js';
 
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -62,8 +64,11 @@ export class DatasetRuntime {
   readonly #deps: RuntimeDeps;
   readonly #log: Logger;
   readonly #queue: DatasetQueue;
-  #watch: WatchSupervisor | undefined;
-  #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
+  /** One watch per feed with a folder (issue 13), by feed name. */
+  #watches = new Map<string, WatchSupervisor>();
+  #schedulers: Array<{ s: DatasetScheduler; abort: AbortController }> = [];
+  /** The other files of a batch that must be tried again, waiting with the batch's newest file (FileOrder's pending retry). */
+  readonly #companions = new Map<FileJob, FileJob[]>();
   readonly #order: FileOrder;
   #lastPruneAt: number | undefined;
   /** Exports that came while the dataset was paused (issue 14), in arrival order; queued again at resume. */
@@ -123,8 +128,15 @@ export class DatasetRuntime {
     await this.#prune();
     this.#pruneHistory();
     if (!this.#deps.once) this.#armHistoryPrune();
+    const primary = this.#watches.get(this.#ds.feed);
+    const feeds = [...this.#watches.entries()].filter(([f]) => f !== this.#ds.feed).map(([feed, w]) => ({ feed, watch: w.dir }));
     this.#log.info(
-      event('dataset.started', { watch: this.#watch?.dir ?? null, watching: this.#watch?.watching ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0 }),
+      event('dataset.started', {
+        watch: primary?.dir ?? null,
+        watching: primary?.watching ?? null,
+        schedules: this.#schedulers.reduce((n, x) => n + x.s.schedules.length, 0),
+        ...(feeds.length > 0 ? { feeds_watched: feeds } : {}),
+      }),
       'dataset started',
     );
   }
@@ -144,7 +156,7 @@ export class DatasetRuntime {
     if (triggersChanged) {
       await this.#stopTriggers();
       await this.#startTriggers();
-    } else await this.#watch?.restartIfFailed();
+    } else for (const w of this.#watches.values()) await w.restartIfFailed();
     if (changed) this.#order.retryNow(changed, this.#queue.running?.kind === 'file');
   }
 
@@ -177,36 +189,59 @@ export class DatasetRuntime {
     this.#log.info(event('dataset.stopped', { dropped_jobs: left.length }), 'dataset stopped');
   }
 
+  /** Each feed's watch and schedules (issue 13): a file of a feed's folder or schedule is synced through that feed. */
   async #startTriggers(): Promise<void> {
     const ds = this.#ds;
-    if (ds.watch) {
-      this.#watch = new WatchSupervisor(
-        ds.watch,
-        {
-          onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch' }),
-          onSuperseded: (file) => void this.#archive(file),
-        },
-        { dataset: this.name, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock },
-      );
-      await this.#watch.start();
-    }
-    if (ds.schedules.length > 0) {
-      const abort = new AbortController();
-      const s = new DatasetScheduler(
-        nameSchedules(ds.schedules),
-        this.#deps.timezone,
-        (sched) => this.#fire(sched, abort.signal),
-        this.#deps.cronStarter ?? nodeCronStarterWith(this.#log),
-        (sched) => this.#log.warn(event('schedule.skipped', { schedule: sched.name, reason: 'still_running' }), 'schedule skipped: its last run has not ended'),
-      );
-      s.start();
-      this.#scheduler = { s, abort };
+    for (const feed of feedNames(ds)) {
+      const view = feedView(ds, feed);
+      const tag = this.#feedTag(feed);
+      if (view.watch) {
+        const w = new WatchSupervisor(
+          view.watch,
+          {
+            onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch', ...tag(file) }),
+            onSuperseded: (file) => void this.#archive(file, undefined, feed),
+          },
+          { dataset: this.name, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock, ...(this.#keepsAll(feed) ? { keepAll: true } : {}) },
+        );
+        this.#watches.set(feed, w);
+        await w.start();
+      }
+      if (view.schedules.length > 0) {
+        const abort = new AbortController();
+        const named = nameSchedules(view.schedules).map((n) => (feed === ds.feed ? n : { ...n, name: `${feed}:${n.name}` }));
+        const s = new DatasetScheduler(
+          named,
+          this.#deps.timezone,
+          (sched) => this.#fire(feed, sched, abort.signal),
+          this.#deps.cronStarter ?? nodeCronStarterWith(this.#log),
+          (sched) => this.#log.warn(event('schedule.skipped', { schedule: sched.name, reason: 'still_running' }), 'schedule skipped: its last run has not ended'),
+        );
+        s.start();
+        this.#schedulers.push({ s, abort });
+      }
     }
   }
 
-  /** `run --once`: queue the newest export waiting in the folder (the others are superseded, as at a start). */
+  /** Whether every file of `feed` counts (an update feed or change list: each says something the others may not) rather than only its newest. */
+  #keepsAll(feed: string): boolean {
+    return hasFeeds(this.#ds) && this.#ds.feeds[feed]?.role !== 'full';
+  }
+
+  /** What a file job of `feed` carries: the feed (none for the primary one) and its queue slot (one per file when every file counts). */
+  #feedTag(feed: string): (file: ReadyFile) => { feed?: string; slot?: string } {
+    if (feed === this.#ds.feed && !this.#keepsAll(feed)) return () => ({});
+    const keepAll = this.#keepsAll(feed);
+    return (file) => ({ ...(feed === this.#ds.feed ? {} : { feed }), slot: keepAll ? `${feed}\0${file.path}` : feed });
+  }
+
+  /** `run --once`: queue the newest export waiting in each feed's folder (the others are superseded, as at a start; every file of an update feed or change list). */
   async #takeWaiting(): Promise<void> {
-    const ds = this.#ds;
+    for (const feed of feedNames(this.#ds)) await this.#takeWaitingOf(feed);
+  }
+
+  async #takeWaitingOf(feed: string): Promise<void> {
+    const ds = feedView(this.#ds, feed);
     if (!ds.watch) return;
     let files: ReadyFile[];
     try {
@@ -225,26 +260,38 @@ export class DatasetRuntime {
       );
       return;
     }
+    const tag = this.#feedTag(feed);
+    if (this.#keepsAll(feed)) {
+      for (const f of [...files].reverse()) this.#queue.push({ kind: 'file', file: f, origin: 'startup', ...tag(f) });
+      return;
+    }
     const [newest, ...older] = files;
-    for (const f of older) await this.#archive(f);
-    if (newest) this.#queue.push({ kind: 'file', file: newest, origin: 'startup' });
+    for (const f of older) await this.#archive(f, undefined, feed);
+    if (newest) this.#queue.push({ kind: 'file', file: newest, origin: 'startup', ...tag(newest) });
   }
 
   async #stopTriggers(): Promise<void> {
     // A running export command is killed (its process group), not left behind.
-    this.#scheduler?.abort.abort();
-    await this.#scheduler?.s.stop();
-    this.#scheduler = undefined;
-    await this.#watch?.close();
-    this.#watch = undefined;
+    for (const x of this.#schedulers) x.abort.abort();
+    for (const x of this.#schedulers) await x.s.stop();
+    this.#schedulers = [];
+    for (const w of this.#watches.values()) await w.close();
+    this.#watches.clear();
     this.#deps.health.clear(this.name, 'watch');
   }
 
-  #fire(s: NamedSchedule, signal: AbortSignal): Promise<void> {
-    this.#log.info(event('schedule.fired', { schedule: s.name, type: s.config.type }), 'schedule fired');
-    return runSchedule(this.#ds, s, {
+  #fire(feed: string, s: NamedSchedule, signal: AbortSignal): Promise<void> {
+    const paused = this.#deps.state.feedPaused?.(this.name, feed) ?? null;
+    if (paused) {
+      // Issue 14 with feeds: a paused feed's schedules do nothing until resume --feed (the others go on).
+      this.#log.info(event('schedule.skipped', { schedule: s.name, feed, reason: 'feed_paused', paused_since: new Date(paused.at).toISOString() }), 'schedule skipped: its feed is paused');
+      return Promise.resolve();
+    }
+    this.#log.info(event('schedule.fired', { schedule: s.name, type: s.config.type, ...(feed === this.#ds.feed ? {} : { feed }) }), 'schedule fired');
+    const tag = this.#feedTag(feed);
+    return runSchedule(feedView(this.#ds, feed), s, {
       signal,
-      push: (job) => this.#queue.push(job),
+      push: (job) => this.#queue.push(job.kind === 'file' ? { ...job, ...tag(job.file) } : job),
       state: this.#deps.state,
       health: this.#deps.health,
       logger: this.#log,
@@ -294,23 +341,103 @@ export class DatasetRuntime {
       return;
     }
     if (this.#park(job)) return;
+    // Issue 13: a dataset of several feeds runs the files waiting for any of its feeds as one plan (a reapply: alone).
+    if (hasFeeds(ds) && job.origin !== 'reapply' && this.#deps.engine.syncFeedFiles) return this.#runBatch(job);
     if (await this.#order.stale(job)) return;
-    const next = await runFileJob(ds, job, {
+    const next = await runFileJob(ds, job, this.#fileDeps());
+    this.#order.accepted(job, next);
+    // Stopping: an interrupted file stays in the folder and comes back at the next start (a reapply: stays pending).
+    if (this.#stopping.signal.aborted) return;
+    if (job.reapplyOf !== undefined && next.next !== 'retry') this.#deps.state.markReapply(this.name, job.reapplyOf, 'done');
+    await this.#afterFiles(job, next);
+  }
+
+  #fileDeps(): FileJobDeps {
+    return {
       ...this.#deps,
       signal: this.#stopping.signal,
       logger: this.#log,
       onSummary: (s) => this.noteSummary(s),
       onError: (err) => this.noteError(err),
-    });
-    this.#order.accepted(job, next);
-    // Stopping: an interrupted file stays in the folder and comes back at the next start (a reapply: stays pending).
-    if (this.#stopping.signal.aborted) return;
-    if (job.reapplyOf !== undefined && next.next !== 'retry') this.#deps.state.markReapply(this.name, job.reapplyOf, 'done');
+    };
+  }
+
+  /** What follows every file job: drift health, the retry or back-off reset, pruning. */
+  async #afterFiles(job: FileJob, next: FileJobResult): Promise<void> {
     // Another export processed: a drift not repaired again is no longer the last word.
-    if (next.accepted) driftHealth(ds, this.#deps);
+    if (next.accepted) driftHealth(this.#ds, this.#deps);
     this.#order.ran(job, next);
     if (this.#deps.clock.now() - (this.#lastHistoryPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) this.#pruneHistory();
     if (fromFolder(job) && this.#deps.clock.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
+  }
+
+  /**
+   * Issue 13's coalescing: `lead` with every file waiting for any feed of the
+   * dataset (on the queue, or for its retry) runs as one plan. Of a full
+   * feed's files only the newest counts (the older are superseded, as a
+   * single export's are); every file of an update feed or change list counts,
+   * applied oldest first. A paused feed's files are left waiting. Files that
+   * must be tried again wait together with the newest of them.
+   */
+  async #runBatch(lead: FileJob): Promise<void> {
+    // Files handed on in the same moment (a resume, a start-up scan) join this plan rather than wait for the next.
+    await new Promise<void>((r) => setImmediate(r));
+    const ds = this.#ds;
+    const taken: FileJob[] = [lead];
+    const add = (j: FileJob | undefined) => {
+      if (!j || taken.includes(j)) return;
+      taken.push(j);
+    };
+    for (const j of this.#queue.takeFiles()) add(j);
+    add(this.#order.takePending());
+    for (const j of [...taken]) {
+      for (const c of this.#companions.get(j) ?? []) add(c);
+      this.#companions.delete(j);
+    }
+    const jobs: FileJob[] = [];
+    for (const j of taken) {
+      if (j.origin === 'reapply') void this.#queue.push(j); // the last catalogue again after drift: on its own, next
+      else if (j === lead || !this.#park(j)) jobs.push(j);
+    }
+    // Of each full feed only its newest file; an older one is superseded by it.
+    const newestFull = new Map<string, FileJob>();
+    for (const j of jobs) {
+      const feed = j.feed ?? ds.feed;
+      if (this.#keepsAll(feed)) continue;
+      const had = newestFull.get(feed);
+      if (!had || j.file.mtimeMs >= had.file.mtimeMs) newestFull.set(feed, j);
+    }
+    const kept: FileJob[] = [];
+    for (const j of jobs) {
+      const feed = j.feed ?? ds.feed;
+      const newest = newestFull.get(feed);
+      if (newest && newest !== j) {
+        if (j.file.path !== newest.file.path) await this.#supersede(j, newest.file);
+        continue;
+      }
+      if (!(await this.#order.stale(j))) kept.push(j);
+    }
+    if (kept.length === 0) return;
+    kept.sort((a, b) => a.file.mtimeMs - b.file.mtimeMs);
+    // In one plan the full feed's export is the base and the others apply onto it. A change list older than
+    // that export must not outlive it (the export is the later word on which records exist): the files older
+    // than the export go first as their own plan, the export and the rest next.
+    const at = kept.findIndex((j) => !this.#keepsAll(j.feed ?? ds.feed));
+    if (at > 0 && kept.slice(0, at).some((j) => ds.feeds[j.feed ?? ds.feed]?.role === 'changes')) {
+      const later = kept.splice(at);
+      this.#log.info(event('sync.coalesced', { split_at: later[0]!.file.path, reason: 'change_list_older_than_export', next: later.map((j) => j.file.path) }), 'a change list older than the export goes first, on its own');
+      for (const j of later) void this.#queue.push(j);
+    }
+    const results = await runFileBatch(ds, kept.map((j) => ({ file: j.file, origin: j.origin, feed: j.feed ?? ds.feed })), this.#fileDeps());
+    for (const [i, j] of kept.entries()) this.#order.accepted(j, results[i]!);
+    if (this.#stopping.signal.aborted) return;
+    // One retry for the files that must be tried again: the newest carries the others along (#companions).
+    const again = kept.filter((_, i) => results[i]!.next === 'retry');
+    const retryLead = again[again.length - 1];
+    if (retryLead) this.#companions.set(retryLead, again.slice(0, -1));
+    const anyAccepted = results.some((r) => r.accepted);
+    const leadResult = retryLead ? results[kept.indexOf(retryLead)]! : { ...results[results.length - 1]!, accepted: anyAccepted };
+    await this.#afterFiles(retryLead ?? kept[kept.length - 1]!, leadResult);
   }
 
   /**
@@ -321,12 +448,18 @@ export class DatasetRuntime {
    */
   #park(job: Extract<DatasetJob, { kind: 'file' }>): boolean {
     // run --once parks nothing: the engine refuses the export (DATASET_PAUSED, exit 75) and it stays in the folder.
-    const paused = this.#deps.once ? null : (this.#deps.state.paused?.(this.name) ?? null);
-    if (!paused) return false;
+    if (this.#deps.once) return false;
+    const feed = job.feed ?? this.#ds.feed;
+    const paused = this.#deps.state.paused?.(this.name) ?? null;
+    // Issue 14 with feeds: a paused feed's file waits the same way; the dataset's other feeds go on.
+    const feedPaused = paused ? null : (this.#deps.state.feedPaused?.(this.name, feed) ?? null);
+    const p = paused ?? feedPaused;
+    if (!p) return false;
     this.#parked.push(job);
+    const reason = paused ? 'paused' : 'feed_paused';
     this.#log.info(
-      event('file.skipped', { file: job.file.path, origin: job.origin, reason: 'paused', paused_since: new Date(paused.at).toISOString(), waiting: this.#parked.length }),
-      'dataset paused: the export waits until resume',
+      event('file.skipped', { file: job.file.path, origin: job.origin, ...(feedPaused ? { feed } : {}), reason, paused_since: new Date(p.at).toISOString(), waiting: this.#parked.length }),
+      paused ? 'dataset paused: the export waits until resume' : `feed ${feed} paused: the export waits until resume --feed ${feed}`,
     );
     this.#pollPause();
     return true;
@@ -340,11 +473,18 @@ export class DatasetRuntime {
         this.#pausePoll = undefined;
         if (this.#stopping.signal.aborted) return;
         if (this.#deps.state.paused?.(this.name)) return this.#pollPause();
-        const jobs = this.#parked.splice(0);
-        this.#log.info(event('dataset.resumed', { waiting: jobs.length, journal: this.#resumeJournal }), 'dataset resumed: waiting exports are taken');
+        // The files of a feed still paused keep waiting; the rest (and an interrupted plan) go.
+        const stillPaused = (j: FileJob) => this.#deps.state.feedPaused?.(this.name, j.feed ?? this.#ds.feed) != null;
+        const jobs = this.#parked.filter((j) => !stillPaused(j));
+        this.#parked = this.#parked.filter((j) => stillPaused(j));
+        if (jobs.length > 0 || this.#resumeJournal) {
+          const feeds = [...new Set(jobs.map((j) => j.feed ?? this.#ds.feed))];
+          this.#log.info(event('dataset.resumed', { waiting: jobs.length, journal: this.#resumeJournal, feeds }), 'dataset resumed: waiting exports are taken');
+        }
         if (this.#resumeJournal) this.#queue.push({ kind: 'resume' });
         this.#resumeJournal = false;
         for (const j of jobs) this.#queue.push(j);
+        if (this.#parked.length > 0) this.#pollPause();
       },
       'pause',
     );
@@ -371,11 +511,13 @@ export class DatasetRuntime {
     this.#deps.engine.pruneHistory?.(this.#ds);
   }
 
-  /** Delete archived files older than watch.retention_days from processed/ and failed/. */
+  /** Delete archived files older than watch.retention_days from each feed's processed/ and failed/. */
   async #prune(): Promise<void> {
-    if (!this.#ds.watch) return;
     this.#lastPruneAt = this.#deps.clock.now();
-    await pruneArchives(this.#ds.watch, this.#lastPruneAt, this.#log);
+    for (const feed of feedNames(this.#ds)) {
+      const watch = feedView(this.#ds, feed).watch;
+      if (watch) await pruneArchives(watch, this.#lastPruneAt, this.#log);
+    }
   }
 
   /** A sync of this dataset threw (also one a shared export ran for it, fan-out.ts): health, and `run --once`'s exit. */
@@ -405,12 +547,15 @@ export class DatasetRuntime {
     this.#order.forget(job);
     // A reapply dropped for another export: that export goes instead, with the hash still forgotten.
     if (job.reapplyOf !== undefined) this.#deps.state.markReapply(this.name, job.reapplyOf, 'done');
+    // Files that waited for their retry with this one are not superseded by it: they wait on the queue.
+    for (const c of this.#companions.get(job) ?? []) void this.#queue.push(c);
+    this.#companions.delete(job);
     await job.cleanup?.().catch(() => undefined);
-    if (fromFolder(job)) await this.#archive(job.file, by);
+    if (fromFolder(job)) await this.#archive(job.file, by, job.feed);
   }
 
-  async #archive(file: ReadyFile, by?: ReadyFile): Promise<void> {
-    const ds = this.#ds;
+  async #archive(file: ReadyFile, by?: ReadyFile, feed?: string): Promise<void> {
+    const ds = feedView(this.#ds, feed ?? this.#ds.feed);
     if (!ds.watch) return;
     const opts = { now: this.#deps.clock.now(), timezone: this.#deps.timezone };
     const d = await disposeReported({ ...ds, watch: ds.watch }, file, 'superseded', opts, { ...this.#deps, logger: this.#log });
@@ -419,5 +564,11 @@ export class DatasetRuntime {
 }
 
 function triggersOf(ds: DatasetConfig): unknown {
-  return { watch: ds.watch ?? null, schedules: ds.schedules };
+  const feeds = Object.entries(ds.feeds ?? {}).filter(([name]) => name !== ds.feed);
+  return { watch: ds.watch ?? null, schedules: ds.schedules, feeds: Object.fromEntries(feeds.map(([name, f]) => [name, { watch: f.watch ?? null, schedules: f.schedules, role: f.role }])) };
+}
+
+/** The dataset's feeds, its primary first (a dataset built without feeds: its one). */
+function feedNames(ds: DatasetConfig): string[] {
+  return [ds.feed, ...Object.keys(ds.feeds ?? {}).filter((f) => f !== ds.feed)];
 }

@@ -51,8 +51,8 @@ export class FileOrder {
   /** The file waiting for its retry, with the cancel of its timer; `queued` once it is on the queue. */
   #pendingRetry: { job: FileJob; cancel: () => void; slow: boolean; queued?: boolean } | undefined;
   #retryDelay = 0;
-  /** Modification time of the newest folder file synced (or found equal): an older one is stale. */
-  #newestDoneMtimeMs: number | undefined;
+  /** Per feed (issue 13; '' the primary), modification time of the newest folder file synced (or found equal): an older one is stale. */
+  readonly #newestDone = new Map<string, number>();
   /** A reload changed the key or config while a file job ran with the old ones: its retry, if any, goes at once. */
   #retryAtOnce: RetryNowReason | undefined;
 
@@ -82,7 +82,8 @@ export class FileOrder {
       this.#pendingRetry = undefined;
       if (job.file.path !== pending.job.file.path) await this.#deps.supersede(pending.job, job.file);
     }
-    if (fromFolder(job) && this.#newestDoneMtimeMs !== undefined && job.file.mtimeMs < this.#newestDoneMtimeMs) {
+    const done = this.#newestDone.get(job.feed ?? '');
+    if (fromFolder(job) && done !== undefined && job.file.mtimeMs < done) {
       return this.#refuse(job, undefined, 'older_than_last');
     }
     return false;
@@ -90,7 +91,7 @@ export class FileOrder {
 
   /** Note that the newest folder file was synced, whatever comes next of it. */
   accepted(job: FileJob, result: FileJobResult): void {
-    if (result.accepted && fromFolder(job)) this.#newestDoneMtimeMs = Math.max(this.#newestDoneMtimeMs ?? -Infinity, job.file.mtimeMs);
+    if (result.accepted && fromFolder(job)) this.#newestDone.set(job.feed ?? '', Math.max(this.#newestDone.get(job.feed ?? '') ?? -Infinity, job.file.mtimeMs));
   }
 
   /** After a file job ran (and the daemon is not stopping): schedule its retry, or reset the back-off. */
@@ -116,6 +117,19 @@ export class FileOrder {
       pending.cancel();
       this.#retryNow(pending.job, reason, pending.slow);
     } else if (fileJobRunning) this.#retryAtOnce = reason;
+  }
+
+  /**
+   * Take the export waiting for its retry (its timer cancelled), to run it now with other files (issue 13: one
+   * plan of several feeds' files); undefined when none waits. A file of the batch that must be tried again
+   * becomes the pending retry again through ran().
+   */
+  takePending(): FileJob | undefined {
+    const pending = this.#pendingRetry;
+    if (!pending) return undefined;
+    pending.cancel();
+    this.#pendingRetry = undefined;
+    return pending.job;
   }
 
   /** `job` is being dropped: its pending retry, if any, goes too. */

@@ -36,4 +36,6 @@ export interface DaemonState extends LastFile {
   markReapply(dataset: string, hash: string, status: 'done' | 'repeated'): void;
   /** Paused by a person (`pause`, issue 14): exports are not taken; read at each export, so no restart is needed. */
   paused?(dataset: string): { at: number; by: string } | null;
+  /** One feed paused by a person (`pause <dataset> --feed F`): its files wait, its schedules skip; read at each file job. */
+  feedPaused?(dataset: string, feed: string): { at: number; by: string } | null;
 }

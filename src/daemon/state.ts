@@ -1,5 +1,6 @@
 import type { StateDb } from '../snapshot/db.js';
 import type { DaemonState } from './ports.js';
+import { FeedPauses } from '../snapshot/feed-pauses.js';
 
 /** The daemon's view of the state db (one per daemon; the tests build it on their own temp db). */
 export function daemonState(db: StateDb): DaemonState {
@@ -10,5 +11,6 @@ export function daemonState(db: StateDb): DaemonState {
     lastReapply: (dataset) => db.snapshot(dataset).reapply(),
     markReapply: (dataset, hash, status) => db.snapshot(dataset).markReapply(hash, status),
     paused: (dataset) => db.snapshot(dataset).paused(),
+    feedPaused: (dataset, feed) => new FeedPauses(db.conn, dataset).paused(feed),
   };
 }

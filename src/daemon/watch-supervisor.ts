@@ -25,6 +25,8 @@ export interface WatchSupervisorDeps {
   health: HealthState;
   /** The one clock (src/clock.ts): restarts wait on its timers. */
   clock: Clock;
+  /** Hand on every file found at start-up, not only the newest (an update feed or change list, issue 13). */
+  keepAll?: boolean;
 }
 
 /**
@@ -90,7 +92,7 @@ export class WatchSupervisor {
     if (this.#closed || this.watching) return;
     this.#cancelTimer?.();
     const { health, dataset, logger, clock } = this.#deps;
-    const w = new FolderWatcher(this.#cfg, { ...this.#events, onLost: (reason) => void this.#lost(w, reason) }, { logger });
+    const w = new FolderWatcher(this.#cfg, { ...this.#events, onLost: (reason) => void this.#lost(w, reason) }, { logger, ...(this.#deps.keepAll ? { keepAll: true } : {}) });
     try {
       await w.start();
     } catch (err) {

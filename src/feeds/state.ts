@@ -69,6 +69,11 @@ export class FeedState {
       .all(this.dataset, ...fields) as FeedValue[];
   }
 
+  /** Every value of every feed, in record_id order (a plan of several files starts its StateOverlay from it). */
+  all(): FeedValue[] {
+    return this.conn.prepare('SELECT record_id, field, feed, value, at FROM feed_values WHERE dataset = ? ORDER BY record_id, field, feed').all(this.dataset) as FeedValue[];
+  }
+
   /** Every value of the feeds other than `except`, in record_id order (read whole: a merge runs without yielding). */
   othersThan(except: string): FeedValue[] {
     return this.conn

@@ -104,12 +104,44 @@ export async function runFileJob(
   log.info(event('file.ready', { file: file.path, origin, bytes: file.size }), 'file ready');
   let next: FileNext;
   let accepted = false;
-  let hash: string;
   // Issue 11: a file of the watch folder is never a link (unless follow_symlinks), nor a FIFO or device.
   const links = linkPolicyFor(origin, ds.watch);
+  const hashed = await hashJob(ds, job, deps);
+  if ('next' in hashed) return hashed;
+  const hash = hashed.hash;
+  const skip = skipReason(hash, deps.state.lastFileHash(ds.name), job.reapplyOf);
+  if (skip) {
+    log.info(event('file.skipped', { file: file.path, origin, reason: skip, file_hash: hash }), 'file skipped');
+    next = nextForResult('skipped');
+    accepted = true;
+  } else {
+    try {
+      const summary = await deps.engine.sync(ds, { file: file.path, links, sha256: hash }, deps.signal ? { signal: deps.signal } : {});
+      deps.onSummary?.(summary);
+      next = nextForResult(summary.result);
+      accepted = next.next === 'dispose' && next.fate === 'processed';
+    } catch (err) {
+      deps.onError?.(err);
+      const code = err instanceof ConnectorError ? err.code : 'INTERNAL';
+      log.error(event('sync.failed', { file: file.path, code, err }), 'sync failed');
+      next = nextForError(err);
+    }
+  }
+  return disposeJob(ds, job, next, accepted, deps);
+}
+
+/**
+ * Hash a ready file once (the read must find the same bytes), or say what
+ * becomes of it without a sync: gone (nothing to do), a link or FIFO swapped
+ * in (left alone), unreadable (kept, tried again).
+ */
+export async function hashJob(ds: DatasetConfig, job: { file: ReadyFile; origin: FileOrigin }, deps: Pick<FileJobDeps, 'logger' | 'health' | 'clock'>): Promise<{ hash: string } | FileJobResult> {
+  const { file, origin } = job;
+  const log = deps.logger;
   try {
-    hash = await hashFile(file.path, links);
+    const hash = await hashFile(file.path, linkPolicyFor(origin, ds.watch));
     deps.health.clear(ds.name, 'file');
+    return { hash };
   } catch (err) {
     const code = err instanceof SourceError ? String(err.context.errno ?? err.code) : ((err as NodeJS.ErrnoException).code ?? 'INTERNAL');
     if (code === 'ENOENT') {
@@ -129,33 +161,23 @@ export async function runFileJob(
     deps.health.set(ds.name, 'file', 'FILE_UNREADABLE', `cannot read ${file.path}: ${code}; ${hint}`, deps.clock.now());
     return { next: 'retry', slow: false, accepted: false };
   }
-  const skip = skipReason(hash, deps.state.lastFileHash(ds.name), job.reapplyOf);
-  if (skip) {
-    log.info(event('file.skipped', { file: file.path, origin, reason: skip, file_hash: hash }), 'file skipped');
-    next = nextForResult('skipped');
-    accepted = true;
-  } else {
-    try {
-      const summary = await deps.engine.sync(ds, { file: file.path, links, sha256: hash }, deps.signal ? { signal: deps.signal } : {});
-      deps.onSummary?.(summary);
-      next = nextForResult(summary.result);
-      accepted = next.next === 'dispose' && next.fate === 'processed';
-    } catch (err) {
-      deps.onError?.(err);
-      const code = err instanceof ConnectorError ? err.code : 'INTERNAL';
-      log.error(event('sync.failed', { file: file.path, code, err }), 'sync failed');
-      next = nextForError(err);
-    }
-  }
+}
+
+/**
+ * After the sync: a watched file's `after` (move, delete, leave) with its
+ * fate, logged; a move that fails is tried again later (the content is then
+ * known, so the retry only moves it). `ds` is the view of the file's feed (its watch).
+ */
+export async function disposeJob(ds: DatasetConfig, job: { file: ReadyFile; origin: FileOrigin }, next: FileNext, accepted: boolean, deps: FileJobDeps, fields: Record<string, unknown> = {}): Promise<FileJobResult> {
+  const { file, origin } = job;
   if (next.next === 'dispose' && (origin === 'watch' || origin === 'startup') && ds.watch) {
     const watched = { ...ds, watch: ds.watch };
     const opts = { now: deps.clock.now(), timezone: deps.timezone, rejectSource: rejectFilePath(file.path) };
     const d = await disposeReported(watched, file, next.fate, opts, deps);
-    // Try the move again later: the content is then known, so the retry only moves it.
     if (d === null) return { next: 'retry', slow: false, accepted };
-    const fields = { file: file.path, fate: next.fate, ...d };
-    if (next.fate === 'failed') log.warn(event('file.rejected', fields), 'file rejected');
-    else log.info(event('file.processed', fields), 'file processed');
+    const line = { file: file.path, fate: next.fate, ...fields, ...d };
+    if (next.fate === 'failed') deps.logger.warn(event('file.rejected', line), 'file rejected');
+    else deps.logger.info(event('file.processed', line), 'file processed');
   }
   return { ...next, accepted };
 }

@@ -14,6 +14,11 @@ export interface FileSyncer {
    * `signal` stops it between journaled steps (result interrupted; the next start resumes it).
    */
   sync(ds: DatasetConfig, input: { file: string; links?: LinkPolicy; sha256?: string }, opts?: { signal?: AbortSignal; publish?: boolean }): Promise<SyncSummary>;
+  /**
+   * Run the dataset's feeds on these files as one plan (issue 13; src/sync/engine.ts syncFeedFiles): the
+   * summary's `files` says what became of each. Absent: the daemon syncs one file at a time.
+   */
+  syncFeedFiles?(ds: DatasetConfig, inputs: ReadonlyArray<{ feed: string; file: string; links?: LinkPolicy; sha256?: string }>, opts?: { signal?: AbortSignal }): Promise<SyncSummary>;
 }
 
 /** What a file job reads of the state database. */

@@ -12,6 +12,7 @@ export const LOG_EVENTS = [
   'sync.failed',
   'sync.skipped',
   'sync.summary',
+  'sync.coalesced',
   'sync.progress',
   'sync.resumed',
   'guard.held',

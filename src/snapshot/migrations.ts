@@ -289,6 +289,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 13,
+    description: 'paused feeds: one feed of a dataset stops taking exports until resume --feed',
+    sql: `
+      -- Issue 14 with feeds (src/snapshot/feed-pauses.ts): while a row is here the feed's files wait in its folder,
+      -- its schedules skip and sync --feed refuses (FEED_PAUSED); the dataset's other feeds go on. at: ms; by: who.
+      CREATE TABLE feed_pauses (
+        dataset TEXT NOT NULL,
+        feed    TEXT NOT NULL,
+        at      INTEGER NOT NULL,
+        by      TEXT NOT NULL,
+        PRIMARY KEY (dataset, feed)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

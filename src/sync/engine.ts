@@ -23,13 +23,17 @@ import { resumeOpenPlan } from './executor/resume.js';
 import { reportResumed, runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
 import { writeServerRejects } from './executor/source-read.js';
 import { restoreSource } from './executor/restore-source.js';
-import { openPlanWaits, stopIfPaused } from './executor/paused.js';
+import { openPlanWaits, stopIfFeedPaused, stopIfPaused } from './executor/paused.js';
+import { FeedPauses } from '../snapshot/feed-pauses.js';
 import { HistoryReader, type HistoryPoint } from '../history/reader.js';
 import { pruneHistory, type PruneReport } from '../history/prune.js';
 import { historyConfigSchema } from '../config/history.js';
 import type { PauseState } from '../snapshot/dataset-state.js';
 import { datasetStatus, type DatasetStatus } from './status.js';
 import { event } from '../log/events.js';
+import { feedView } from '../feeds/view.js';
+import { runFeedBatch, type FeedFileInput } from './executor/feed-batch.js';
+import type { FeedFileOutcome } from './outcome.js';
 
 /** What the engine is built from; effects are passed in (house style). */
 export interface SyncEngineDeps {
@@ -52,6 +56,7 @@ export interface SyncInput {
 
 export type { SyncOptions } from './executor/run-sync.js';
 export { DatasetBusyError } from './process-lock.js';
+export type { FeedFileInput } from './executor/feed-batch.js';
 export { InterruptedError } from './executor/interrupt.js';
 
 /**
@@ -84,8 +89,39 @@ export class SyncEngine {
     return this.#syncWith(ds, input.file, 'sync', opts, async (ctx) => {
       // Issue 14: the one place every export passes (sync, retry, the daemon's file jobs and re-applies, run --once).
       if (stopIfPaused(ctx, `nothing from ${input.file} was published (the export waits)`)) return;
+      if (stopIfFeedPaused(ctx, [ds.feed], `nothing from ${input.file} was published (the export waits)`)) return;
       await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
     });
+  }
+
+  /**
+   * Run dataset `ds`'s feeds on these files (issue 13): the one entry point
+   * for files of named feeds (the daemon's per-feed folders and schedules, a
+   * fan-out of one folder to several datasets). One file is a sync of its
+   * feed; several make one plan (feed-batch.ts: the full feed's export the
+   * base, the others merged onto it in the order given, oldest first). The
+   * summary's `files` says what became of each: planned (its fate is the
+   * plan's result), rejected on its own, or not run (to be tried again).
+   * Never throws.
+   */
+  async syncFeedFiles(ds: DatasetConfig, inputs: readonly FeedFileInput[], opts: SyncOptions = {}): Promise<SyncSummary> {
+    if (inputs.length === 1) {
+      const only = inputs[0]!;
+      const summary = await this.sync(feedView(ds, only.feed), { file: only.file, ...(only.links ? { links: only.links } : {}), ...(only.sha256 ? { sha256: only.sha256 } : {}) }, opts);
+      const outcome = summary.result === 'rejected' ? 'rejected' : 'planned';
+      summary.files = [{ file: only.file, feed: only.feed, outcome, code: outcome === 'rejected' ? summary.code : null, message: outcome === 'rejected' ? summary.message : null, ...(summary.feed ? { matched: summary.feed } : {}) }];
+      return summary;
+    }
+    const outcomes: FeedFileOutcome[] = inputs.map((i) => ({ file: i.file, feed: i.feed, outcome: 'not_run', code: null, message: null }));
+    const summary = await this.#syncWith(ds, inputs.map((i) => i.file).join(' + '), 'sync', opts, async (ctx) => {
+      ctx.summary.files = outcomes; // the same objects: the sync.summary line says what became of each file
+      const what = 'nothing from these files was published (they wait)';
+      if (stopIfPaused(ctx, what)) return;
+      if (stopIfFeedPaused(ctx, [...new Set(inputs.map((i) => i.feed))], what)) return;
+      await runFeedBatch(ctx, ds, inputs, opts, outcomes);
+    });
+    summary.files = outcomes;
+    return summary;
   }
 
   /**
@@ -146,13 +182,18 @@ export class SyncEngine {
     }
   }
 
-  /** Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from the state db. */
-  pause(ds: DatasetConfig, by: string): PauseState {
+  /**
+   * Stop taking exports for the dataset (files wait in the folder) until resumeExports; the daemon reads it from
+   * the state db. With `feed`: that feed only (its files wait, the other feeds go on; `feed` must be one of the dataset's).
+   */
+  pause(ds: DatasetConfig, by: string, feed?: string): PauseState {
+    if (feed !== undefined) return new FeedPauses(this.deps.db.conn, ds.name).pause(feedView(ds, feed).feed, { at: this.#clock.now(), by });
     return this.deps.db.snapshot(ds.name).pause({ at: this.#clock.now(), by });
   }
 
-  /** Take exports again; returns the pause it ended, or null when it was not paused. */
-  resumeExports(ds: DatasetConfig): PauseState | null {
+  /** Take exports again (of `feed` only, when given); returns the pause it ended, or null when it was not paused. */
+  resumeExports(ds: DatasetConfig, feed?: string): PauseState | null {
+    if (feed !== undefined) return new FeedPauses(this.deps.db.conn, ds.name).unpause(feedView(ds, feed).feed);
     return this.deps.db.snapshot(ds.name).unpause();
   }
 

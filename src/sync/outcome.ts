@@ -59,6 +59,20 @@ export interface SyncSummary {
   warnings: string[];
   /** The feed whose file this was (issue 13), with what its rows matched; absent for a dataset of one full feed. */
   feed?: FeedSummary;
+  /** Several files made this one plan (issue 13, the daemon's coalescing): each file, its feed and what became of it. */
+  files?: FeedFileOutcome[];
+}
+
+/** One file of a coalesced plan (issue 13): planned (it went into the plan, whose result is its result) or rejected alone. */
+export interface FeedFileOutcome {
+  file: string;
+  feed: string;
+  outcome: 'planned' | 'rejected' | 'not_run';
+  /** Why it was rejected (its own read, or its rows under on_row_errors). */
+  code: string | null;
+  message: string | null;
+  /** What its rows matched (a file of a dataset with feeds). */
+  matched?: FeedSummary;
 }
 
 /** What one feed's file did (issue 13). */

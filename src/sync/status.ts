@@ -1,6 +1,7 @@
 import type { StateDb } from '../snapshot/db.js';
 import { openPlan } from './executor/ledger.js';
 import { FeedState } from '../feeds/state.js';
+import { FeedPauses } from '../snapshot/feed-pauses.js';
 
 /** What `status` shows of one dataset (no network). */
 export interface DatasetStatus {
@@ -17,6 +18,8 @@ export interface DatasetStatus {
   paused: { since: string; by: string } | null;
   /** Each feed's last published file and its time (issue 13); empty for a dataset of one full feed. */
   feeds: Array<{ feed: string; file: string | null; sha256: string | null; fileTime: string; publishedAt: string }>;
+  /** Feeds paused on their own (`pause <dataset> --feed F`): their files wait until `resume --feed`; the other feeds go on. */
+  pausedFeeds: Array<{ feed: string; since: string; by: string }>;
 }
 
 /** Status of one dataset from the state database. */
@@ -39,5 +42,6 @@ export function datasetStatus(db: StateDb, dataset: string, now: number): Datase
     openPlan: open ? { planId: open.planId, path: open.path, ageMs: now - open.createdAt } : null,
     paused: paused ? { since: iso(paused.at), by: paused.by } : null,
     feeds: new FeedState(db.conn, dataset).files().map((f) => ({ feed: f.feed, file: f.file, sha256: f.sha256, fileTime: iso(f.at), publishedAt: iso(f.publishedAt) })),
+    pausedFeeds: new FeedPauses(db.conn, dataset).all().map((p) => ({ feed: p.feed, since: iso(p.at), by: p.by })),
   };
 }

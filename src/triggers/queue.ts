@@ -10,6 +10,14 @@ export type DatasetJob =
       cleanup?: () => Promise<void>;
       /** A reapply: the content hash the file must still have; it runs only while no export was processed since. */
       reapplyOf?: string;
+      /** The feed the file is of (issue 13), when not the dataset's primary feed. */
+      feed?: string;
+      /**
+       * File jobs with the same slot coalesce (the newer replaces the one waiting); absent: the dataset's one
+       * slot. A full feed has one slot (its newest export wins); an update feed or change list one per file,
+       * so that every file waits and the runtime merges them (issue 13).
+       */
+      slot?: string;
     }
   | { kind: 'reconcile' }
   | { kind: 'resume' };
@@ -26,7 +34,7 @@ export interface QueueHandlers {
 
 /**
  * One sync at a time per dataset (issue 4). Files are coalesced: at most one
- * file job waits, and a newer file replaces it (any export replaces a
+ * file job waits per slot, and a newer file replaces it (any export replaces a
  * reapply), so the next sync reads the newest export only. Other jobs wait
  * once each, in arrival order.
  */
@@ -46,7 +54,16 @@ export class DatasetQueue {
     return this.#waiting.length + (this.#running ? 1 : 0);
   }
 
-  /** True when a file job waits to run (at most one does). */
+  /** Take every waiting file job off the queue (the runtime runs them with the one it runs now, as one plan). */
+  takeFiles(): Array<Extract<DatasetJob, { kind: 'file' }>> {
+    const files = this.#waiting.filter((j): j is Extract<DatasetJob, { kind: 'file' }> => j.kind === 'file');
+    if (files.length === 0) return [];
+    this.#waiting = this.#waiting.filter((j) => j.kind !== 'file');
+    this.#changed();
+    return files;
+  }
+
+  /** True when a file job waits to run (at most one per slot does). */
   get fileWaiting(): boolean {
     return this.#waiting.some((j) => j.kind === 'file');
   }
@@ -60,7 +77,7 @@ export class DatasetQueue {
   push(job: DatasetJob): boolean {
     if (this.#stopped) return false;
     if (job.kind === 'file') {
-      const i = this.#waiting.findIndex((j) => j.kind === 'file');
+      const i = this.#waiting.findIndex((j) => j.kind === 'file' && j.slot === job.slot);
       const old = this.#waiting[i];
       if (old?.kind === 'file') {
         const [keep, drop] = newerFileJob(job, old) ? [job, old] : [old, job];

@@ -57,8 +57,10 @@ export class FolderWatcher {
   /** Device and inode of the folder when watching began: a folder recreated or remounted under the same path is another. */
   #root: { dev: number; ino: number } | undefined;
   #lost = false;
+  /** Every file found at start-up is handed on, oldest first (an update feed or change list, issue 13), not only the newest. */
+  readonly #keepAll: boolean;
 
-  constructor(cfg: WatchConfig, events: FolderWatcherEvents, opts: { clock?: Clock; logger?: Logger } = {}) {
+  constructor(cfg: WatchConfig, events: FolderWatcherEvents, opts: { clock?: Clock; logger?: Logger; keepAll?: boolean } = {}) {
     this.#cfg = cfg;
     this.dir = resolve(cfg.path);
     this.#filter = nameFilter(cfg.include, cfg.ignore);
@@ -68,6 +70,7 @@ export class FolderWatcher {
     this.#clock = opts.clock ?? systemClock;
     this.#log = opts.logger;
     this.#links = watchLinkPolicy(cfg);
+    this.#keepAll = opts.keepAll ?? false;
   }
 
   /** True when `name` is a candidate export of this watch. */
@@ -75,7 +78,7 @@ export class FolderWatcher {
     return this.#filter.accepts(name) && !(this.#marker?.isMarker(name) ?? false);
   }
 
-  /** Scan what is already there (newest first, older superseded), then follow changes. */
+  /** Scan what is already there (newest first, older superseded; with keepAll every file), then follow changes. */
   async start(): Promise<void> {
     const fsw = watch(this.dir, {
       depth: 0,
@@ -113,6 +116,11 @@ export class FolderWatcher {
     // Scan after the watcher is up, so nothing written in between is missed.
     const existing = await this.#scan();
     existing.sort((a, b) => b.mtimeMs - a.mtimeMs);
+    if (this.#keepAll) {
+      // Each file of an update feed or change list says something the others may not: none is superseded.
+      for (const f of existing.reverse()) void this.#check(f.path);
+      return;
+    }
     const [newest, ...older] = existing;
     for (const f of older) this.#events.onSuperseded(f);
     if (newest) void this.#check(newest.path);

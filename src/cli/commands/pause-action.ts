@@ -11,22 +11,23 @@ interface PauseOutcome {
 }
 
 /**
- * `pause <dataset>` and `resume <dataset>` (issue 14): one state-db write
- * each (no network, no lock), which the running daemon reads by itself.
+ * `pause <dataset> [--feed F]` and `resume <dataset> [--feed F]` (issue 14):
+ * one state-db write each (no network, no lock), which the running daemon reads by itself.
  */
-export function registerPauseAction(program: Command, name: 'pause' | 'resume', description: string, act: (engine: SyncEngine, ds: DatasetConfig) => PauseOutcome): void {
+export function registerPauseAction(program: Command, name: 'pause' | 'resume', description: string, act: (engine: SyncEngine, ds: DatasetConfig, feed: string | undefined) => PauseOutcome): void {
   program
     .command(name)
     .description(description)
     .argument('<dataset>', 'dataset name from the configuration')
+    .option('--feed <name>', "one feed of the dataset only (its files wait in its folder; the dataset's other feeds go on)")
     .option('--json', 'print one JSON object (the default when stdout is not a terminal)')
     .action(
-      runAction(async (dataset: string, opts: { json?: boolean }, cmd: Command) => {
+      runAction(async (dataset: string, opts: { json?: boolean; feed?: string }, cmd: Command) => {
         const config = await loadConfigFor(cmd);
         const { cliEngine } = await import('../engine.js');
         const cli = await cliEngine(config, loggerFor(cmd, config, process.stderr), []);
         try {
-          const out = act(cli.engine, cli.dataset(dataset));
+          const out = act(cli.engine, cli.dataset(dataset), opts.feed);
           process.stdout.write(humanOutput(opts) ? `${out.text}\n` : `${JSON.stringify(out.json)}\n`);
           return 0;
         } finally {

@@ -37,7 +37,8 @@ export function register(program: Command): void {
             summary.warnings.push(
               paused
                 ? `${ds.name} is paused: exports wait in the folder until dataset-connector resume ${ds.name} (the next one would undo this restore unless fixed)`
-                : `the next export of ${ds.name} would undo this restore: dataset-connector pause ${ds.name} until the export is fixed, then resume`,
+                : `the next export of ${ds.name} would undo this restore: dataset-connector pause ${ds.name} until the export is fixed, then resume` +
+                  (Object.keys(ds.feeds).length > 1 ? ` (or pause only the feed whose export went wrong: dataset-connector pause ${ds.name} --feed <${Object.keys(ds.feeds).join('|')}>)` : ''),
             );
           }
           progress?.clear();

@@ -3,8 +3,14 @@ import { registerPauseAction } from './pause-action.js';
 
 /** `resume <dataset>`: take exports again after `pause`; the daemon takes the newest one waiting in the folder. */
 export function register(program: Command): void {
-  registerPauseAction(program, 'resume', 'take exports for a paused dataset again; the running daemon then takes the newest export waiting in the folder', (engine, ds) => {
-    const was = engine.resumeExports(ds);
+  registerPauseAction(program, 'resume', 'take exports for a paused dataset again; the running daemon then takes the newest export waiting in the folder', (engine, ds, feed) => {
+    const was = engine.resumeExports(ds, feed);
+    if (feed !== undefined) {
+      return {
+        text: was ? `${ds.name}: feed ${feed} resumed (paused since ${new Date(was.at).toISOString()}); its exports are taken again` : `${ds.name}: feed ${feed} was not paused`,
+        json: { dataset: ds.name, feed, paused: false, wasPaused: was !== null },
+      };
+    }
     return {
       text: was ? `${ds.name}: resumed (paused since ${new Date(was.at).toISOString()}); exports are taken again` : `${ds.name}: was not paused`,
       json: { dataset: ds.name, paused: false, wasPaused: was !== null },

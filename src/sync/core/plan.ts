@@ -58,6 +58,18 @@ export interface PlanFeed {
   missing?: { strategy: string; count: number; base: number };
 }
 
+/**
+ * One file of a plan several files made (issue 13, the daemon's coalescing): its feed as PlanFeed says, the
+ * file, and the name of its state entries file in the plan's changeset folder (feed-state-file.ts: what the
+ * file's merge made its feed's state, given the files before it). The ledger records each file's entries as its
+ * feed's state, oldest first, when the plan is published or changed nothing.
+ */
+export interface PlanBatchFile extends PlanFeed {
+  file: string;
+  sha256: string;
+  state: string;
+}
+
 /** What the key in use is known to do (issue 11, A12; key-staging.ts). */
 export interface PlanKey {
   /** Its roles; not readable through the API, so every role is assumed and refusals are learnt at run time (KNOWN_ROLES). */
@@ -91,6 +103,8 @@ export interface PlanInputs {
   id?: string;
   /** The feed whose file this plan is made of (issue 13); absent for a restore. */
   feed?: PlanFeed;
+  /** Several files made this plan (issue 13): each, oldest first; `feed` is then the lead's (the full feed's, else the first's). */
+  batch?: PlanBatchFile[];
   /** The source is a history point, not an export (issue 14): the plan is a restore's. */
   restore?: PlanRestore;
 }
@@ -208,6 +222,8 @@ interface SyncPlanFields {
   restore?: PlanRestore;
   /** The feed whose file it is made of (issue 13). */
   feed?: PlanFeed;
+  /** The files it is made of, when several (issue 13). */
+  batch?: PlanBatchFile[];
 }
 
 /** Choose how to send a changeset (pure: no clock, disk or network; every input is in `inp`). */
@@ -343,6 +359,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
     createdAt: inp.now,
     ...(inp.restore ? { restore: inp.restore } : {}),
     ...(inp.feed ? { feed: inp.feed } : {}),
+    ...(inp.batch ? { batch: inp.batch } : {}),
   };
 }
 

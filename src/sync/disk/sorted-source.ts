@@ -39,10 +39,10 @@ export class SortedSource {
     readonly plain = false,
   ) {}
 
-  /** The runs of a folder that linkInto wrote. */
-  static inFolder(dir: string): SortedSource {
+  /** The runs of a folder that linkInto wrote (with `name`: linkInto(dir, name)). */
+  static inFolder(dir: string, name = 'source'): SortedSource {
     const runs = readdirSync(dir)
-      .filter((n) => /^source-\d+$/.test(n))
+      .filter((n) => n.startsWith(`${name}-`) && /^\d+$/.test(n.slice(name.length + 1)))
       .sort()
       .map((n) => join(dir, n));
     return new SortedSource(runs, -1);
@@ -70,9 +70,9 @@ export class SortedSource {
     return out;
   }
 
-  /** Give the runs second names in `dir` (source-0001, …), for a changeset that outlives the sync's scratch folder. */
-  linkInto(dir: string): void {
-    this.runs.forEach((r, i) => linkOrCopy(r, join(dir, `source-${String(i + 1).padStart(4, '0')}`)));
+  /** Give the runs second names in `dir` (source-0001, …; `name`-0001 …), for a changeset that outlives the sync's scratch folder. */
+  linkInto(dir: string, name = 'source'): void {
+    this.runs.forEach((r, i) => linkOrCopy(r, join(dir, `${name}-${String(i + 1).padStart(4, '0')}`)));
   }
 }
 

@@ -4,10 +4,11 @@ import { fieldsOf, mappersOf, primaryFeed } from '../../config/feed-fields.js';
 import type { FeedRole } from '../../config/feeds.js';
 import type { GateFile } from '../core/gate.js';
 import type { FeedEntry } from '../../feeds/fields.js';
-import { mergeUpdate, newUpdateTally, type UnappliedRow } from '../../feeds/merge-update.js';
+import { mergeUpdate, newUpdateTally, type StateSink, type UnappliedRow } from '../../feeds/merge-update.js';
 import { HIDDEN, type MergeRules } from '../../feeds/resolve.js';
 import { FeedStateWriter } from './feed-state-file.js';
 import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
+import type { SnapshotEntry } from '../../model/snapshot-reader.js';
 import { overlayFull } from '../../feeds/overlay-full.js';
 import { FeedState } from '../../feeds/state.js';
 import { hasFeeds, otherFeedFields, roleOf } from '../../feeds/view.js';
@@ -100,45 +101,71 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const read = src.sorted!;
   const feed = planFeedOf(ds, src);
   if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0, stateFile: null };
-  const cfg = ds.feeds[feed.name]!;
-  const summary: FeedSummary = { name: feed.name, role: feed.role, matched: 0, unmatched: 0, firstUnmatched: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0, blankCells: 0 };
-  let merged: Iterable<FeedEntry>;
-  const tally: ChangesTally = { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
-  const rules = mergeRulesOf(ds, feed.name, feed.at);
-  const state = new FeedState(ctx.db.conn, ctx.dataset);
+  const tally = newChangesTally();
   const out = join(dir, `merged-${feed.name}`);
   makePrivateDir(out);
   const stateFile = join(dir, `state-${feed.name}`);
   const sink = new FeedStateWriter(stateFile);
-  const put = sink.put;
-  const row = { fields: feed.fields, emptyClears: new Set(cfg.empty_clears ?? []), rules };
-  if (feed.role === 'changes' && cfg.commands) {
-    const column = typeof cfg.commands.column === 'string' ? cfg.commands.column : JSON.stringify(cfg.commands.column);
-    merged = mergeChanges(read.entries(), ctx.store.reader().entries(), state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, commands: cfg.commands, column }, tally, put);
-  } else if (feed.role === 'update') {
-    merged = mergeUpdate(read.entries(), ctx.store.reader().entries(), state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: cfg.missing }, tally, put);
-  } else {
-    merged = overlayFull(read.entries(), state.othersThan(feed.name), { shared: feed.fields, rules }, put);
-  }
   const sorter = new SourceSorter(out);
   try {
-    for (const e of merged) sorter.add(e.record_id, e.line, e.json);
+    for (const e of feedStage(ctx, ds, feed, read.entries(), ctx.store.reader().entries(), new FeedState(ctx.db.conn, ctx.dataset), tally, sink.put)) sorter.add(e.record_id, e.line, e.json);
   } finally {
     sink.close();
   }
   const sorted = sorter.finish(() => undefined); // both sides are keyed by record_id: no repeats
-  if (feed.role === 'full') summary.matched = read.count;
-  summary.matched += tally.matched;
-  summary.unmatched = tally.unmatched;
-  summary.notOwned = tally.notOwned;
-  summary.changeable = tally.changeable;
-  summary.missing = tally.missing;
-  summary.fieldsChanged = tally.fieldsChanged;
-  summary.blankCells = tally.blankCells;
-  summary.firstUnmatched = tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id);
-  const unmatched = tally.unmatchedIds.map((u): RowError => unappliedRow(src.file, feed.role, u));
-  const problems = tally.problems.map((p): RowError => ({ file: src.file, line: p.line, column: p.code === 'INVALID_COMMAND' ? 'command' : 'record', value: p.value, reason: p.reason, code: p.code }));
-  return { sorted, feed: summary, unmatched: [...unmatched, ...problems].sort((a, b) => a.line - b.line), rowErrors: problems.length, stateFile };
+  const rows = rowsOfTally(src.file, feed.role, tally);
+  return { sorted, feed: summaryOfTally(feed.name, feed.role, tally, feed.role === 'full' ? read.count : 0), unmatched: rows.all, rowErrors: rows.problems, stateFile };
+}
+
+/** The feed state a merge reads: the state database's (FeedState), or a batch's as the files before it would leave it (StateOverlay). */
+export type StateValues = Pick<FeedState, 'valuesOf' | 'othersThan'>;
+
+/**
+ * One feed's file merged onto `base` (the snapshot as reconciled, or what the files before it in one plan made,
+ * issue 13) with the feed state `state`: an update feed's rows set its fields, a change list's rows apply their
+ * commands, a full feed's export takes the other feeds' values (`base` unused). What the feed's state becomes
+ * goes to `put`. The state is read when this is called; the records stream in record_id order.
+ */
+export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, rows: Iterable<FeedEntry>, base: Iterable<SnapshotEntry>, state: StateValues, tally: ChangesTally, put: StateSink): Iterable<FeedEntry> {
+  const cfg = ds.feeds[feed.name]!;
+  const rules = mergeRulesOf(ds, feed.name, feed.at);
+  const row = { fields: feed.fields, emptyClears: new Set(cfg.empty_clears ?? []), rules };
+  if (feed.role === 'changes' && cfg.commands) {
+    const column = typeof cfg.commands.column === 'string' ? cfg.commands.column : JSON.stringify(cfg.commands.column);
+    return mergeChanges(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, commands: cfg.commands, column }, tally, put);
+  }
+  if (feed.role === 'update') {
+    return mergeUpdate(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: cfg.missing }, tally, put);
+  }
+  return overlayFull(rows, state.othersThan(feed.name), { shared: feed.fields, rules }, put);
+}
+
+/** A feed's summary from what its merge counted (`read`: the records of a full feed's file, all matched). */
+export function summaryOfTally(name: string, role: FeedRole, tally: ChangesTally, read: number): FeedSummary {
+  return {
+    name,
+    role,
+    matched: read + tally.matched,
+    unmatched: tally.unmatched,
+    firstUnmatched: tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id),
+    notOwned: tally.notOwned,
+    changeable: tally.changeable,
+    missing: tally.missing,
+    fieldsChanged: tally.fieldsChanged,
+    blankCells: tally.blankCells,
+  };
+}
+
+/** A tally with nothing counted, for any role. */
+export function newChangesTally(): ChangesTally {
+  return { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
+}
+
+/** The reject-file rows of a feed's merge (rows not applied to their record, change-list rows not applied), by line; `problems`: how many are row errors. */
+export function rowsOfTally(file: string, role: FeedRole, tally: ChangesTally): { all: RowError[]; problems: number } {
+  const unmatched = tally.unmatchedIds.map((u): RowError => unappliedRow(file, role, u));
+  const problems = tally.problems.map((p): RowError => ({ file, line: p.line, column: p.code === 'INVALID_COMMAND' ? 'command' : 'record', value: p.value, reason: p.reason, code: p.code }));
+  return { all: [...unmatched, ...problems].sort((a, b) => a.line - b.line), problems: problems.length };
 }
 
 /** A row not applied to its record, for the reject file: what the row asked, and what to do. */

@@ -33,12 +33,13 @@ export class FeedStateWriter {
 }
 
 /**
- * The state entries of a plan's changeset folder. A plan written before the
- * merge wrote them (no file) records, as it did then, the feed's fields of the
+ * The state entries of a plan's changeset folder (`name`: one file's of a plan
+ * several files made, PlanBatchFile.state). A plan written before the merge
+ * wrote them (no file) records, as it did then, the feed's fields of the
  * merged records its file listed.
  */
-export function* feedStateEntries(folder: string, feed: PlanFeed): Generator<FeedStateEntry> {
-  const file = join(folder, FEED_STATE_FILE);
+export function* feedStateEntries(folder: string, feed: PlanFeed, name = FEED_STATE_FILE): Generator<FeedStateEntry> {
+  const file = join(folder, name);
   if (existsSync(file)) {
     for (const e of readEntries(file)) {
       const { v, h } = JSON.parse(e.json) as { v: Record<string, unknown>; h?: 1 };

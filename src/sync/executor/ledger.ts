@@ -202,7 +202,7 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
     const source = plan.source && (!plan.feed || plan.feed.role === 'full') ? { source: plan.source } : {};
     ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run) });
     // Issue 13: the feed's values become its state only now, with the snapshot (never for a held or dropped change).
-    if (plan.feed) feedPublished(ctx, plan, run.changeset.folder);
+    feedStatePublished(ctx, plan, run.changeset.folder);
     if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
     ctx.store.clearHeld();
     ctx.store.recordOutcome('published', { version, planId: plan.id });
@@ -215,14 +215,18 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
 /**
  * A feed's values as its state (issue 13), as its merge found them (kept in the plan's own changeset folder):
  * when its plan is published, or when its file changed nothing (a value that loses by precedence still is the
- * feed's, and its time counts for newest).
+ * feed's, and its time counts for newest). A plan of several files: each file's, oldest first, as if each had
+ * been published in turn (its merge saw the state the ones before it leave).
  */
-function feedPublished(ctx: ExecContext, plan: SyncPlan, folder: string | undefined): void {
-  if (!plan.feed || folder === undefined) return;
-  const { name, at } = plan.feed;
+function feedStatePublished(ctx: ExecContext, plan: SyncPlan, folder: string | undefined): void {
+  if (folder === undefined) return;
+  const state = new FeedState(ctx.db.conn, ctx.dataset);
   // A deactivating update feed's file says which records it holds hidden: those replace the ones it held.
-  const hides = plan.feed.role === 'update';
-  new FeedState(ctx.db.conn, ctx.dataset).published({ feed: name, file: plan.file, sha256: plan.source?.fileHash ?? null, at }, feedStateEntries(folder, plan.feed), ctx.clock.now(), hides);
+  if (plan.batch) {
+    for (const f of plan.batch) state.published({ feed: f.name, file: f.file, sha256: f.sha256, at: f.at }, feedStateEntries(folder, f, f.state), ctx.clock.now(), f.role === 'update');
+  } else if (plan.feed) {
+    state.published({ feed: plan.feed.name, file: plan.file, sha256: plan.source?.fileHash ?? null, at: plan.feed.at }, feedStateEntries(folder, plan.feed), ctx.clock.now(), plan.feed.role === 'update');
+  }
 }
 
 /**
@@ -245,6 +249,7 @@ export function provenanceOf(run: PlanRun): Provenance {
       held_by: plan.heldBy,
       ...(plan.restore ? { restore: plan.restore } : {}),
       ...(plan.feed ? { feed: plan.feed.name } : {}),
+      ...(plan.batch ? { files: plan.batch.map((f) => ({ feed: f.name, file: f.file, sha256: f.sha256 })) } : {}),
     },
   };
 }
@@ -347,7 +352,7 @@ export function unchanged(ctx: ExecContext, plan: SyncPlan, changeset: Changeset
   ctx.db.transaction(() => {
     if (changeset.counts.adopted) ctx.store.adopt(changeset.adopted);
     if (source) ctx.store.recordSource(source);
-    feedPublished(ctx, plan, changeset.folder);
+    feedStatePublished(ctx, plan, changeset.folder);
     ctx.store.recordOutcome('unchanged', { version });
   });
 }

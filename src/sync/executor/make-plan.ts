@@ -3,7 +3,7 @@ import type { Changeset } from '../core/changeset.js';
 import type { ExecContext } from './context.js';
 import type { Importability } from '../core/importable.js';
 import { keyOf } from './key-knowledge.js';
-import { KNOWN_ROLES, planSync, type PlanRestore, type SyncPlan } from '../core/plan.js';
+import { KNOWN_ROLES, planSync, type PlanBatchFile, type PlanFeed, type PlanRestore, type SyncPlan } from '../core/plan.js';
 import { planSource, type SourceRead } from './source-read.js';
 import { planFeedOf } from './feed-desired.js';
 import type { FeedSummary } from '../outcome.js';
@@ -20,6 +20,8 @@ export interface PlanChoices {
   restore?: PlanRestore;
   /** What the merge stage found of a feed's file (issue 13): the missing strategy's count is guarded. */
   merged?: FeedSummary | null;
+  /** Several files make the plan (issue 13): their lead feed and each file. */
+  batch?: { lead: PlanFeed; files: PlanBatchFile[] } | null;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface PlanChoices {
  * plan printed is the plan run.
  */
 export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, changeset: Changeset, activeVersion: number, choices: PlanChoices): SyncPlan {
-  const feed = choices.restore ? null : planFeedOf(ds, src, choices.merged);
+  const feed = choices.restore ? null : (choices.batch?.lead ?? planFeedOf(ds, src, choices.merged));
   return planSync({
     dataset: ctx.dataset,
     changeset,
@@ -46,6 +48,7 @@ export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, c
     supersedes: choices.supersedes ?? null,
     ...(choices.restore ? { restore: choices.restore } : {}),
     ...(feed ? { feed } : {}),
+    ...(choices.batch ? { batch: choices.batch.files } : {}),
   });
 }
 

@@ -1,12 +1,18 @@
 import { ConnectorError } from '../../errors.js';
 import { event } from '../../log/events.js';
 import type { PauseState } from '../../snapshot/dataset-state.js';
+import { FeedPauses } from '../../snapshot/feed-pauses.js';
 import type { ExecContext } from './context.js';
 import * as ledger from './ledger.js';
 
 /** The command that takes exports again for a paused dataset (the one a person is told to run). */
 export function resumeCommand(dataset: string): string {
   return `dataset-connector resume ${dataset}`;
+}
+
+/** The command that takes one feed's exports again (`pause <dataset> --feed F`). */
+export function resumeFeedCommand(dataset: string, feed: string): string {
+  return `dataset-connector resume ${dataset} --feed ${feed}`;
 }
 
 /**
@@ -36,6 +42,36 @@ export function stopIfPaused(ctx: ExecContext, what: string): boolean {
   const p = pauseOf(ctx);
   if (!p) return false;
   markPaused(ctx, pausedError(ctx.dataset, p, what), {});
+  return true;
+}
+
+/** FEED_PAUSED: one feed of the dataset is paused; names the feed, who paused it and when, and the command to resume it (retry: it passes after resume). */
+export function feedPausedError(dataset: string, feed: string, p: PauseState, what: string): ConnectorError {
+  return new ConnectorError(
+    'FEED_PAUSED',
+    `feed ${feed} of ${dataset} is paused since ${new Date(p.at).toISOString()} (${p.by}): ${what}; take its exports again with ${resumeFeedCommand(dataset, feed)}`,
+    { action: 'retry', context: { dataset, feed, paused_since: new Date(p.at).toISOString(), paused_by: p.by } },
+  );
+}
+
+/** The feeds of `feeds` paused now, with their pause (read under the dataset's lock, like the dataset's own pause). */
+export function pausedFeeds(ctx: Pick<ExecContext, 'db' | 'dataset'>, feeds: readonly string[]): Array<{ feed: string; pause: PauseState }> {
+  const pauses = new FeedPauses(ctx.db.conn, ctx.dataset);
+  return feeds.flatMap((feed) => {
+    const pause = pauses.paused(feed);
+    return pause ? [{ feed, pause }] : [];
+  });
+}
+
+/**
+ * A sync of a paused feed's files (`sync --feed F`, the daemon's file job of
+ * that feed): nothing is read or sent; the summary says paused with
+ * FEED_PAUSED. True when it stopped the sync.
+ */
+export function stopIfFeedPaused(ctx: ExecContext, feeds: readonly string[], what: string): boolean {
+  const [first] = pausedFeeds(ctx, feeds);
+  if (!first) return false;
+  markPaused(ctx, feedPausedError(ctx.dataset, first.feed, first.pause, what), { feed: first.feed });
   return true;
 }
 

@@ -9,7 +9,8 @@ import { execute, logUnsent, unsentHold, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
-import { makePlan } from './make-plan.js';
+import { makePlan, type PlanChoices } from './make-plan.js';
+import type { GateFile } from '../core/gate.js';
 import { desiredOf, feedRead, feedRowVerdict, gateFileOf, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
@@ -41,6 +42,18 @@ export interface SyncOptions {
 export interface Produced {
   src: SourceRead;
   restore?: PlanRestore;
+  /** Several files of a dataset's feeds read as one (issue 13, feed-batch.ts): their merge stage, in place of desiredOf. */
+  batch?: BatchMerge;
+}
+
+/** The merge stage of a plan several files make (feed-batch.ts). */
+export interface BatchMerge {
+  /** Which feed the held gate sees (the lead's). */
+  gate: GateFile;
+  /** The desired records of every file, merged onto the snapshot as reconciled, written into `dir`. */
+  desired(dir: string): Desired & { batch: NonNullable<PlanChoices['batch']> };
+  /** Keep what the ledger needs of the files beside the changeset (its folder, before the plan takes it). */
+  keep(folder: string): void;
 }
 
 /** Row errors of a rejected file shown in its log line. */
@@ -79,7 +92,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
     checkpoint(ctx);
     const resumed = await resumeOpenPlan(ctx);
     checkpoint(ctx);
-    const gate = await heldGate(ctx, gateFileOf(ds, src));
+    const batch = produced.batch;
+    const gate = await heldGate(ctx, batch?.gate ?? gateFileOf(ds, src));
     if (gate) return end(ctx, gate.result, gate.code, gate.message);
 
     let force = resumed?.end === 'superseded';
@@ -91,7 +105,11 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
       // Issue 13's merge stage: the feed's rows with the snapshot as just reconciled, or the others' values.
-      const desired: Desired = restore ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0, stateFile: null } : desiredOf(ctx, ds, src, work.changesetDir());
+      const desired: Desired & { batch?: PlanChoices['batch'] } = restore
+        ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0, stateFile: null }
+        : batch
+          ? batch.desired(work.changesetDir())
+          : desiredOf(ctx, ds, src, work.changesetDir());
       fillFeed(ctx, desired, src);
       const badRows = feedRowVerdict(ds, src, desired);
       if (badRows) {
@@ -101,7 +119,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       const changeset = await diffSource(desired.sorted, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
       // What the feed's state becomes goes with the plan (approve and crash resume publish it later).
       if (desired.stateFile && changeset.folder !== undefined) linkOrCopy(desired.stateFile, join(changeset.folder, FEED_STATE_FILE));
-      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore, merged: desired.feed });
+      if (batch && changeset.folder !== undefined) batch.keep(changeset.folder);
+      let plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes, restore, merged: desired.feed, batch: desired.batch ?? null });
       fill(ctx, plan);
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
@@ -127,7 +146,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
         importable = { importable: false, reason: 'the export changed after it was read' };
         ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', planId: plan.id }), 'the export changed after it was read; sending the records instead of uploading it');
-        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id, restore, merged: desired.feed });
+        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id, restore, merged: desired.feed, batch: desired.batch ?? null });
         fill(ctx, plan);
         run = (await begin(plan))!;
       }

@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { feedView } from '../../src/feeds/view.js';
+import { exitCodeFor } from '../../src/sync/outcome.js';
+import { recs, type Scenario } from '../sync/harness.js';
+import { feedScenario, stockOf, writeStockFile } from './helpers.js';
+
+/** Issue 14 with feeds: one feed paused stops its files at the engine (every path passes it); the others go on. */
+
+let sc: Scenario | undefined;
+afterEach(async () => {
+  await sc?.close();
+  sc = undefined;
+});
+
+describe('pause --feed at the engine', () => {
+  it('a sync of a paused feed publishes nothing (FEED_PAUSED, exit 75, naming the resume command); the full feed still syncs; status lists the paused feed', async () => {
+    const f = await feedScenario(recs(5));
+    sc = f.sc;
+    const p = sc.engine.pause(f.ds, 'test', 'stock');
+    const file = await writeStockFile(sc, { 'r-001': 9 }, 'stock-1.csv');
+    const paused = await sc.engine.sync(feedView(f.ds, 'stock'), { file });
+    expect(paused).toMatchObject({ result: 'paused', code: 'FEED_PAUSED', requests: 0 });
+    expect(paused.message).toContain('dataset-connector resume shop-1 --feed stock');
+    expect(exitCodeFor(paused.result)).toBe(75);
+    expect(stockOf(sc)['r-001']).toBeUndefined();
+    expect(sc.engine.status(f.ds).pausedFeeds).toEqual([{ feed: 'stock', since: new Date(p.at).toISOString(), by: 'test' }]);
+    expect(sc.engine.status(f.ds).paused).toBeNull();
+
+    // The catalogue is another feed: it goes on.
+    const cat = await sc.engine.sync(f.ds, { file: await sc.writeExport(recs(6), 'catalogue-1.csv') });
+    expect(cat).toMatchObject({ result: 'published', adds: 1 });
+
+    // Several files through the one entry point: the paused feed stops them all (nothing half-taken).
+    const both = await sc.engine.syncFeedFiles(f.ds, [
+      { feed: 'main', file: await sc.writeExport(recs(7), 'catalogue-2.csv') },
+      { feed: 'stock', file },
+    ]);
+    expect(both).toMatchObject({ result: 'paused', code: 'FEED_PAUSED' });
+    expect(sc.published()).toHaveLength(6);
+
+    expect(sc.engine.resumeExports(f.ds, 'stock')).toEqual(p);
+    expect(sc.engine.resumeExports(f.ds, 'stock')).toBeNull();
+    const after = await sc.engine.sync(feedView(f.ds, 'stock'), { file });
+    expect(after).toMatchObject({ result: 'published', changes: 1 });
+    expect(stockOf(sc)['r-001']).toBe(9);
+  });
+
+  it('an unknown feed name is refused naming the feeds there are', async () => {
+    const f = await feedScenario(recs(2));
+    sc = f.sc;
+    expect(() => sc!.engine.pause(f.ds, 'test', 'stok')).toThrow(/has no feed "stok" \(its feeds: main, stock\)/);
+  });
+});
