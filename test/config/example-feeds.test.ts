@@ -29,6 +29,7 @@ describe('config/connector.example.yaml: the feeds form', () => {
     const dir = await tempFiles({ 'keys/shop-1': 'tbd_live_example_key_000000000000\n', 'keys/shop-2': 'tbd_live_example_key_000000000000\n' });
     await mkdir(join(dir, 'pos/shop-1'), { recursive: true });
     await mkdir(join(dir, 'pos/shop-2/catalogue'), { recursive: true });
+    await mkdir(join(dir, 'pos/shop-2/stock'), { recursive: true });
     const yaml = (await exampleWithFeeds())
       .replaceAll('/etc/dataset-connector/keys/', `${join(dir, 'keys')}/`)
       .replaceAll('/srv/pos-export/', `${join(dir, 'pos')}/`)
@@ -41,6 +42,7 @@ describe('config/connector.example.yaml: the feeds form', () => {
     const two = config.datasets['shop-2']!;
     expect(Object.fromEntries(Object.entries(two.feeds).map(([n, f]) => [n, f.role]))).toEqual({ main: 'full', stock: 'update', changes: 'changes' });
     expect(two.feed).toBe('main');
+    expect(two.feeds.stock!.watch?.path).toBe(join(dir, 'pos/shop-2/stock'));
     expect(two.feeds.changes!.commands!.words.update).toEqual(['変更']);
     expect(two.feeds.changes!.commands!.words.create).toEqual(['create', 'add', 'new']);
     expect(config.warnings).toEqual([]);
