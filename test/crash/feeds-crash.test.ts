@@ -119,7 +119,11 @@ describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, th
             expect(c1.publishes - c0.publishes).toBe(c.jobs);
             expect(c1.recordWrites).toBe(c0.recordWrites);
 
-            // The feed state is the published one: either feed's last file again sends nothing.
+            const resumed = await expectSettled(expect, stateDir, em);
+            expect(resumed.find((f) => f.feed === 'stock')?.file).toBe('stock' in last ? next.file : join(dir, 'stock-1.csv'));
+
+            // The feed state is the published one: either feed's last file again sends nothing (and, changing
+            // nothing, still becomes its feed's last file: feed state records an unchanged file too).
             const lastCatalogue = 'catalogue' in last ? last.catalogue : 'catalogue' in c.crash ? c.crash.catalogue : initial;
             const lastStock = 'stock' in last ? last.stock : S1;
             for (const [f, feed] of [
@@ -132,7 +136,7 @@ describe('issue 13: crash at each journal step (SIGKILL) of a merged replace, th
             expect(em.emulator.counters).toEqual(c1);
             expect(em.emulator.records(DATASET)).toEqual(c.expected);
             const files = await expectSettled(expect, stateDir, em);
-            expect(files.find((f) => f.feed === 'stock')?.file).toBe('stock' in last ? next.file : join(dir, 'stock-1.csv'));
+            expect(files.find((f) => f.feed === 'stock')?.file).toBe(join(dir, 'stock-again.csv'));
           } finally {
             await em.close();
           }
