@@ -43,9 +43,11 @@ interface Member {
  * out, named in `outcomes`, and nothing of it is used. The others are merged
  * in one stage: the full feed's export (at most one) is the base, then every
  * update feed's file and change list in the order given (oldest first), each
- * onto what the ones before it made, so the newest value of a record's field
- * wins and nothing an older file said of other records is lost; every change
- * list is applied. Then one diff, one plan, one publish, journaled as any
+ * onto what the ones before it made and with the feed state they would leave
+ * (StateOverlay), so the plan publishes and records what syncing the files
+ * one after another would (precedence by each file's time, the missing
+ * strategies); nothing an older file said of other records is lost; every
+ * change list is applied. Then one diff, one plan, one publish, journaled as any
  * sync: the files stay where they are until it ends.
  */
 export async function runFeedBatch(ctx: ExecContext, ds: DatasetConfig, inputs: readonly FeedFileInput[], opts: SyncOptions, outcomes: FeedFileOutcome[]): Promise<void> {
