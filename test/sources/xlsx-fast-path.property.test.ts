@@ -76,7 +76,18 @@ const CELL = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v>${v}</v></c >`) },
   { weight: 1, arbitrary: fc.constantFrom('<c r="A1"><v>1</v>', '<c r="A1"><v>1</c></v>', '<c r="A1" r="B1"><v>1</v></c>', '<c r="A1"><v>1</v></c></c>', '<c r="A1"><v>1</v></d>', '<!-- c -->', 'x') },
 );
-const ROW = fc.tuple(fc.option(fc.nat(9).map((n) => String(n + 1)), { nil: undefined }), fc.array(CELL, { maxLength: 8 })).map(([r, cells]) => `<row${r === undefined ? '' : ` r="${r}"`}>${cells.join('')}</row>`);
+// Row attributes as writers give them, and what the row fast path must leave to the scanner (or the scanner refuses).
+const ROW_ATTR = fc.oneof(
+  { weight: 4, arbitrary: fc.nat(9).map((n) => ` r="${n + 1}"`) },
+  { weight: 2, arbitrary: fc.constantFrom(' spans="1:8"', ' x14ac:dyDescent="0.25"', ' ht="15"', ' customHeight="1"', ' r=""', ' r="x"', ' r="1e1"') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(" r='3'", ' r = "3"', ' r="&#51;"', ' r="3\t"', '\nr="3"', ' 1r="3"', ' a:="1"', ' :a="1"', ' a:b:c="1"', ' r="3" r="4"', ' spans="1:2" spans="1:2"', ' r', ' r="<"', ' x="髙"', '/'),
+  },
+);
+const ROW = fc
+  .tuple(fc.array(ROW_ATTR, { maxLength: 4 }), fc.array(CELL, { maxLength: 8 }), fc.constantFrom('</row>', '</row>', '</row>', '</row >', ' </row>', '</rows>'))
+  .map(([a, cells, end]) => `<row${a.join('')}>${cells.join('')}${end}`);
 const ITEM = fc.oneof(
   { weight: 6, arbitrary: TEXT.map((t) => `<si><t>${t}</t></si>`) },
   { weight: 2, arbitrary: TEXT.map((t) => `<si><t xml:space="preserve">${t}</t></si>`) },
@@ -100,6 +111,41 @@ describe('XLSX fast path: the same cells and strings as the general scanner', ()
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('on a sheet of every kind of cell cut at every byte, and on strings longer than any piece', async () => {
+    const dir = await tempDir();
+    const long = 'ab髙'.repeat(30_000);
+    const rows = [
+      '<row r="1" spans="1:9" x14ac:dyDescent="0.25"><c r="A1" t="s"><v>0</v></c><c r="C1" t="s" s="1"><v>1</v></c><c r="D1"><v>2.50</v></c><c r="E1" s="1"><v>45000.5</v></c><c r="F1" t="b"><v>1</v></c><c r="G1" t="e"><v>#N/A</v></c><c r="H1"/><c r="I1" t="str"><v>a&amp;b</v></c></row>',
+      '<row r="3"><c r="B3" t="inlineStr"><is><t>in&lt;line</t></is></c><c t="str"><v><![CDATA[x<y]]></v></c><c r="E3" t="s"><v>2</v></c><c r="F3"><f>A1</f><v>7</v></c><c r="G3" t="d"><v>2024-03-01T10:20:30Z</v></c></row>',
+      '<row><c r="A4" t="s"><v>3</v></c><c r="B4" t="inlineStr"><is><r><t>ri</t></r><r><rPr><b/></rPr><t xml:space="preserve">ch </t></r></is></c></row>',
+      `<row r="5"><c r="A5" t="str"><v>${long}</v></c><c r="B5" t="s"><v>4</v></c><c r="C5" t="inlineStr"><is><t>${long}</t></is></c></row>`,
+    ];
+    const strings = ['<si><t>plain</t></si>', '<si><r><t>rich </t></r><r><rPr><i/></rPr><t>text</t></r><rPh><t>よみ</t></rPh></si>', '<si><t xml:space="preserve"> sp&amp;ace </t></si>', '<si><t><![CDATA[c<d]]></t></si>', `<si><t>${long}</t></si>`];
+    const book = (r: string[], st: string[]) =>
+      handMadeXlsx({ sheets: [{ name: 'S', xml: `<?xml version="1.0"?><worksheet xmlns:x14ac="urn:ac"><sheetData>${r.join('')}</sheetData></worksheet>` }], sharedStrings: st.join('') });
+    // Every cut of the small part: the first inflated piece ends at each byte in turn.
+    const small = join(dir, 'small.xlsx');
+    await writeFile(small, book(rows.slice(0, 3), strings.slice(0, 4)));
+    const expected = {
+      rows: [
+        [1, ['plain', '', 'rich text', '2.5', '2023-03-15T12:00:00', 'TRUE', '#N/A', '', 'a&b']],
+        [3, ['', 'in<line', 'x<y', '', ' sp&ace ', '7', '2024-03-01T10:20:30']],
+        [4, ['c<d', 'rich ']],
+      ],
+      strings: ['plain', 'rich text', ' sp&ace ', 'c<d'],
+    };
+    expect(await read(small, false, 64, 1 << 20)).toEqual(expected);
+    for (let piece = 64; piece <= 900; piece++) expect(await read(small, false, piece, 1 << 20)).toEqual(await read(small, true, piece, 1 << 20));
+    // Strings several pieces long, in a value, an inline string and the strings table.
+    const big = join(dir, 'big.xlsx');
+    await writeFile(big, book(rows, strings));
+    for (const piece of [64, 4_096, 65_536]) {
+      const fast = await read(big, false, piece, 1 << 20);
+      expect(fast).toEqual(await read(big, true, piece, 1 << 20));
+      expect('rows' in fast && fast.rows[3]).toEqual([5, [long, long, long]]);
+    }
   });
 
   it('on workbooks exceljs writes: shared strings, inline strings, numbers, dates, formulas, rich text, booleans, errors', async () => {

@@ -102,3 +102,76 @@ function plainTextEnd(x: string, from: number): number {
   }
   return to;
 }
+
+/** A row as read by scanPlainRow: its `r` and its first `n` cells (the array is reused from row to row). */
+export interface PlainRow {
+  r: string | undefined;
+  cells: PlainCell[];
+  n: number;
+}
+
+/** Attributes of a plain row past which the scanner reads it (writers give r, spans, ht, customHeight, x14ac:dyDescent). */
+const MAX_ROW_ATTRIBUTES = 8;
+
+/**
+ * Read a plain row `<row …>` of plain cells only, up to its `</row>`, at `lt`
+ * into `out`; the index after it, or -1 to leave the whole row to the
+ * scanner (nothing is handed on before the row has been read to its end, so
+ * the scanner then reads it afresh). Its attributes are taken as the scanner
+ * would read them only when plain: double-quoted, printable ASCII without
+ * `&` or `<`, names of letters and digits with at most one prefix, none twice.
+ */
+export function scanPlainRow(x: string, lt: number, out: PlainRow): number {
+  if (!x.startsWith('<row', lt)) return -1;
+  let r: string | undefined;
+  let j = lt + 4;
+  const names: string[] = [];
+  for (;;) {
+    const k = x.charCodeAt(j);
+    if (k === 0x3e) break; // >
+    if (k !== 0x20 || names.length === MAX_ROW_ATTRIBUTES) return -1;
+    const from = j + 1;
+    let q = from;
+    let colon = false;
+    for (;;) {
+      const c = x.charCodeAt(q);
+      const letter = (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
+      if (letter || (c >= 0x30 && c <= 0x39 && q > from && x.charCodeAt(q - 1) !== 0x3a)) q++;
+      else if (c === 0x3a && !colon && q > from) {
+        colon = true;
+        q++;
+      } else break;
+    }
+    // A name starts with a letter and does not end with the prefix's colon; then =" at once.
+    const first = x.charCodeAt(from);
+    if (q === from || !((first >= 0x61 && first <= 0x7a) || (first >= 0x41 && first <= 0x5a)) || x.charCodeAt(q - 1) === 0x3a) return -1;
+    if (x.charCodeAt(q) !== 0x3d || x.charCodeAt(q + 1) !== 0x22) return -1;
+    const name = x.slice(from, q);
+    if (names.includes(name)) return -1; // the scanner refuses it
+    names.push(name);
+    const close = x.indexOf('"', q + 2);
+    if (close < 0) return -1;
+    for (let v = q + 2; v < close; v++) {
+      const c = x.charCodeAt(v);
+      if (c < 0x20 || c > 0x7e || c === 0x3c || c === 0x26) return -1;
+    }
+    if (name === 'r') r = x.slice(q + 2, close);
+    j = close + 1;
+  }
+  j++;
+  let n = 0;
+  const cells = out.cells;
+  for (;;) {
+    if (x.charCodeAt(j) !== 0x3c) return -1;
+    if (x.charCodeAt(j + 1) === 0x2f) {
+      if (!x.startsWith('</row>', j)) return -1;
+      out.r = r;
+      out.n = n;
+      return j + 6;
+    }
+    if (n === cells.length) cells.push({ r: undefined, t: undefined, s: undefined, v: null });
+    j = scanPlainCell(x, j, cells[n]!);
+    if (j < 0) return -1;
+    n++;
+  }
+}

@@ -20,7 +20,7 @@ export interface ScanHandlers {
   /**
    * A shortcut for the commonest elements of a part (a sheet's cells): given
    * the text and the index of a `<` inside the root element, either read the
-   * whole element there, nested at most two deep, doing what open, text and
+   * whole element there, nested at most three deep, doing what open, text and
    * close would have done, and return the index after it; or return -1 to
    * leave it to the scanner. It must only take markup the scanner would
    * accept and read alike (tests compare the two).
@@ -100,7 +100,7 @@ export class XmlScanner {
       }
       if (lt < 0) break;
       if (lt > 0) this.#started = true;
-      if (shortcut && this.#stack.length > 0 && this.#stack.length + 2 <= this.maxDepth) {
+      if (shortcut && this.#stack.length > 0 && this.#stack.length + 3 <= this.maxDepth) {
         const after = h.element!(s, lt);
         if (after >= 0) {
           i = after;
