@@ -127,7 +127,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
         importable = { importable: false, reason: 'the export changed after it was read' };
         ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', planId: plan.id }), 'the export changed after it was read; sending the records instead of uploading it');
-        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id, restore, merged: desired.feed });
+        // The first plan was never journaled nor saved: the new one supersedes nothing the journal knows.
+        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: null, restore, merged: desired.feed });
         fill(ctx, plan);
         run = (await begin(plan))!;
       }
