@@ -7,8 +7,11 @@ const root = fileURLToPath(new URL('..', import.meta.url));
  * `npm test` runs the fast project with --no-isolate --maxWorkers=2: a fresh process per file cost ~0.75 s of CPU
  * each (146 files), and vitest's default on 2 cores is one worker while most files wait on HTTP, SQLite and the
  * disk as much as they compute. The fast files hold no state between files (each makes its own temp dirs,
- * emulator, state db and clock), so they share their workers' module cache. (Isolation is a pool option, one for
- * both projects: the slow project, and `npm run test:all`, keep a process per file.)
+ * emulator, state db and clock; the module-global secret registry is emptied per file by
+ * test/reset-secrets-setup.ts), so they share their workers' module cache. (Isolation is a pool option, one for
+ * both projects in vitest 3.2: a project's `isolate` or `poolOptions.forks.isolate` is not read by the forks pool,
+ * which takes it from the root config only (measured: a file still got a fresh registry). So the slow project,
+ * and `npm run test:all`, keep a process per file.)
  *
  * The slow project: what starts processes or kills them. A test that runs the
  * CLI as a child process is named `*.cli.test.ts`; one that starts other
@@ -36,7 +39,7 @@ export default defineConfig({
     exclude: ['test/bench/**', 'node_modules/**'],
     // One TMPDIR for the run (global-setup.ts guards a second call); the slow project also builds dist/ (build-dist.ts).
     globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['test/fast-check-setup.ts'],
+    setupFiles: ['test/fast-check-setup.ts', 'test/reset-secrets-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

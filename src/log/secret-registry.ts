@@ -26,3 +26,13 @@ export function registerSecret(secret: Secret): void {
 export function registeredSecrets(): ReadonlySet<Secret> {
   return registered;
 }
+
+/**
+ * Forget every registered secret. Tests only: the fast test project shares
+ * one module cache across files (no isolation), and each file starts with an
+ * empty registry (test/reset-secrets-setup.ts); the daemon never forgets a key it read.
+ */
+export function forgetSecretsForTests(): void {
+  registered.clear();
+  seen.clear();
+}

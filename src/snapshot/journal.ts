@@ -57,6 +57,24 @@ interface EntryRow {
 }
 
 /** The journal of in-flight work, for resuming after a crash. Every call is one transaction. */
+/** The closed set of a plan's transitions (src/sync/executor/ledger.ts makes each); the journal records each ending one as the plan's outcome. */
+export type PlanTransition =
+  | 'begun'
+  | 'approved'
+  | 'held'
+  | 'staged'
+  | 'published'
+  | 'refused'
+  | 'rejected'
+  | 'superseded'
+  | 'abandoned'
+  | 'blocked'
+  | 'mixed'
+  | 'dropped';
+
+/** The transitions that close a plan (its journal outcome). */
+export type PlanEnd = Exclude<PlanTransition, 'begun' | 'approved' | 'dropped'>;
+
 export class Journal {
   constructor(
     private readonly conn: Database.Database,
@@ -160,8 +178,8 @@ export class Journal {
     return { plan, entries, pending: entries.filter((e) => e.status === 'intent') };
   }
 
-  /** Close a plan with its outcome (e.g. published, held, failed, superseded). */
-  finishPlan(planId: string, outcome: string): void {
+  /** Close a plan with its outcome (one of the ledger's closing transitions). */
+  finishPlan(planId: string, outcome: PlanEnd): void {
     const now = this.clock.now();
     this.conn.prepare("UPDATE plans SET status = 'finished', outcome = ?, updated_at = ? WHERE plan_id = ?").run(outcome, now, planId);
   }

@@ -33,6 +33,11 @@ describe('a draft of ours is never left behind nor taken for someone else\'s', (
     expect(s.engine.status(s.ds).openPlan).toBeNull();
     expect(s.em.emulator.describe('shop-1').draft_version).toBeNull();
     expect(s.em.emulator.counters.discards).toBe(1);
+    // Abandoned (no plan follows it), not superseded, and closed with the sync's outcome.
+    const planId = (s.logs.find((l) => l.event === 'reconcile.drift' && l.kind === 'plan_abandoned') as { planId?: string } | undefined)?.planId;
+    expect(planId).toBeDefined();
+    expect(s.db.journal.plan(planId!)).toMatchObject({ status: 'finished', outcome: 'abandoned' });
+    expect(s.engine.status(s.ds).lastSync).toMatchObject({ result: 'rejected', detail: { code: 'RECORD_LIMIT_REACHED' } });
     expect((await s.engine.sync(s.ds, { file })).result).toBe('published');
     expect(ids(s.published())).toEqual(ids(recs(7)));
   });

@@ -41,6 +41,21 @@ async function start(c: WatchConfig) {
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Instead of sleeping before a "nothing else happened" check: a file written
+ * now settles after every check already due for the files written before it,
+ * so once it is reported, a second report (or a premature one) of those would
+ * have come. Returns what was reported besides it.
+ */
+async function barrier(h: Awaited<ReturnType<typeof start>>, dir: string, marker = false): Promise<ReadyFile[]> {
+  const next = h.nextReady();
+  await writeFile(join(dir, 'zz-barrier.csv'), 'b\n');
+  if (marker) await writeFile(join(dir, 'zz-barrier.csv.done'), '');
+  await next;
+  while (!h.ready.some((f) => f.name === 'zz-barrier.csv')) await h.nextReady();
+  return h.ready.filter((f) => f.name !== 'zz-barrier.csv');
+}
+
 describe('folder watcher', () => {
   it('reports a slowly written file once, when complete', async () => {
     const dir = await folder();
@@ -55,8 +70,7 @@ describe('folder watcher', () => {
     await fh.close();
     expect(h.ready).toEqual([]);
     await h.nextReady();
-    await tick(200);
-    expect(h.ready.map((f) => [f.name, f.size])).toEqual([['stock.csv', 30]]);
+    expect((await barrier(h, dir)).map((f) => [f.name, f.size])).toEqual([['stock.csv', 30]]);
   });
 
   it('ignores temporary names and reports the file a rename produces', async () => {
@@ -67,8 +81,7 @@ describe('folder watcher', () => {
     await writeFile(join(dir, '.hidden'), 'x');
     await rename(join(dir, 'stock.csv.tmp'), join(dir, 'stock.csv'));
     await h.nextReady();
-    await tick(SETTLE_MS * 2);
-    expect(h.ready.map((f) => f.name)).toEqual(['stock.csv']);
+    expect((await barrier(h, dir)).map((f) => f.name)).toEqual(['stock.csv']);
   });
 
   it('reports the same name again after an overwrite', async () => {
@@ -87,8 +100,9 @@ describe('folder watcher', () => {
     const dir = await folder();
     const h = await start(cfg(dir, { marker: '{name}.done' }));
     await writeFile(join(dir, 'stock.csv'), 'a\n');
-    await tick(SETTLE_MS * 3);
-    expect(h.ready).toEqual([]);
+    // Settled but without its marker: checked (before the barrier is reported) and not reported.
+    expect(await barrier(h, dir, true)).toEqual([]);
+    h.ready.length = 0;
     const next = h.nextReady();
     await writeFile(join(dir, 'stock.csv.done'), '');
     await next;

@@ -12,6 +12,7 @@ import { runOf, type PlanRun } from './plan-run.js';
 import type { SyncPlan } from '../core/plan.js';
 import { RunJournal } from './run-journal.js';
 import type { JournalPlan } from '../../snapshot/journal.js';
+import type { SyncResult } from '../outcome.js';
 import type { WriteResult } from '../../api/wire.js';
 import type { PlanOperation } from '../core/plan.js';
 import { learnFromWrite } from './key-knowledge.js';
@@ -29,7 +30,8 @@ import { feedStateEntries } from './feed-state-file.js';
  *          ├─ refused (the server refused every record)
  *          ├─ rejected (row errors, a job that failed)
  *          ├─ blocked (a foreign draft) | mixed (a draft with someone else's change too)
- *          └─ superseded (the server moved on, the upload was refused: a new plan names it)
+ *          ├─ superseded (the server moved on, the upload was refused: a new plan names it)
+ *          └─ abandoned (a refusal or hold ended the sync: no plan follows; the sync's outcome with it)
  *
  * Outside a plan's life, the ledger also records a foreign draft held
  * (foreignHeld), a held change forgotten (dropHeld), a sync with nothing to
@@ -51,22 +53,11 @@ import { feedStateEntries } from './feed-state-file.js';
  *   until it is published or dropped.
  */
 
-/** The closed set of a plan's transitions; the journal records each ending one as the plan's outcome. */
-export type PlanTransition =
-  | 'begun'
-  | 'approved'
-  | 'held'
-  | 'staged'
-  | 'published'
-  | 'refused'
-  | 'rejected'
-  | 'superseded'
-  | 'blocked'
-  | 'mixed'
-  | 'dropped';
+export type { PlanTransition, PlanEnd } from '../../snapshot/journal.js';
 
-/** The transitions that close a plan (its journal outcome). */
-export type PlanEnd = Exclude<PlanTransition, 'begun' | 'approved' | 'dropped'>;
+/** What a sync that ended records as the dataset's last outcome (a person's discard too). */
+export type RecordedOutcome = SyncResult | 'discarded';
+export type Outcome = { result: RecordedOutcome; detail: Record<string, unknown> };
 
 /** The journal of a plan's requests (steps), for execute and for judging whose a draft is. */
 export function stepsOf(ctx: ExecContext, planId: string): RunJournal {
@@ -294,8 +285,17 @@ export function supersede(ctx: ExecContext, planId: string): void {
   removePlan(ctx.planDir, planId);
 }
 
+/** abandoned: a refusal or hold ended the sync and no plan follows: closed with the sync's outcome in one transaction. */
+export function abandoned(ctx: ExecContext, planId: string, outcome: Outcome): void {
+  ctx.db.transaction(() => {
+    ctx.db.journal.finishPlan(planId, 'abandoned');
+    ctx.store.recordOutcome(outcome.result, outcome.detail);
+  });
+  removePlan(ctx.planDir, planId);
+}
+
 /** blocked: nothing was sent, a foreign draft blocks the dataset (held as such by foreignHeld); with the sync's outcome when given. */
-export function blocked(ctx: ExecContext, planId: string | null, outcome?: { result: string; detail: Record<string, unknown> }): void {
+export function blocked(ctx: ExecContext, planId: string | null, outcome?: Outcome): void {
   ctx.db.transaction(() => {
     if (planId) ctx.db.journal.finishPlan(planId, 'blocked');
     if (outcome) ctx.store.recordOutcome(outcome.result, outcome.detail);
@@ -325,12 +325,12 @@ export function foreignHeld(ctx: ExecContext, version: number, reason: string): 
  * A sync that ends with no transition of a plan (interrupted, or failed with
  * the open plan, if any, kept for resume): only its outcome is recorded.
  */
-export function ended(ctx: ExecContext, outcome: string, detail: Record<string, unknown>): void {
+export function ended(ctx: ExecContext, outcome: RecordedOutcome, detail: Record<string, unknown>): void {
   ctx.db.transaction(() => ctx.store.recordOutcome(outcome, detail));
 }
 
 /** rejected: the server refused the change (row errors, a job that failed or was stopped): the open plan, if any, ends with the sync's outcome. */
-export function rejected(ctx: ExecContext, outcome: string, detail: Record<string, unknown>): void {
+export function rejected(ctx: ExecContext, outcome: RecordedOutcome, detail: Record<string, unknown>): void {
   ctx.db.transaction(() => {
     const open = ctx.db.journal.openPlan(ctx.dataset);
     if (open) ctx.db.journal.finishPlan(open.planId, 'rejected');
@@ -339,7 +339,7 @@ export function rejected(ctx: ExecContext, outcome: string, detail: Record<strin
 }
 
 /** dropped: a held change is gone (expired, discarded in the portal, replaced by a newer export): forgotten with its files. */
-export function dropHeld(ctx: ExecContext, planId: string | null, outcome?: { result: string; detail: Record<string, unknown> }): void {
+export function dropHeld(ctx: ExecContext, planId: string | null, outcome?: Outcome): void {
   ctx.db.transaction(() => {
     ctx.store.clearHeld();
     if (outcome) ctx.store.recordOutcome(outcome.result, outcome.detail);

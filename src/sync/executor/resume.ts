@@ -44,9 +44,10 @@ export function journaledDraft(rj: RunJournal): number | null {
 /**
  * Drop a plan that cannot finish as made (conflict, expiry, mismatch, lost
  * plan file): discard the draft it wrote, if it is still pending, and close
- * it as superseded. Nothing it staged is left behind; nothing was published.
+ * it as superseded (a new plan follows) or, given the sync's outcome `ended`,
+ * as abandoned with that outcome. Nothing it staged is left behind; nothing was published.
  */
-export async function abandonPlan(ctx: ExecContext, planId: string, why: string): Promise<void> {
+export async function abandonPlan(ctx: ExecContext, planId: string, why: string, ended?: ledger.Outcome): Promise<void> {
   const rj = ledger.stepsOf(ctx, planId);
   // Not readable now: the plan stays open (its draft still known as ours) for the next run.
   const pending = (await ctx.client.getDataset()).value.draft_version;
@@ -70,8 +71,9 @@ export async function abandonPlan(ctx: ExecContext, planId: string, why: string)
     rj.done(step);
     rj.committed('discard');
   }
-  ledger.supersede(ctx, planId);
-  ctx.logger.warn(event('reconcile.drift', { kind: 'plan_superseded', planId, draft: pending === draft ? draft : null, reason: why }), 'plan dropped; planning again');
+  if (ended) ledger.abandoned(ctx, planId, ended);
+  else ledger.supersede(ctx, planId);
+  ctx.logger.warn(event('reconcile.drift', { kind: ended ? 'plan_abandoned' : 'plan_superseded', planId, draft: pending === draft ? draft : null, reason: why }), ended ? 'plan dropped' : 'plan dropped; planning again');
 }
 
 /**

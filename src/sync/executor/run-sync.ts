@@ -146,7 +146,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         // The export changed since it was read: what would be uploaded is not what was diffed. A new plan, without the upload.
         importable = { importable: false, reason: 'the export changed after it was read' };
         ctx.logger.warn(event('sync.planned', { kind: 'import_fallback', planId: plan.id }), 'the export changed after it was read; sending the records instead of uploading it');
-        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: plan.id, restore, merged: desired.feed, batch: desired.batch ?? null });
+        // The first plan was never journaled nor saved: the new one supersedes nothing the journal knows.
+        plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly, importable, supersedes: null, restore, merged: desired.feed, batch: desired.batch ?? null });
         fill(ctx, plan);
         run = (await begin(plan))!;
       }
@@ -292,21 +293,25 @@ async function failed(ctx: ExecContext, thrown: unknown, src: SourceRead | null)
   }
   // A refused or blocked request: the plan is over, and a draft it staged is discarded when only ours
   // (left for the next run when the server cannot be read now). A retry-class failure stays open for resume.
-  if (err.action === 'reject' || err.action === 'hold') await abandonOpenPlan(ctx, err.message);
   const result = err.action === 'stop' ? 'stopped' : err.action === 'reject' ? 'rejected' : err.action === 'hold' ? 'held' : 'failed';
   const message = stopMessage(err);
-  ledger.ended(ctx, result, { code: err.code, message });
+  const outcome: ledger.Outcome = { result, detail: { code: err.code, message } };
+  // Abandoned with the sync's outcome in one transaction; otherwise (no open plan, or it stays open) the outcome alone.
+  if (!((err.action === 'reject' || err.action === 'hold') && (await abandonOpenPlan(ctx, err.message, outcome)))) ledger.ended(ctx, result, outcome.detail);
   ctx.logger.error(event(result === 'stopped' ? 'dataset.stopped' : 'sync.failed', { code: err.code, action: err.action }), message);
   return end(ctx, result, err.code, message, err.action);
 }
 
-async function abandonOpenPlan(ctx: ExecContext, why: string): Promise<void> {
+/** True when the open plan was abandoned with `outcome` recorded. */
+async function abandonOpenPlan(ctx: ExecContext, why: string, outcome: ledger.Outcome): Promise<boolean> {
   const open = ledger.openPlan(ctx);
-  if (!open) return;
+  if (!open) return false;
   try {
-    await abandonPlan(ctx, open.planId, why);
+    await abandonPlan(ctx, open.planId, why, outcome);
+    return true;
   } catch (err) {
     if (err instanceof MixedDraftError) holdMixed(ctx, err, null);
     // Otherwise the plan stays open: the next run resumes or abandons it, its draft still known.
+    return false;
   }
 }
