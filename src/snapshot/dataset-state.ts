@@ -151,6 +151,20 @@ export class DatasetState {
       .run(this.dataset, keyId, channel, shown, this.clock.now());
   }
 
+  /** Whether the key refused its last publish (its roles are not readable through the API, so a refusal is learnt). */
+  publishDenied(keyId: string): boolean {
+    return this.conn.prepare('SELECT 1 FROM key_publish WHERE dataset = ? AND key_id = ?').pluck().get(this.dataset, keyId) !== undefined;
+  }
+
+  /** Remember that the key was refused a publish (`denied`) or was allowed one (the row goes). */
+  notePublish(keyId: string, denied: boolean): void {
+    if (denied)
+      this.conn
+        .prepare('INSERT INTO key_publish (dataset, key_id, denied_at) VALUES (?, ?, ?) ON CONFLICT (dataset, key_id) DO NOTHING')
+        .run(this.dataset, keyId, this.clock.now());
+    else this.conn.prepare('DELETE FROM key_publish WHERE dataset = ? AND key_id = ?').run(this.dataset, keyId);
+  }
+
   /** Record a held or staged change (replaces any earlier one). `since` defaults to now. */
   hold(held: Omit<HeldDraft, 'since'> & { since?: number }): void {
     this.update(

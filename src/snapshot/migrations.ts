@@ -304,6 +304,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 14,
+    description: 'keys refused publish: plan says a person publishes until the key publishes again',
+    sql: `
+      -- Issue 12 (src/snapshot/dataset-state.ts publishDenied): the API does not show a key's roles, so a key that
+      -- refused a publish (PUBLISH_REQUIRED, FORBIDDEN) is remembered here and planned without the publish role; a
+      -- publish it is later allowed removes the row. denied_at: ms.
+      CREATE TABLE key_publish (
+        dataset   TEXT NOT NULL,
+        key_id    TEXT NOT NULL,
+        denied_at INTEGER NOT NULL,
+        PRIMARY KEY (dataset, key_id)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

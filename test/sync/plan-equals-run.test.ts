@@ -200,9 +200,16 @@ const cases: Case[] = [
   {
     name: 'key without publish: staged for a person to publish in the portal',
     setup: { records: recs(5), roles: ['read', 'write', 'replace'] },
-    before: (s) => adopt(s, 5),
+    // The first publish is refused (the API does not show roles): from then on the plan says a person publishes.
+    before: async (s) => {
+      await adopt(s, 5);
+      expect((await s.engine.sync(s.ds, { file: await s.writeExport(recs(5).slice(1)) })).code).toBe('HELD_PUBLISH_REQUIRED');
+      // A person discards that draft in the portal, so the next sync plans afresh.
+      const em = s.em.emulator;
+      em.dataset('shop-1').discard(em.dataset('shop-1').pendingDraft(em.clock.now())!);
+    },
     file: (s) => s.writeExport(recs(6)),
-    plan: { path: 'per_record', direct: false },
+    plan: { path: 'per_record', direct: false, publish: { publishBy: 'person' } },
     sync: { result: 'staged', code: 'HELD_PUBLISH_REQUIRED' },
   },
   {

@@ -174,6 +174,8 @@ function holdIn(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version
       ...(plan.feed ? { feed: plan.feed.name } : {}),
     },
   });
+  // The key has no publish role: the next plan says a person publishes (make-plan.ts), until a publish goes through.
+  if (kind === 'publish_required') ctx.store.notePublish(ctx.client.keyId, true);
   ctx.store.recordOutcome(kind === 'guard' ? 'held' : 'staged', { version, reason });
   ctx.db.journal.finishPlan(plan.id, kind === 'guard' ? 'held' : 'staged');
 }

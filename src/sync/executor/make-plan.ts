@@ -38,7 +38,8 @@ export function makePlan(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, c
     // The snapshot as just reconciled; the base is the server's active version (If-Match). An update feed's
     // file is no catalogue: the row-drop guard compares catalogues only (issue 13).
     snapshot: { ...ctx.store.state(), activeVersion, ...(feed && feed.role !== 'full' ? { lastSource: null } : {}) },
-    key: keyOf(ctx, KNOWN_ROLES),
+    // A key that refused its last publish is planned without the role, so `plan` says a person publishes.
+    key: keyOf(ctx, ctx.store.publishDenied(ctx.client.keyId) ? KNOWN_ROLES.filter((r) => r !== 'publish') : KNOWN_ROLES),
     policy: ctx.policy,
     rateBudget: { ratePerMinute: ds.api.rate_per_minute },
     source: planSource(src, choices.importable ?? src.importability, headerLineOf(ds)),

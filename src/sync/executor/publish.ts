@@ -109,6 +109,8 @@ export async function publishDraft(
     rj.get(stepName) ?? rj.intent(stepName, { kind: 'publish', idempotencyKey: randomUUID(), draftVersion: version, intent: { flags: sent } });
   try {
     await ctx.client.publishVersion(version, sent, { idempotencyKey: step.idempotencyKey! });
+    // A key once refused a publish has been given the role: plans say the connector publishes again.
+    ctx.store.notePublish(ctx.client.keyId, false);
   } catch (err) {
     if (err instanceof ApiError && (err.code === 'PUBLISH_REQUIRED' || err.code === 'FORBIDDEN')) {
       rj.failed(stepName, { code: err.code });
