@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeForSync } from '../../src/cli/exit-codes.js';
 import { planLines } from '../../src/cli/commands/plan.js';
-import { ids, interruptedSync, recs, type Scenario } from '../sync/harness.js';
+import { ids, interruptedSync, recs, scenario, type Scenario } from '../sync/harness.js';
 import { itemRecord, items, publishedAttrs, stockScenario, writeStock } from '../sync/stock-export.js';
 
 /**
@@ -86,5 +86,34 @@ describe('a paused dataset', () => {
     expect(back).toMatchObject({ result: 'published', changes: 30 });
     expect(s.published().sort((a, b) => a.record_id.localeCompare(b.record_id))).toEqual(list.map(itemRecord));
     expect(s.db.snapshot('shop-1').paused()).toMatchObject({ by: 'pause by carol' });
+  });
+});
+
+describe('a pause made while a sync runs', () => {
+  it('stops it before publishing: the staged change is held (paused), approve publishes it', async () => {
+    let pauseOn: 'dataset' | null = null;
+    s = await scenario({
+      records: recs(10),
+      onRequest: (e) => {
+        // The person pauses while the records are being sent (another process: the state db row).
+        if (pauseOn && e.method === 'POST' && e.path.endsWith('/records')) s!.engine.pause(s!.ds, 'pause by dora');
+      },
+    });
+    await s.engine.sync(s.ds, { file: await s.writeExport(recs(10)) });
+    const before = ids(s.published());
+    const publishes = s.em.emulator.counters.publishes;
+    pauseOn = 'dataset';
+    const sum = await s.engine.sync(s.ds, { file: await s.writeExport(recs(12)) });
+    pauseOn = null;
+    expect(sum).toMatchObject({ result: 'staged', code: 'HELD_STAGED' });
+    expect(sum.message).toContain('paused while this sync ran, before it published');
+    expect(sum.message).toContain('dataset-connector approve');
+    expect(s.em.emulator.counters.publishes).toBe(publishes);
+    expect(ids(s.published())).toEqual(before);
+    expect(s.engine.status(s.ds).held).toMatchObject({ kind: 'staged' });
+    expect(s.logs.find((l) => l.event === 'sync.skipped' && l.kind === 'paused_before_publish')).toBeTruthy();
+
+    expect(await s.engine.approve(s.ds)).toMatchObject({ action: 'published' });
+    expect(ids(s.published())).toEqual(ids(recs(12)));
   });
 });
