@@ -92,11 +92,16 @@ describe('a paused dataset', () => {
 describe('a pause made while a sync runs', () => {
   it('stops it before publishing: the staged change is held (paused), approve publishes it', async () => {
     let pauseOn: 'dataset' | null = null;
+    let busy: unknown = null;
     s = await scenario({
       records: recs(10),
       onRequest: (e) => {
         // The person pauses while the records are being sent (another process: the state db row).
-        if (pauseOn && e.method === 'POST' && e.path.endsWith('/records')) s!.engine.pause(s!.ds, 'pause by dora');
+        if (pauseOn && e.method === 'POST' && e.path.endsWith('/records')) {
+          // What `pause` tells the person: a sync works on the dataset right now (its lock).
+          busy = s!.engine.workingNow(s!.ds);
+          s!.engine.pause(s!.ds, 'pause by dora');
+        }
       },
     });
     await s.engine.sync(s.ds, { file: await s.writeExport(recs(10)) });
@@ -106,6 +111,8 @@ describe('a pause made while a sync runs', () => {
     const sum = await s.engine.sync(s.ds, { file: await s.writeExport(recs(12)) });
     pauseOn = null;
     expect(sum).toMatchObject({ result: 'staged', code: 'HELD_STAGED' });
+    expect(busy).toMatchObject({ pid: process.pid });
+    expect(s.engine.workingNow(s.ds)).toBeNull();
     expect(sum.message).toContain('paused while this sync ran, before it published');
     expect(sum.message).toContain('dataset-connector approve');
     expect(s.em.emulator.counters.publishes).toBe(publishes);
