@@ -199,7 +199,12 @@ export class SyncEngine {
 
   /** Take exports again (of `feed` only, when given); returns the pause it ended, or null when it was not paused. */
   resumeExports(ds: DatasetConfig, feed?: string): PauseState | null {
-    if (feed !== undefined) return new FeedPauses(this.deps.db.conn, ds.name).unpause(feedView(ds, feed).feed);
+    if (feed !== undefined) {
+      const pauses = new FeedPauses(this.deps.db.conn, ds.name);
+      // A feed paused and then taken out of the config: its pause can still be cleared.
+      if (!(feed in ds.feeds) && pauses.paused(feed)) return pauses.unpause(feed);
+      return pauses.unpause(feedView(ds, feed).feed);
+    }
     return this.deps.db.snapshot(ds.name).unpause();
   }
 

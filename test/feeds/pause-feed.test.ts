@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { feedView } from '../../src/feeds/view.js';
 import { exitCodeFor } from '../../src/sync/outcome.js';
-import { recs, type Scenario } from '../sync/harness.js';
+import { refuseFeedOption } from '../../src/cli/feed-option.js';
+import { exitCodeFor as cliExitCodeFor } from '../../src/cli/exit-codes.js';
+import { recs, scenario, type Scenario } from '../sync/harness.js';
 import { feedScenario, stockOf, writeStockFile } from './helpers.js';
 
 /** Issue 14 with feeds: one feed paused stops its files at the engine (every path passes it); the others go on. */
@@ -49,5 +51,33 @@ describe('pause --feed at the engine', () => {
     const f = await feedScenario(recs(2));
     sc = f.sc;
     expect(() => sc!.engine.pause(f.ds, 'test', 'stok')).toThrow(/has no feed "stok" \(its feeds: main, stock\)/);
+  });
+  it('--feed on a dataset without feeds is refused naming the command for the dataset (usage, exit 2); a feed with feeds passes', async () => {
+    sc = await scenario({ records: recs(2) });
+    let err: unknown = null;
+    try {
+      refuseFeedOption(sc.ds, 'pause');
+    } catch (e) {
+      err = e;
+    }
+    expect((err as Error).message).toBe('shop-1 has no feeds; use `dataset-connector pause shop-1`');
+    expect(cliExitCodeFor(err)).toBe(2);
+    await sc.close();
+    const f = await feedScenario(recs(2));
+    sc = f.sc;
+    expect(() => refuseFeedOption(f.ds, 'pause')).not.toThrow();
+  });
+
+  it('a feed paused and then taken out of the config can still be resumed (its pause cleared)', async () => {
+    const f = await feedScenario(recs(2));
+    sc = f.sc;
+    const p = sc.engine.pause(f.ds, 'test', 'stock');
+    const { stock: _gone, ...rest } = f.ds.feeds;
+    const without = { ...f.ds, feeds: rest };
+    expect(sc.engine.status(without).pausedFeeds.map((x) => x.feed)).toEqual(['stock']);
+    expect(sc.engine.resumeExports(without, 'stock')).toEqual(p);
+    expect(sc.engine.status(without).pausedFeeds).toEqual([]);
+    // A name never paused and not configured is still refused.
+    expect(() => sc!.engine.resumeExports(without, 'stok')).toThrow(/has no feed "stok"/);
   });
 });

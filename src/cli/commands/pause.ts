@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { registerPauseAction, whoRuns } from './pause-action.js';
+import { refuseFeedOption } from '../feed-option.js';
 
 /** `pause <dataset>`: stop taking exports for the dataset (they wait in the folder) until `resume`; the daemon notices it from the state db. */
 export function register(program: Command): void {
   registerPauseAction(program, 'pause', 'stop taking exports for a dataset (files wait in the folder) until resume; the running daemon notices it, no restart', (engine, ds, feed) => {
+    if (feed !== undefined) refuseFeedOption(ds, 'pause');
     const p = engine.pause(ds, `pause by ${whoRuns()}`, feed);
     const since = new Date(p.at).toISOString();
     const busy = engine.workingNow(ds);

@@ -4,6 +4,7 @@ import { ExitCode } from '../exit-codes.js';
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 import type { PlanPreview } from '../../sync/executor/preview.js';
 import { feedView } from '../../feeds/view.js';
+import { refuseFeedOption } from '../feed-option.js';
 import { sampleLines } from '../../sync/core/value-guards.js';
 import { ConnectorError } from '../../errors.js';
 import { historyPoint, type PointOptions } from '../history-point.js';
@@ -58,8 +59,8 @@ export function register(program: Command): void {
     .option('--json', 'print the plan as JSON (the default when stdout is not a terminal)')
     .action(
       runAction(async (name: string, opts: PointOptions & { file?: string; feed?: string; restore?: boolean; json?: boolean; publish: boolean }, cmd: Command) => {
-        if (opts.restore === (opts.file !== undefined)) {
-          throw new ConnectorError('POINT_INVALID', 'give either --file <path> (an export) or --restore with --to-version <n> or --to-time <iso time>', { action: 'reject' });
+        if ((opts.restore === true) === (opts.file !== undefined)) {
+          throw new ConnectorError('POINT_INVALID', 'give --file <export> (the export to plan from), or --restore with --to-version <n> or --to-time <iso time>', { action: 'reject' });
         }
         const point = opts.restore ? historyPoint(opts) : null;
         const config = await loadConfigFor(cmd);
@@ -68,6 +69,7 @@ export function register(program: Command): void {
         const { cliEngine } = await import('../engine.js');
         const cli = await cliEngine(config, logger, [name], 'plan');
         try {
+          if (opts.feed !== undefined) refuseFeedOption(cli.dataset(name), 'plan');
           const ds = feedView(cli.dataset(name), opts.feed);
           const p = await onDataset(name, () =>
             point ? cli.engine.planRestore(ds, point, { publish: opts.publish }) : cli.engine.plan(ds, opts.file!, ALWAYS_FOLLOW, { publish: opts.publish }),
