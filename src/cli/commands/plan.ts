@@ -18,7 +18,9 @@ export function planLines(p: PlanPreview): string[] {
     out.push(
       restore
         ? `PAUSED since ${p.paused.since} (${p.paused.by}): exports wait; a restore still publishes (a person asks for it)`
-        : `PAUSED since ${p.paused.since} (${p.paused.by}): a sync would publish nothing (DATASET_PAUSED) until ${p.paused.resume}`,
+        : p.paused.feed
+          ? `feed ${p.paused.feed} PAUSED since ${p.paused.since} (${p.paused.by}): a sync of its files would publish nothing (FEED_PAUSED) until ${p.paused.resume}`
+          : `PAUSED since ${p.paused.since} (${p.paused.by}): a sync would publish nothing (DATASET_PAUSED) until ${p.paused.resume}`,
     );
   }
   if (p.resumes) {

@@ -15,7 +15,7 @@ import { readSource } from './source-read.js';
 import { desiredOf, feedRead, feedRowVerdict, gateFileOf } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
-import { pauseOf, resumeCommand } from './paused.js';
+import { pausedFeeds, pauseOf, resumeCommand, resumeFeedCommand } from './paused.js';
 
 /** What `plan` prints: the plan, plus the source facts. */
 export interface PlanPreview {
@@ -32,7 +32,7 @@ export interface PlanPreview {
   /** The plan a sync would run now (the same planner, with the same inputs: what the key has shown, the held gate, the upload). */
   plan: SyncPlan | null;
   /** The dataset is paused (issue 14): a sync would publish nothing until resume; a restore still would. */
-  paused: { since: string; by: string; resume: string } | null;
+  paused: { since: string; by: string; resume: string; feed?: string } | null;
 }
 
 /** An open plan of ours that a sync finishes before it plans this export. */
@@ -55,7 +55,13 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     const { src, restore } = await produce(work.dir);
     const file = src.file;
     const p = pauseOf(ctx);
-    const paused = p ? { since: new Date(p.at).toISOString(), by: p.by, resume: resumeCommand(ctx.dataset) } : null;
+    // Else the feed whose file it is (`plan --feed F`): a sync of it would stop at FEED_PAUSED.
+    const [fp] = p || restore ? [] : pausedFeeds(ctx, [ds.feed]);
+    const paused = p
+      ? { since: new Date(p.at).toISOString(), by: p.by, resume: resumeCommand(ctx.dataset) }
+      : fp
+        ? { since: new Date(fp.pause.at).toISOString(), by: fp.pause.by, resume: resumeFeedCommand(ctx.dataset, fp.feed), feed: fp.feed }
+        : null;
     const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length, paused };
     if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, resumes: null, plan: null };
     // As a sync: the open plan is resumed before the gate (run-sync.ts), so its draft is never met as someone else's.
