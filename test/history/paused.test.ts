@@ -124,3 +124,20 @@ describe('a pause made while a sync runs', () => {
     expect(ids(s.published())).toEqual(ids(recs(12)));
   });
 });
+
+describe('a restore over a held change', () => {
+  it('says the held change it discards, in plan --restore and in the restore summary', async () => {
+    const list = items(30);
+    s = await stockScenario(list);
+    const v0 = s.db.snapshot('shop-1').info().activeVersion!;
+    const held = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, stock: 0 })), 'zero.csv') });
+    expect(held.result).toBe('held');
+    const said = /^the held change \(version \d+, guard [^)]+\) is discarded by this restore$/;
+    const plan = await s.engine.planRestore(s.ds, { version: v0 });
+    expect(planLines(plan).some((l) => said.test(l))).toBe(true);
+    const back = await s.engine.restore(s.ds, { version: v0 });
+    expect(back.result).toBe('unchanged');
+    expect(back.warnings.some((w) => said.test(w))).toBe(true);
+    expect(s.engine.status(s.ds).held).toBeNull();
+  });
+});

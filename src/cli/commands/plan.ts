@@ -40,6 +40,7 @@ export function planLines(p: PlanPreview): string[] {
   out.push(`records: ${c.snapshot} now → ${c.result} after; owned ${c.owned}, not owned ${c.notOwned} (left alone)`);
   out.push(`path: ${p.plan.path} — ${p.plan.reason}`);
   for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
+  if (p.discardsHeld) out.push(p.discardsHeld);
   const held = p.plan.guards.results.filter((r) => r.holds);
   out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
   for (const r of held.filter((x) => x.samples?.length)) out.push(`  ${r.guard} ${r.field}, for example:`, ...sampleLines(r));

@@ -5,7 +5,7 @@ import { diffOptionsOf } from '../core/diff.js';
 import { diffSource } from '../disk/diff-source.js';
 import type { Produced } from './run-sync.js';
 import { openPlanMessage, type GateStop } from '../core/gate.js';
-import { heldGateVerdict } from './held-gate.js';
+import { heldGateVerdict, discardedByRestore } from './held-gate.js';
 import { makePlan } from './make-plan.js';
 import type { SyncPlan } from '../core/plan.js';
 import { reconcile } from './reconcile.js';
@@ -33,6 +33,8 @@ export interface PlanPreview {
   plan: SyncPlan | null;
   /** The dataset is paused (issue 14): a sync would publish nothing until resume; a restore still would. */
   paused: { since: string; by: string; resume: string; feed?: string } | null;
+  /** A restore's plan: the held change it would discard (a newer change replaces a held one), said for the person. */
+  discardsHeld?: string;
 }
 
 /** An open plan of ours that a sync finishes before it plans this export. */
@@ -69,13 +71,16 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     if (resumes) return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes, plan: null };
     const stopped = await heldGateVerdict(ctx, gateFileOf(ds, src));
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, resumes: null, plan: null };
+    // The gate let the plan go ahead past a held change: a sync would discard it (replace_held).
+    const held = restore ? ctx.store.held() : null;
+    const discards = held ? { discardsHeld: discardedByRestore(held) } : {};
     const view = await reconcile(ctx);
     const desired = restore ? null : desiredOf(ctx, ds, src, work.changesetDir());
     const badRows = desired ? feedRowVerdict(ds, src, desired) : null;
     if (badRows) return { ...facts, rowErrors: facts.rowErrors + desired!.rowErrors, rejected: badRows.message, rejectedCode: badRows.code, stopped: null, resumes: null, plan: null };
     const changeset = await diffSource(desired?.sorted ?? src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
-    return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
+    return { ...facts, ...discards, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();
   }
