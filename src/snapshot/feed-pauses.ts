@@ -8,7 +8,7 @@ export interface FeedPause extends PauseState {
 
 /**
  * The feeds of a dataset paused by a person (`pause <dataset> --feed F`,
- * migration 12): their files wait in their folders and `sync --feed` refuses
+ * migration 13): their files wait in their folders and `sync --feed` refuses
  * them (FEED_PAUSED) while the dataset's other feeds go on. Read at each file
  * job, so the running daemon notices a pause or resume without a restart.
  */

@@ -191,9 +191,20 @@ export class SyncEngine {
     return this.deps.db.snapshot(ds.name).pause({ at: this.#clock.now(), by });
   }
 
+  /** Who works on the dataset right now (its lock held and its lease running), or null: a pause stops such a sync before it publishes. */
+  workingNow(ds: DatasetConfig): { label: string; pid: number; purpose: string } | null {
+    const row = this.deps.db.locks.get(ds.name);
+    return row && row.expiresAt > this.#clock.now() ? { label: row.label, pid: row.pid, purpose: row.purpose } : null;
+  }
+
   /** Take exports again (of `feed` only, when given); returns the pause it ended, or null when it was not paused. */
   resumeExports(ds: DatasetConfig, feed?: string): PauseState | null {
-    if (feed !== undefined) return new FeedPauses(this.deps.db.conn, ds.name).unpause(feedView(ds, feed).feed);
+    if (feed !== undefined) {
+      const pauses = new FeedPauses(this.deps.db.conn, ds.name);
+      // A feed paused and then taken out of the config: its pause can still be cleared.
+      if (!(feed in ds.feeds) && pauses.paused(feed)) return pauses.unpause(feed);
+      return pauses.unpause(feedView(ds, feed).feed);
+    }
     return this.deps.db.snapshot(ds.name).unpause();
   }
 

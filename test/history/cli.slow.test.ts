@@ -86,6 +86,11 @@ describe('why, plan --restore, restore, pause and resume (CLI)', () => {
       expect(tooNew.status).toBe(2);
       expect(tooNew.stderr).toMatch(/VERSION_TOO_NEW.*version 999999 is newer than the newest version kept, version \d+/);
       expect((await cli(config, ['plan', DS, '--restore', '--to-version', '999999'])).status).toBe(2);
+      // plan without --file (nor --restore): a usage error that says what to give (was a path TypeError).
+      const noFile = await cli(config, ['plan', DS]);
+      expect(noFile.status).toBe(2);
+      expect(noFile.stderr).toContain('give --file <export>');
+      expect(noFile.stderr).not.toContain('argument must be of type string');
       const tooOld = await cli(config, ['restore', DS, '--to-time', '2000-01-01T00:00:00Z']);
       expect(tooOld.status).toBe(1);
       expect(tooOld.stderr).toMatch(/HISTORY_TOO_OLD.*oldest version kept is/);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeForSync } from '../../src/cli/exit-codes.js';
 import { planLines } from '../../src/cli/commands/plan.js';
-import { ids, interruptedSync, recs, type Scenario } from '../sync/harness.js';
+import { ids, interruptedSync, recs, scenario, type Scenario } from '../sync/harness.js';
 import { itemRecord, items, publishedAttrs, stockScenario, writeStock } from '../sync/stock-export.js';
 
 /**
@@ -86,5 +86,58 @@ describe('a paused dataset', () => {
     expect(back).toMatchObject({ result: 'published', changes: 30 });
     expect(s.published().sort((a, b) => a.record_id.localeCompare(b.record_id))).toEqual(list.map(itemRecord));
     expect(s.db.snapshot('shop-1').paused()).toMatchObject({ by: 'pause by carol' });
+  });
+});
+
+describe('a pause made while a sync runs', () => {
+  it('stops it before publishing: the staged change is held (paused), approve publishes it', async () => {
+    let pauseOn: 'dataset' | null = null;
+    let busy: unknown = null;
+    s = await scenario({
+      records: recs(10),
+      onRequest: (e) => {
+        // The person pauses while the records are being sent (another process: the state db row).
+        if (pauseOn && e.method === 'POST' && e.path.endsWith('/records')) {
+          // What `pause` tells the person: a sync works on the dataset right now (its lock).
+          busy = s!.engine.workingNow(s!.ds);
+          s!.engine.pause(s!.ds, 'pause by dora');
+        }
+      },
+    });
+    await s.engine.sync(s.ds, { file: await s.writeExport(recs(10)) });
+    const before = ids(s.published());
+    const publishes = s.em.emulator.counters.publishes;
+    pauseOn = 'dataset';
+    const sum = await s.engine.sync(s.ds, { file: await s.writeExport(recs(12)) });
+    pauseOn = null;
+    expect(sum).toMatchObject({ result: 'staged', code: 'HELD_STAGED' });
+    expect(busy).toMatchObject({ pid: process.pid });
+    expect(s.engine.workingNow(s.ds)).toBeNull();
+    expect(sum.message).toContain('paused while this sync ran, before it published');
+    expect(sum.message).toContain('dataset-connector approve');
+    expect(s.em.emulator.counters.publishes).toBe(publishes);
+    expect(ids(s.published())).toEqual(before);
+    expect(s.engine.status(s.ds).held).toMatchObject({ kind: 'staged' });
+    expect(s.logs.find((l) => l.event === 'sync.skipped' && l.kind === 'paused_before_publish')).toBeTruthy();
+
+    expect(await s.engine.approve(s.ds)).toMatchObject({ action: 'published' });
+    expect(ids(s.published())).toEqual(ids(recs(12)));
+  });
+});
+
+describe('a restore over a held change', () => {
+  it('says the held change it discards, in plan --restore and in the restore summary', async () => {
+    const list = items(30);
+    s = await stockScenario(list);
+    const v0 = s.db.snapshot('shop-1').info().activeVersion!;
+    const held = await s.engine.sync(s.ds, { file: await writeStock(s, list.map((x) => ({ ...x, stock: 0 })), 'zero.csv') });
+    expect(held.result).toBe('held');
+    const said = /^the held change \(version \d+, guard [^)]+\) is discarded by this restore$/;
+    const plan = await s.engine.planRestore(s.ds, { version: v0 });
+    expect(planLines(plan).some((l) => said.test(l))).toBe(true);
+    const back = await s.engine.restore(s.ds, { version: v0 });
+    expect(back.result).toBe('unchanged');
+    expect(back.warnings.some((w) => said.test(w))).toBe(true);
+    expect(s.engine.status(s.ds).held).toBeNull();
   });
 });

@@ -4,6 +4,7 @@ import { ExitCode } from '../exit-codes.js';
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 import type { PlanPreview } from '../../sync/executor/preview.js';
 import { feedView } from '../../feeds/view.js';
+import { refuseFeedOption } from '../feed-option.js';
 import { sampleLines } from '../../sync/core/value-guards.js';
 import { ConnectorError } from '../../errors.js';
 import { historyPoint, type PointOptions } from '../history-point.js';
@@ -17,7 +18,9 @@ export function planLines(p: PlanPreview): string[] {
     out.push(
       restore
         ? `PAUSED since ${p.paused.since} (${p.paused.by}): exports wait; a restore still publishes (a person asks for it)`
-        : `PAUSED since ${p.paused.since} (${p.paused.by}): a sync would publish nothing (DATASET_PAUSED) until ${p.paused.resume}`,
+        : p.paused.feed
+          ? `feed ${p.paused.feed} PAUSED since ${p.paused.since} (${p.paused.by}): a sync of its files would publish nothing (FEED_PAUSED) until ${p.paused.resume}`
+          : `PAUSED since ${p.paused.since} (${p.paused.by}): a sync would publish nothing (DATASET_PAUSED) until ${p.paused.resume}`,
     );
   }
   if (p.resumes) {
@@ -37,6 +40,7 @@ export function planLines(p: PlanPreview): string[] {
   out.push(`records: ${c.snapshot} now → ${c.result} after; owned ${c.owned}, not owned ${c.notOwned} (left alone)`);
   out.push(`path: ${p.plan.path} — ${p.plan.reason}`);
   for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
+  if (p.discardsHeld) out.push(p.discardsHeld);
   const held = p.plan.guards.results.filter((r) => r.holds);
   out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
   for (const r of held.filter((x) => x.samples?.length)) out.push(`  ${r.guard} ${r.field}, for example:`, ...sampleLines(r));
@@ -58,8 +62,8 @@ export function register(program: Command): void {
     .option('--json', 'print the plan as JSON (the default when stdout is not a terminal)')
     .action(
       runAction(async (name: string, opts: PointOptions & { file?: string; feed?: string; restore?: boolean; json?: boolean; publish: boolean }, cmd: Command) => {
-        if (opts.restore === (opts.file !== undefined)) {
-          throw new ConnectorError('POINT_INVALID', 'give either --file <path> (an export) or --restore with --to-version <n> or --to-time <iso time>', { action: 'reject' });
+        if ((opts.restore === true) === (opts.file !== undefined)) {
+          throw new ConnectorError('POINT_INVALID', 'give --file <export> (the export to plan from), or --restore with --to-version <n> or --to-time <iso time>', { action: 'reject' });
         }
         const point = opts.restore ? historyPoint(opts) : null;
         const config = await loadConfigFor(cmd);
@@ -68,6 +72,7 @@ export function register(program: Command): void {
         const { cliEngine } = await import('../engine.js');
         const cli = await cliEngine(config, logger, [name], 'plan');
         try {
+          if (opts.feed !== undefined) refuseFeedOption(cli.dataset(name), 'plan');
           const ds = feedView(cli.dataset(name), opts.feed);
           const p = await onDataset(name, () =>
             point ? cli.engine.planRestore(ds, point, { publish: opts.publish }) : cli.engine.plan(ds, opts.file!, ALWAYS_FOLLOW, { publish: opts.publish }),

@@ -1,3 +1,4 @@
+import type { DatasetConfig } from '../../config/schema.js';
 import type { Command } from 'commander';
 import { ConnectorError } from '../../errors.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
@@ -34,12 +35,7 @@ export function register(program: Command): void {
           const summary = await onDataset(name, () => cli.engine.restore(ds, point, opts.publish === false ? { publish: false } : {}));
           const paused = cli.db.snapshot(ds.name).paused();
           if (summary.result === 'published' || summary.result === 'held' || summary.result === 'staged') {
-            summary.warnings.push(
-              paused
-                ? `${ds.name} is paused: exports wait in the folder until dataset-connector resume ${ds.name} (the next one would undo this restore unless fixed)`
-                : `the next export of ${ds.name} would undo this restore: dataset-connector pause ${ds.name} until the export is fixed, then resume` +
-                  (Object.keys(ds.feeds).length > 1 ? ` (or pause only the feed whose export went wrong: dataset-connector pause ${ds.name} --feed <${Object.keys(ds.feeds).join('|')}>)` : ''),
-            );
+            summary.warnings.push(restoreAdvice(ds, paused !== null, cli.engine.status(ds).pausedFeeds.map((f) => f.feed)));
           }
           progress?.clear();
           if (human) {
@@ -56,4 +52,21 @@ export function register(program: Command): void {
         }
       }),
     );
+}
+
+/** What keeps the next export from undoing a restore, given the pauses in force: the feeds already paused are named, only the others are to pause. */
+export function restoreAdvice(ds: DatasetConfig, paused: boolean, pausedFeeds: readonly string[]): string {
+  if (paused) return `${ds.name} is paused: exports wait in the folder until dataset-connector resume ${ds.name} (the next one would undo this restore unless fixed)`;
+  const feeds = Object.keys(ds.feeds);
+  const running = feeds.filter((f) => !pausedFeeds.includes(f));
+  const already = feeds.filter((f) => pausedFeeds.includes(f));
+  if (already.length === 0) {
+    return (
+      `the next export of ${ds.name} would undo this restore: dataset-connector pause ${ds.name} until the export is fixed, then resume` +
+      (feeds.length > 1 ? ` (or pause only the feed whose export went wrong: dataset-connector pause ${ds.name} --feed <${feeds.join('|')}>)` : '')
+    );
+  }
+  const said = `feed${already.length === 1 ? '' : 's'} ${already.join(', ')} of ${ds.name} already paused`;
+  if (running.length === 0) return `${said}: their exports wait until dataset-connector resume ${ds.name} --feed <${already.join('|')}>`;
+  return `${said}; the next export of ${running.join(' or ')} would undo this restore if it went wrong: pause ${running.length === 1 ? 'it' : 'them'} too with ${running.map((f) => `dataset-connector pause ${ds.name} --feed ${f}`).join(' and ')}`;
 }

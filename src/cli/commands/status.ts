@@ -28,7 +28,14 @@ export function register(program: Command): void {
               const held = s.held ? `; ${s.held.kind} ${what} for ${Math.round(s.held.ageMs / 60_000)} min: ${s.held.reason}` : '';
               const next = s.nextRun ? `; next run ${s.nextRun.at} (${s.nextRun.schedule})` : '; no schedule';
               const paused = s.paused ? `; PAUSED since ${s.paused.since} (${s.paused.by}): exports wait until dataset-connector resume ${s.dataset}` : '';
-              const pausedFeeds = s.pausedFeeds.map((f) => `; feed ${f.feed} PAUSED since ${f.since} (${f.by}): its exports wait until dataset-connector resume ${s.dataset} --feed ${f.feed}`).join('');
+              const configured = config.datasets[s.dataset]?.feeds ?? {};
+              const pausedFeeds = s.pausedFeeds
+                .map((f) =>
+                  f.feed in configured
+                    ? `; feed ${f.feed} PAUSED since ${f.since} (${f.by}): its exports wait until dataset-connector resume ${s.dataset} --feed ${f.feed}`
+                    : `; feed ${f.feed} PAUSED since ${f.since} (${f.by}) is no longer in the config: dataset-connector resume ${s.dataset} --feed ${f.feed} clears its pause`,
+                )
+                .join('');
               const feeds = s.feeds.map((f) => `; feed ${f.feed}: ${f.file ?? '-'} (file time ${f.fileTime}, published ${f.publishedAt})`).join('');
               process.stdout.write(`${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}${paused}${pausedFeeds}${feeds}${next}\n`);
             }

@@ -87,6 +87,8 @@ export async function heldGate(ctx: ExecContext, file: GateFile): Promise<GateSt
         }
         ledger.dropHeld(ctx, planId);
         ctx.logger.warn(event('draft.discarded', { kind: 'held_superseded', version, ...(version === null ? { planId } : {}) }), 'a newer export replaces the held change');
+        // A restore is asked for by a person: the held change it throws away is said in its summary.
+        if (ctx.summary.file?.startsWith('restore of ')) ctx.summary.warnings.push(discardedByRestore(s.held));
         if (version !== null) ds = (await ctx.client.getDataset()).value;
         held = null;
         continue;
@@ -144,4 +146,11 @@ export async function heldGateVerdict(ctx: ExecContext, file: GateFile): Promise
         return null;
     }
   }
+}
+
+/** What a restore says of the held change it discards (plan --restore, the restore summary). */
+export function discardedByRestore(held: HeldDraft): string {
+  const guards = ((held.summary as { guards?: Array<{ guard: string; holds?: boolean }> } | null)?.guards ?? []).filter((g) => g.holds !== false).map((g) => g.guard);
+  const why = held.kind === 'guard' ? `guard ${guards.length ? guards.join(', ') : held.reason}` : held.kind === 'staged' ? 'staged only' : held.kind.replace('_', ' ');
+  return `the held change (${held.version === null ? 'kept unsent' : `version ${held.version}`}, ${why}) is discarded by this restore`;
 }

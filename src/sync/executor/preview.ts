@@ -5,7 +5,7 @@ import { diffOptionsOf } from '../core/diff.js';
 import { diffSource } from '../disk/diff-source.js';
 import type { Produced } from './run-sync.js';
 import { openPlanMessage, type GateStop } from '../core/gate.js';
-import { heldGateVerdict } from './held-gate.js';
+import { heldGateVerdict, discardedByRestore } from './held-gate.js';
 import { makePlan } from './make-plan.js';
 import type { SyncPlan } from '../core/plan.js';
 import { reconcile } from './reconcile.js';
@@ -15,7 +15,7 @@ import { readSource } from './source-read.js';
 import { desiredOf, feedRead, feedRowVerdict, gateFileOf } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
-import { pauseOf, resumeCommand } from './paused.js';
+import { pausedFeeds, pauseOf, resumeCommand, resumeFeedCommand } from './paused.js';
 
 /** What `plan` prints: the plan, plus the source facts. */
 export interface PlanPreview {
@@ -32,7 +32,9 @@ export interface PlanPreview {
   /** The plan a sync would run now (the same planner, with the same inputs: what the key has shown, the held gate, the upload). */
   plan: SyncPlan | null;
   /** The dataset is paused (issue 14): a sync would publish nothing until resume; a restore still would. */
-  paused: { since: string; by: string; resume: string } | null;
+  paused: { since: string; by: string; resume: string; feed?: string } | null;
+  /** A restore's plan: the held change it would discard (a newer change replaces a held one), said for the person. */
+  discardsHeld?: string;
 }
 
 /** An open plan of ours that a sync finishes before it plans this export. */
@@ -55,7 +57,13 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     const { src, restore } = await produce(work.dir);
     const file = src.file;
     const p = pauseOf(ctx);
-    const paused = p ? { since: new Date(p.at).toISOString(), by: p.by, resume: resumeCommand(ctx.dataset) } : null;
+    // Else the feed whose file it is (`plan --feed F`): a sync of it would stop at FEED_PAUSED.
+    const [fp] = p || restore ? [] : pausedFeeds(ctx, [ds.feed]);
+    const paused = p
+      ? { since: new Date(p.at).toISOString(), by: p.by, resume: resumeCommand(ctx.dataset) }
+      : fp
+        ? { since: new Date(fp.pause.at).toISOString(), by: fp.pause.by, resume: resumeFeedCommand(ctx.dataset, fp.feed), feed: fp.feed }
+        : null;
     const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length, paused };
     if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, resumes: null, plan: null };
     // As a sync: the open plan is resumed before the gate (run-sync.ts), so its draft is never met as someone else's.
@@ -63,13 +71,16 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     if (resumes) return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes, plan: null };
     const stopped = await heldGateVerdict(ctx, gateFileOf(ds, src));
     if (stopped) return { ...facts, rejected: null, rejectedCode: null, stopped, resumes: null, plan: null };
+    // The gate let the plan go ahead past a held change: a sync would discard it (replace_held).
+    const held = restore ? ctx.store.held() : null;
+    const discards = held ? { discardsHeld: discardedByRestore(held) } : {};
     const view = await reconcile(ctx);
     const desired = restore ? null : desiredOf(ctx, ds, src, work.changesetDir());
     const badRows = desired ? feedRowVerdict(ds, src, desired) : null;
     if (badRows) return { ...facts, rowErrors: facts.rowErrors + desired!.rowErrors, rejected: badRows.message, rejectedCode: badRows.code, stopped: null, resumes: null, plan: null };
     const changeset = await diffSource(desired?.sorted ?? src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
-    return { ...facts, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
+    return { ...facts, ...discards, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();
   }

@@ -17,6 +17,7 @@ import { withValueGuards } from '../core/value-guards.js';
 import { MixedDraftError, onlyOurs, sentCounts } from './drafts.js';
 import { checkpoint } from './interrupt.js';
 import { event } from '../../log/events.js';
+import { feedPausedError, pausedError, pausedFeeds, pauseOf } from './paused.js';
 
 /** How the publish step ended. */
 export type PublishEnd =
@@ -85,6 +86,13 @@ export async function verifyAndPublish(ctx: ExecContext, run: PlanRun, rj: RunJo
     ctx.logger.warn(event('guard.held', { version, counts: detail.counts, guards: evaluation.results, requiredFlags: evaluation.requiredFlags }), 'guard held the change');
     return { kind: 'held', held: 'guard', version, reason, evaluation };
   }
+  const paused = pausedNow(ctx, run);
+  if (paused) {
+    // Paused while this sync ran: the staged change waits for a person instead of going out.
+    ledger.held(ctx, run, 'staged', version, paused, evaluation);
+    ctx.logger.warn(event('sync.skipped', { reason: 'paused', kind: 'paused_before_publish', version, planId: plan.id }), paused);
+    return { kind: 'held', held: 'staged', version, reason: paused, evaluation };
+  }
   if (publishDenied) return portalPublish(ctx, run, version);
   if (plan.stageOnly) {
     const reason = 'staged only (publish=false): publish with dataset-connector approve or in the portal';
@@ -92,6 +100,22 @@ export async function verifyAndPublish(ctx: ExecContext, run: PlanRun, rj: RunJo
     return { kind: 'held', held: 'staged', version, reason, evaluation };
   }
   return publishDraft(ctx, run, rj, version, evaluation.connectorFlags);
+}
+
+/**
+ * A pause made while the sync ran (of the dataset, or of a feed the plan is
+ * made of), read again right before publishing: why the staged change is held
+ * then, or null. A restore publishes though (a person asked for it).
+ */
+function pausedNow(ctx: ExecContext, run: PlanRun): string | null {
+  const plan = run.plan;
+  if (plan.restore) return null;
+  const keep = 'the staged change is held: dataset-connector approve publishes it, discard drops it; after resume the next export replaces it';
+  const p = pauseOf(ctx);
+  if (p) return `${pausedError(ctx.dataset, p, 'paused while this sync ran, before it published').message}; ${keep}`;
+  const feeds = plan.batch?.length ? plan.batch.map((f) => f.name) : plan.feed ? [plan.feed.name] : [];
+  const [f] = pausedFeeds(ctx, [...new Set(feeds)]);
+  return f ? `${feedPausedError(ctx.dataset, f.feed, f.pause, 'paused while this sync ran, before it published').message}; ${keep}` : null;
 }
 
 /** POST /versions/{v}/publish with exactly `flags`, journaled; confirms the snapshot on 200. */
