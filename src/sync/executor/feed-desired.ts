@@ -7,7 +7,7 @@ import type { FeedEntry } from '../../feeds/fields.js';
 import { mergeUpdate, newUpdateTally, type StateSink, type UnappliedRow } from '../../feeds/merge-update.js';
 import { HIDDEN, type MergeRules } from '../../feeds/resolve.js';
 import { FeedStateWriter } from './feed-state-file.js';
-import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
+import { commandColumnName, mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
 import type { SnapshotEntry } from '../../model/snapshot-reader.js';
 import { overlayFull } from '../../feeds/overlay-full.js';
 import { FeedState } from '../../feeds/state.js';
@@ -131,7 +131,7 @@ export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, r
   const rules = mergeRulesOf(ds, feed.name, feed.at);
   const row = { fields: feed.fields, emptyClears: new Set(cfg.empty_clears ?? []), rules };
   if (feed.role === 'changes' && cfg.commands) {
-    const column = typeof cfg.commands.column === 'string' ? cfg.commands.column : JSON.stringify(cfg.commands.column);
+    const column = commandColumnName(cfg.commands);
     return mergeChanges(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, commands: cfg.commands, column }, tally, put);
   }
   if (feed.role === 'update') {
