@@ -8,6 +8,8 @@ import type { ExportResult } from '../sources/types.js';
 import type { RowError } from '../model/row-error.js';
 import { safeJson, visible } from './terminal-text.js';
 import { ALWAYS_FOLLOW } from '../sources/open-file.js';
+import type { CommandsConfig } from '../config/feeds.js';
+import { changeRow } from '../feeds/merge-changes.js';
 
 /** Columns of a terminal: East Asian wide and full-width characters take two. */
 function width(s: string): number {
@@ -49,6 +51,8 @@ export interface PreviewOptions {
   limit: number;
   /** Every record and row error as JSON lines, then a summary line. */
   json?: boolean;
+  /** A change list's command column (issue 13): its rows are checked as the sync checks them, and the command attribute is not shown. */
+  changes?: { commands: CommandsConfig; column: string; hasRequired: boolean };
 }
 
 /**
@@ -63,10 +67,20 @@ export async function previewExport(file: string, source: SourceConfig, mapping:
   // The operator named the file: a link is followed.
   const reader = readExport(file, { ...source, on_row_errors: 'skip_rows', max_bad_row_ratio: 1 }, mapping, { links: ALWAYS_FOLLOW });
   const shown: string[][] = [];
+  // A change list's rows the sync would not apply (an unknown command word, a create without its fields): bad rows as the reader's.
+  const refused: RowError[] = [];
   try {
     for await (const batch of reader.batches()) {
       for (let i = 0; i < batch.records.length; i++) {
-        const r = batch.records[i]!;
+        let r = batch.records[i]!;
+        if (opts.changes) {
+          const c = changeRow(r, batch.lines[i]!, opts.changes);
+          const incomplete = c.cmd === 'create' && (!opts.changes.hasRequired || !r.display_name || !r.api_value);
+          if (c.problem) refused.push({ file, line: c.problem.line, column: 'command', value: c.problem.value, reason: c.problem.reason, code: 'INVALID_COMMAND' });
+          else if (incomplete) refused.push({ file, line: batch.lines[i]!, column: 'record', value: c.word, reason: 'create needs display_name and api_value: map them in this feed', code: 'INVALID_RECORD' });
+          if (c.problem || incomplete) continue;
+          r = c.record;
+        }
         if (opts.json) out.write(`${safeJson({ type: 'record', line: batch.lines[i], record: r })}\n`);
         else if (shown.length < limit) shown.push(recordRow(batch.lines[i]!, r));
       }
@@ -74,7 +88,8 @@ export async function previewExport(file: string, source: SourceConfig, mapping:
   } catch (err) {
     if (!(err instanceof SourceError)) throw err;
   }
-  const result = reader.result as ExportResult;
+  const read = reader.result as ExportResult;
+  const result = refused.length === 0 ? read : withRefused(read, refused);
   const rejected = result.rejected ?? rowErrorVerdict(file, result.counts, source);
   const summary = {
     file,
@@ -102,4 +117,11 @@ export async function previewExport(file: string, source: SourceConfig, mapping:
     out.write(`${text.join('\n')}\n`);
   }
   return { result, rejected };
+}
+
+/** A read with a change list's refused rows counted as bad rows and listed among its row errors by line. */
+function withRefused(read: ExportResult, refused: RowError[]): ExportResult {
+  const n = refused.length;
+  const counts = { ...read.counts, records: read.counts.records - n, bad_rows: read.counts.bad_rows + n, row_errors: read.counts.row_errors + n };
+  return { ...read, counts, row_errors: [...read.row_errors, ...refused].sort((a, b) => a.line - b.line) };
 }

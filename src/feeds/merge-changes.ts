@@ -130,22 +130,32 @@ function nextRow(it: Iterator<FeedEntry>, opts: ChangesMergeOptions, tally: Chan
   for (;;) {
     const r = it.next();
     if (r.done) return null;
-    const rec = JSON.parse(r.value.json) as DatasetRecord;
-    const word = String(rec.attributes[COMMAND_KEY] ?? '');
-    const { [COMMAND_KEY]: _cmd, ...attributes } = rec.attributes;
-    const record = { ...rec, attributes };
-    const cmd = commandOf(word, opts.commands.words);
-    if (cmd === null) {
-      const accepted = (Object.entries(opts.commands.words) as Array<[Command, string[]]>).map(([c, w]) => `${c}: ${w.join(', ')}`).join('; ');
-      tally.problems.push({
-        record_id: r.value.record_id,
-        line: r.value.line,
-        value: word,
-        code: 'INVALID_COMMAND',
-        reason: `line ${r.value.line}, column ${opts.column}: "${word}" is not a command (accepted words: ${accepted})`,
-      });
+    const { record, cmd, word, problem } = changeRow(JSON.parse(r.value.json) as DatasetRecord, r.value.line, opts);
+    if (problem) {
+      tally.problems.push(problem);
       continue;
     }
-    return { entry: r.value, record, cmd, word, hasRequired: opts.fields.includes('display_name') && opts.fields.includes('api_value') };
+    return { entry: r.value, record, cmd: cmd!, word, hasRequired: opts.fields.includes('display_name') && opts.fields.includes('api_value') };
   }
+}
+
+/**
+ * A change list's row as read: its record without the command attribute, its command, and the problem of a
+ * word that is no command (INVALID_COMMAND). Shared by the merge and `preview --feed` (what a person sees is
+ * what the sync does).
+ */
+export function changeRow(rec: DatasetRecord, line: number, opts: Pick<ChangesMergeOptions, 'commands' | 'column'>): { record: DatasetRecord; cmd: Command | null; word: string; problem: ChangeRowProblem | null } {
+  const word = String(rec.attributes[COMMAND_KEY] ?? '');
+  const { [COMMAND_KEY]: _cmd, ...attributes } = rec.attributes;
+  const record = { ...rec, attributes };
+  const cmd = commandOf(word, opts.commands.words);
+  if (cmd !== null) return { record, cmd, word, problem: null };
+  const accepted = (Object.entries(opts.commands.words) as Array<[Command, string[]]>).map(([c, w]) => `${c}: ${w.join(', ')}`).join('; ');
+  const reason = `line ${line}, column ${opts.column}: "${word}" is not a command (accepted words: ${accepted})`;
+  return { record, cmd, word, problem: { record_id: rec.record_id, line, value: word, code: 'INVALID_COMMAND', reason } };
+}
+
+/** How a change list's command column is named in messages (a header name, or its column spec). */
+export function commandColumnName(commands: CommandsConfig): string {
+  return typeof commands.column === 'string' ? commands.column : JSON.stringify(commands.column);
 }

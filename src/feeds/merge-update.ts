@@ -30,11 +30,15 @@ export interface UpdateTally {
   fieldsChanged: number;
   /** Mapped cells left empty (row × field): no value, the field is left as it is (unless the feed's empty_clears names it). */
   blankCells: number;
+  /** Records listed only by rows skipped as row errors (on_row_errors: skip_rows): listed, so the missing strategy left them as they are. */
+  skippedListed: number;
+  /** Bad rows whose record_id could not be read: the file may list any record, so the missing strategy did not run (0: it ran as configured). */
+  missingNotRun: number;
 }
 
 /** A tally with nothing counted. */
 export function newUpdateTally(): UpdateTally {
-  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0, blankCells: 0 };
+  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0, blankCells: 0, skippedListed: 0, missingNotRun: 0 };
 }
 
 /** How a row's fields are applied: the feed's fields, which of them an empty cell clears, and the rules other feeds' values go by. */
@@ -53,6 +57,8 @@ export interface UpdateMergeOptions extends RowOptions {
   keepUnmatched: number;
   /** Records not listed: left as they are, fields set to values, or deactivated. */
   missing?: { strategy: 'leave' | 'set' | 'deactivate'; values?: Record<string, unknown> | undefined };
+  /** The file's rows skipped as row errors (skip_rows): the record_ids that could be read, and how many could not. */
+  skipped?: { ids: ReadonlySet<string>; withoutId: number } | undefined;
 }
 
 /** Where a merge puts what its feed's state becomes (written by the ledger only when the plan is published). */
@@ -99,8 +105,11 @@ export function* mergeUpdate(
       continue;
     }
     tally.changeable++;
-    const m = opts.missing;
-    if (!listed && (!m || m.strategy === 'leave')) {
+    const m = missingOf(opts, tally);
+    // A skipped row still lists its record: the file says it exists (only its values could not be read), so it is left as it is.
+    const skipped = !listed && m !== null && (opts.skipped?.ids.has(e.record_id) ?? false);
+    if (skipped) tally.skippedListed++;
+    if (!listed && (m === null || skipped)) {
       yield { record_id: e.record_id, line: 0, json: e.json };
       continue;
     }
@@ -169,6 +178,22 @@ function whenMissing(
   for (const [f, v] of Object.entries(values)) out = put(out, f, decide(f, canonicalJson(v), state, opts.rules), tally);
   sink({ record_id: recordId, line: 0, values });
   return out;
+}
+
+/**
+ * The missing strategy as it may run for this file: null when it leaves every record. A bad row whose
+ * record_id could not be read may be any record's, so no record can be known to be missing from the file:
+ * the strategy does not run for it (counted; the summary says so) rather than zero or hide a listed record.
+ */
+function missingOf(opts: UpdateMergeOptions, tally: UpdateTally): NonNullable<UpdateMergeOptions['missing']> | null {
+  const m = opts.missing;
+  if (!m || m.strategy === 'leave') return null;
+  const blind = opts.skipped?.withoutId ?? 0;
+  if (blind > 0) {
+    tally.missingNotRun = blind;
+    return null;
+  }
+  return m;
 }
 
 /** An empty cell: no value (null), or empty text. */

@@ -20,6 +20,8 @@ export interface RowMapper {
   /** Rows so far whose aliases listed one alias more than once (kept once each). */
   readonly aliasesMerged: number;
   map(cells: string[], line: number, errors: RowError[]): DatasetRecord | typeof FILTERED | typeof BAD;
+  /** The record_id of the last row `map` found BAD, when its own cell read without error (a feed needs it, issue 13); else null. */
+  readonly badId: string | null;
 }
 
 interface CompiledField {
@@ -118,6 +120,7 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   };
 
   let aliasesMerged = 0;
+  let badId: string | null = null;
   const aliasesOf = (v: Value): string[] => {
     const list = toAliases(v) as string[];
     const unique = uniqueAliases(list);
@@ -130,6 +133,9 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
     get aliasesMerged() {
       return aliasesMerged;
     },
+    get badId() {
+      return badId;
+    },
     map(cells, line, errors) {
       for (let i = 0; i < skipEmpty.length; i++) if ((cells[skipEmpty[i]!] ?? '').trim() === '') return FILTERED;
       for (let i = 0; i < keep.length; i++) if (!keep[i]!.re.test(cells[keep[i]!.index] ?? '')) return FILTERED;
@@ -139,8 +145,11 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
       }
       const attributes: Record<string, AttributeValue> = {};
       for (let i = 0; i < attrFields.length; i++) attributes[attrKeys[i]!] = toAttribute(value(attrFields[i]!, cells, line, errors));
+      const idAt = errors.length;
+      const id = toText(value(fId, cells, line, errors));
+      badId = errors.length === idAt && id.trim() !== '' ? id : null;
       const record = {
-        record_id: toText(value(fId, cells, line, errors)),
+        record_id: id,
         display_name: toText(value(fName, cells, line, errors)),
         api_value: toText(value(fValue, cells, line, errors)),
         aliases: fAliases ? aliasesOf(value(fAliases, cells, line, errors)) : [],
@@ -167,6 +176,7 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
       // A6: every record is checked before it goes anywhere; the quick check only lets obviously valid ones through.
       const checked = validateRecord(record);
       if (checked.ok) return checked.record;
+      if (checked.issues.some((i) => i.field === 'record_id')) badId = null;
       for (const issue of checked.issues) {
         const top = issue.field.startsWith('attributes.') ? issue.field : issue.field.split('.')[0]!;
         const cf = byName.get(top);

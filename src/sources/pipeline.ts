@@ -18,6 +18,13 @@ export class RowPipeline {
   readonly counts: ExportCounts = { rows: 0, filtered: 0, records: 0, bad_rows: 0, row_errors: 0 };
   readonly rowErrors: RowError[] = [];
   rowErrorsTruncated = false;
+  /**
+   * The record_ids of bad rows whose own cell could be read (issue 13): an update feed's file lists
+   * these records even though their rows were skipped, so its missing strategy must not touch them.
+   */
+  readonly badIds: string[] = [];
+  /** Bad rows whose record_id could not be read (a row of another width, an id cell that failed). */
+  badWithoutId = 0;
   header: string[] = [];
   private mapper: RowMapper | null = null;
   private readonly clean: (cell: string) => string;
@@ -94,7 +101,8 @@ export class RowPipeline {
       });
     }
     if (this.strictWidth && cells.length !== width && this.widthError(cells, line, width)) {
-      this.bad();
+      // Its cells are placed by counting delimiters: the id cell may hold another column's value.
+      this.bad(null);
       return;
     }
     const result = this.mapper.map(cells, line, this.scratch);
@@ -103,7 +111,7 @@ export class RowPipeline {
       return;
     }
     if (result === BAD) {
-      this.bad();
+      this.bad(this.mapper.badId);
       return;
     }
     const first = this.seen ? this.seen.add(result.record_id, line) : 0;
@@ -116,7 +124,7 @@ export class RowPipeline {
         reason: `duplicate record_id "${result.record_id}": also at line ${first}`,
         code: 'DUPLICATE_KEY',
       });
-      this.bad();
+      this.bad(result.record_id);
       return;
     }
     this.counts.records++;
@@ -179,7 +187,9 @@ export class RowPipeline {
     return true;
   }
 
-  private bad(): void {
+  private bad(id: string | null): void {
+    if (id === null) this.badWithoutId++;
+    else this.badIds.push(id);
     this.counts.bad_rows++;
     this.counts.row_errors += this.scratch.length;
     const room = this.source.max_row_errors_kept - this.rowErrors.length;

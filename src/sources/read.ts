@@ -78,6 +78,8 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
         counts: pipeline.counts,
         row_errors: pipeline.rowErrors,
         row_errors_truncated: pipeline.rowErrorsTruncated,
+        bad_ids: pipeline.badIds,
+        bad_without_id: pipeline.badWithoutId,
         aliases_merged_rows: pipeline.aliasesMerged,
         compression: this.compression,
         rejected,

@@ -48,6 +48,10 @@ export interface ExportResult {
   /** Row errors, at most `max_row_errors_kept` of them (see `row_errors_truncated`). */
   row_errors: RowError[];
   row_errors_truncated: boolean;
+  /** The record_ids of bad rows whose id cell could be read (all of them: an update feed counts them as listed, issue 13). */
+  bad_ids: string[];
+  /** Bad rows whose record_id could not be read. */
+  bad_without_id: number;
   /** Rows whose aliases listed one alias more than once; the mapping kept it once. */
   aliases_merged_rows: number;
   /** The CSV came compressed (gzip, or the one file of a zip), as its content showed; null when plain. */

@@ -95,6 +95,10 @@ export interface FeedSummary {
   fieldsChanged: number;
   /** Mapped cells left empty, row × field: no value, so the field was left as it is (update, changes; empty_clears aside). */
   blankCells: number;
+  /** Records listed only by rows skipped as row errors: left as they are, the missing strategy aside (update). */
+  skippedListed: number;
+  /** Bad rows without a readable record_id: when more than 0 the missing strategy did not run for the file (update). */
+  missingNotRun: number;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

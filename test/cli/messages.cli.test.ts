@@ -92,3 +92,23 @@ describe('the commands (built CLI)', () => {
     expect(preview.code).toBe(1);
   });
 });
+
+describe('plan of a feed file a sync would reject', () => {
+  it('names the row errors, the reject file, and a preview with --feed (its source and mapping read the file)', async () => {
+    const yaml = [
+      'state_dir: ./state',
+      'datasets:',
+      '  shop-1:',
+      '    api: { base_url: "http://127.0.0.1:8787", key: { env: SHOP_1_KEY } }',
+      '    feeds:',
+      '      main: { role: full, source: { type: csv }, mapping: { fields: { record_id: SKU, display_name: Name, api_value: SKU } } }',
+      '      stock: { role: update, source: { type: csv }, mapping: { fields: { record_id: SKU, attributes.stock: { column: Qty, transforms: [integer] } } } }',
+    ].join('\n');
+    const dir = await tempFiles({ 'connector.yaml': `${yaml}\n`, 'stock.csv': 'SKU,Qty\nA001,５\nA002,4\n' });
+    const r = await runCli(['--config', join(dir, 'connector.yaml'), 'plan', 'shop-1', '--feed', 'stock', '--file', join(dir, 'stock.csv')], { SHOP_1_KEY: 'tbd_live_messages_test_0001' });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain('line 2, column Qty: TRANSFORM_FAILED');
+    expect(r.stderr, r.stderr).toMatch(/every row error is in .*stock\.rejected\.csv/);
+    expect(r.stderr).toContain(`preview --dataset shop-1 --feed stock --file ${join(dir, 'stock.csv')}`);
+  });
+});

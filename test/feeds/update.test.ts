@@ -25,7 +25,7 @@ describe('update feed: stock only', () => {
     const file = await writeStockFile(sc, { 'r-002': 5, 'r-004': 7, 'r-404': 1, 'r-405': 2 }, 'stock-1.csv');
     const sum = await sc.engine.sync(feedView(f.ds, 'stock'), { file });
     expect(sum).toMatchObject({ result: 'published', adds: 0, changes: 2, deletes: 0, rowErrors: 0 });
-    expect(sum.feed).toEqual({ name: 'stock', role: 'update', matched: 2, unmatched: 2, firstUnmatched: ['r-404', 'r-405'], notOwned: 0, changeable: 30, missing: 0, fieldsChanged: 2, blankCells: 0 });
+    expect(sum.feed).toEqual({ name: 'stock', role: 'update', matched: 2, unmatched: 2, firstUnmatched: ['r-404', 'r-405'], notOwned: 0, changeable: 30, missing: 0, fieldsChanged: 2, blankCells: 0, skippedListed: 0, missingNotRun: 0 });
     const after = new Map(sc.published().map((r) => [r.record_id, r]));
     for (const r of before) {
       const stock = r.record_id === 'r-002' ? 5 : r.record_id === 'r-004' ? 7 : undefined;

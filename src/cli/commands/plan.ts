@@ -82,7 +82,10 @@ export function register(program: Command): void {
           // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).
           if (!p.rejected) return ExitCode.OK;
           process.stderr.write(`rejected [${p.rejectedCode ?? 'no code'}] (dataset ${name}, file ${p.file}): ${p.rejected}\n`);
-          process.stderr.write(`  a sync would publish nothing from this export; dataset-connector preview --dataset ${name} --file ${p.file} shows every row error\n`);
+          for (const e of p.firstRowErrors ?? []) process.stderr.write(`  line ${e.line}, column ${e.column}: ${e.code}\n`);
+          if (p.rejectFile) process.stderr.write(`  every row error is in ${p.rejectFile}\n`);
+          const feed = opts.feed ? ` --feed ${opts.feed}` : '';
+          process.stderr.write(`  a sync would publish nothing from this export; dataset-connector preview --dataset ${name}${feed} --file ${p.file} shows every row error\n`);
           return ExitCode.FAILURE;
         } finally {
           progress?.clear();

@@ -5,6 +5,8 @@ import { ExitCode } from '../exit-codes.js';
 import { exitWhenStdoutCloses } from '../terminal-text.js';
 
 import { feedView, readerMapping } from '../../feeds/view.js';
+import { fieldsOf } from '../../config/feed-fields.js';
+import { commandColumnName } from '../../feeds/merge-changes.js';
 
 interface PreviewOptions {
   dataset: string;
@@ -38,7 +40,12 @@ export function register(program: Command): void {
         exitWhenStdoutCloses();
         const limit = Math.max(0, Number.parseInt(opts.limit, 10) || 0);
         const { previewExport } = await import('../preview-report.js');
-        const { rejected } = await previewExport(opts.file, ds.source, readerMapping(ds), process.stdout, { limit, json: opts.json });
+        const feed = ds.feeds?.[ds.feed];
+        const changes =
+          feed?.role === 'changes' && feed.commands
+            ? { commands: feed.commands, column: commandColumnName(feed.commands), hasRequired: fieldsOf(feed).includes('display_name') && fieldsOf(feed).includes('api_value') }
+            : undefined;
+        const { rejected } = await previewExport(opts.file, ds.source, readerMapping(ds), process.stdout, { limit, json: opts.json, ...(changes ? { changes } : {}) });
         return rejected ? ExitCode.FAILURE : ExitCode.OK;
       }),
     );

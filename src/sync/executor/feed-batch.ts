@@ -148,7 +148,7 @@ function mergeAll(ctx: ExecContext, ds: DatasetConfig, members: Member[], dir: s
     const last: { e?: { record_id: string; line?: number } } = {};
     try {
       // Each stage is read whole before the next starts: the next one's state is what this one's file leaves.
-      for (const e of lined(feedStage(ctx, ds, m.feed, m.src.sorted!.entries(), remember(base, last), state, tallies[i]!, sink.put), last)) sorter.add(e.record_id, e.line, e.json);
+      for (const e of lined(feedStage(ctx, ds, m.feed, m.src.sorted!.entries(), remember(base, last), state, tallies[i]!, sink.put, m.src.badRows), last)) sorter.add(e.record_id, e.line, e.json);
     } finally {
       sink.close();
     }

@@ -7,7 +7,7 @@ import type { FeedEntry } from '../../feeds/fields.js';
 import { mergeUpdate, newUpdateTally, type StateSink, type UnappliedRow } from '../../feeds/merge-update.js';
 import { HIDDEN, type MergeRules } from '../../feeds/resolve.js';
 import { FeedStateWriter } from './feed-state-file.js';
-import { mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
+import { commandColumnName, mergeChanges, type ChangesTally } from '../../feeds/merge-changes.js';
 import type { SnapshotEntry } from '../../model/snapshot-reader.js';
 import { overlayFull } from '../../feeds/overlay-full.js';
 import { FeedState } from '../../feeds/state.js';
@@ -108,7 +108,7 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const sink = new FeedStateWriter(stateFile);
   const sorter = new SourceSorter(out);
   try {
-    for (const e of feedStage(ctx, ds, feed, read.entries(), ctx.store.reader().entries(), new FeedState(ctx.db.conn, ctx.dataset), tally, sink.put)) sorter.add(e.record_id, e.line, e.json);
+    for (const e of feedStage(ctx, ds, feed, read.entries(), ctx.store.reader().entries(), new FeedState(ctx.db.conn, ctx.dataset), tally, sink.put, src.badRows)) sorter.add(e.record_id, e.line, e.json);
   } finally {
     sink.close();
   }
@@ -126,16 +126,16 @@ export type StateValues = Pick<FeedState, 'valuesOf' | 'othersThan'>;
  * commands, a full feed's export takes the other feeds' values (`base` unused). What the feed's state becomes
  * goes to `put`. The state is read when this is called; the records stream in record_id order.
  */
-export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, rows: Iterable<FeedEntry>, base: Iterable<SnapshotEntry>, state: StateValues, tally: ChangesTally, put: StateSink): Iterable<FeedEntry> {
+export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, rows: Iterable<FeedEntry>, base: Iterable<SnapshotEntry>, state: StateValues, tally: ChangesTally, put: StateSink, skipped?: SourceRead['badRows']): Iterable<FeedEntry> {
   const cfg = ds.feeds[feed.name]!;
   const rules = mergeRulesOf(ds, feed.name, feed.at);
   const row = { fields: feed.fields, emptyClears: new Set(cfg.empty_clears ?? []), rules };
   if (feed.role === 'changes' && cfg.commands) {
-    const column = typeof cfg.commands.column === 'string' ? cfg.commands.column : JSON.stringify(cfg.commands.column);
+    const column = commandColumnName(cfg.commands);
     return mergeChanges(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, commands: cfg.commands, column }, tally, put);
   }
   if (feed.role === 'update') {
-    return mergeUpdate(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: cfg.missing }, tally, put);
+    return mergeUpdate(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: cfg.missing, skipped }, tally, put);
   }
   return overlayFull(rows, state.othersThan(feed.name), { shared: feed.fields, rules }, put);
 }
@@ -153,7 +153,27 @@ export function summaryOfTally(name: string, role: FeedRole, tally: ChangesTally
     missing: tally.missing,
     fieldsChanged: tally.fieldsChanged,
     blankCells: tally.blankCells,
+    skippedListed: tally.skippedListed,
+    missingNotRun: tally.missingNotRun,
   };
+}
+
+/** What the summary says of a feed's file beside its counts: cells left empty, and records its skipped rows kept from the missing strategy. */
+export function feedWarnings(file: string, feed: FeedSummary): string[] {
+  const out: string[] = [];
+  const blank = feed.blankCells;
+  if (blank > 0) {
+    out.push(`${blank} empty mapped cell${blank === 1 ? '' : 's'} in ${file}: no value, so ${blank === 1 ? 'its field was left as it was' : 'their fields were left as they were'} (feed ${feed.name}; empty_clears: [<field>] makes an empty cell clear a field)`);
+  }
+  if (feed.skippedListed > 0) {
+    const n = feed.skippedListed;
+    out.push(`${n} record${n === 1 ? '' : 's'} listed in ${file} only by rows skipped as row errors: left as ${n === 1 ? 'it was' : 'they were'}, not changed by the missing strategy (feed ${feed.name}; the reject file lists the rows)`);
+  }
+  if (feed.missingNotRun > 0) {
+    const n = feed.missingNotRun;
+    out.push(`the missing strategy of feed ${feed.name} did not run for ${file}: ${n} row${n === 1 ? '' : 's'} skipped as row errors ${n === 1 ? 'has' : 'have'} no readable record_id, so no record can be known to be missing from it (fix the rows; the reject file lists them)`);
+  }
+  return out;
 }
 
 /** A tally with nothing counted, for any role. */

@@ -35,6 +35,10 @@ export interface PlanPreview {
   paused: { since: string; by: string; resume: string; feed?: string } | null;
   /** A restore's plan: the held change it would discard (a newer change replaces a held one), said for the person. */
   discardsHeld?: string;
+  /** The first row errors of the read (line, column, code), for a rejection's message; the reject file has them all. */
+  firstRowErrors?: Array<{ line: number; column: string; code: string }>;
+  /** Where the read's reject file was written, when it was. */
+  rejectFile?: string | null;
 }
 
 /** An open plan of ours that a sync finishes before it plans this export. */
@@ -44,6 +48,9 @@ export interface OpenPlanAhead {
   draftVersion: number | null;
   message: string;
 }
+
+/** Row errors a rejected plan names (the reject file lists them all). */
+const FIRST_ROW_ERRORS = 5;
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, opts: { stageOnly: boolean; links?: LinkPolicy }): Promise<PlanPreview> {
@@ -64,7 +71,8 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
       : fp
         ? { since: new Date(fp.pause.at).toISOString(), by: fp.pause.by, resume: resumeFeedCommand(ctx.dataset, fp.feed), feed: fp.feed }
         : null;
-    const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length, paused };
+    const firstRowErrors = src.rowErrors.slice(0, FIRST_ROW_ERRORS).map((e) => ({ line: e.line, column: e.column, code: e.code }));
+    const facts = { file, rows: src.rows, rowErrors: src.rowErrors.length, paused, firstRowErrors, rejectFile: src.rejectFile };
     if (src.rejected) return { ...facts, rejected: src.rejected.message, rejectedCode: src.rejected.code, stopped: null, resumes: null, plan: null };
     // As a sync: the open plan is resumed before the gate (run-sync.ts), so its draft is never met as someone else's.
     const resumes = openPlanAhead(ctx);

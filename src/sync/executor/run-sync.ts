@@ -11,7 +11,7 @@ import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, feedRead, feedRowVerdict, gateFileOf, type Desired } from './feed-desired.js';
+import { desiredOf, feedRead, feedRowVerdict, feedWarnings, gateFileOf, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
@@ -212,13 +212,8 @@ function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   ctx.refused = [...ctx.refused.filter((r) => !mine.has(r.code)), ...desired.unmatched];
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
   ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
-  const blank = desired.feed.blankCells;
-  if (blank > 0) {
-    const warning =
-      `${blank} empty mapped cell${blank === 1 ? '' : 's'} in ${read.file}: no value, so ${blank === 1 ? 'its field was left as it was' : 'their fields were left as they were'} (feed ${desired.feed.name}; empty_clears: [<field>] makes an empty cell clear a field)`;
-    // Once, though the merge runs again for each plan a sync makes.
-    if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
-  }
+  // Once each, though the merge runs again for each plan a sync makes.
+  for (const warning of feedWarnings(read.file, desired.feed)) if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {

@@ -27,6 +27,8 @@ export interface SourceRead {
   /** The records sorted by record_id on disk (issue 18); null when the file was refused. */
   sorted: SortedSource | null;
   rowErrors: RowError[];
+  /** Bad rows skipped (on_row_errors: skip_rows) as their records: the ids that could be read, and how many could not (issue 13). */
+  badRows?: { ids: ReadonlySet<string>; withoutId: number };
   rejected: SourceError | null;
   /** Where the reject file was written, when there were row errors. */
   rejectFile: string | null;
@@ -132,6 +134,7 @@ export async function readSource(
     records: rejected ? 0 : counts.records,
     sorted,
     rowErrors,
+    badRows: { ids: new Set(r.bad_ids), withoutId: r.bad_without_id },
     rejected,
     rejectFile,
     importability: imp,
