@@ -60,4 +60,20 @@ describe('why', () => {
     expect(why(s.db.conn, 'shop-1', 'nope').status).toBe('unknown');
     expect(whyLines(changed).join('\n')).toContain(`${day2} line 4`);
   });
+
+  it('a change published directly (no draft) names its export line too', async () => {
+    const list = items(100);
+    s = await stockScenario(list, { direct_publish_max_changes: 10 });
+    const extra = { id: 'i-200', name: 'New', stock: 1, price: 5 };
+    // The first change of the key is staged, to learn that it stages; the next one goes direct.
+    const day1 = await writeStock(s, [...list.map((x) => (x.id === 'i-050' ? { ...x, stock: 77 } : x)), extra], 'day-1.csv');
+    expect((await s.engine.sync(s.ds, { file: day1 })).result).toBe('published');
+    const day2 = await writeStock(s, [...list.map((x) => (x.id === 'i-060' ? { ...x, stock: 66 } : x)), extra], 'day-2.csv');
+    const direct = await s.engine.sync(s.ds, { file: day2 });
+    expect(direct).toMatchObject({ result: 'published', path: 'per_record' });
+    expect(s.db.journal.openPlan('shop-1')).toBeNull();
+    const st = why(s.db.conn, 'shop-1', 'i-060').fields.find((f) => f.field === 'attributes.stock')!;
+    expect(st.value).toBe(66);
+    expect(st.set).toMatchObject({ file: day2, line: 61 });
+  });
 });

@@ -107,8 +107,8 @@ export interface Changeset extends ChangesetSummary {
   /** The desired owned records (kept foreign fields applied), as canonical JSON. Not serialised into plans. */
   records: Iterable<RecordText>;
   adds: Iterable<DatasetRecord>;
-  /** The adds as canonical JSON, as they are on disk (confirm needs no record objects). */
-  addTexts: Iterable<RecordText>;
+  /** The adds as canonical JSON, as they are on disk (confirm needs no record objects), with their export line where known. */
+  addTexts: Iterable<RecordText & { line?: number }>;
   changes: Iterable<RecordChange>;
   deletes: Iterable<RecordDelete>;
   /** record_ids adopted as owned (for StateDb confirm's `own`). */

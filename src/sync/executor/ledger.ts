@@ -19,6 +19,7 @@ import { learnFromWrite } from './key-knowledge.js';
 import type { Provenance } from '../../snapshot/history-writer.js';
 import { FeedState } from '../../feeds/state.js';
 import { feedStateEntries } from './feed-state-file.js';
+import { recordJson } from '../../model/record-json.js';
 
 /**
  * The ledger: every transition of a plan's life, and nothing else writes the
@@ -262,7 +263,7 @@ export function writeDone(
       ctx.store.confirm({
         activeVersion: res.version,
         etag: res.etag,
-        ...(op.op === 'delete' ? { deletes: [op.record_id] } : { upserts: [op.record] }),
+        ...(op.op === 'delete' ? { deletes: [op.record_id] } : { upsertTexts: [withLine(run, { record_id: op.record.record_id, json: recordJson(op.record) })] }),
         provenance: provenanceOf(run),
       });
     }
@@ -270,6 +271,21 @@ export function writeDone(
     if (staged) learnFromWrite(ctx, res.status);
     rj.done(name, { version: res.version, status: res.status, publish_denied: res.publish_denied ?? false });
   });
+}
+
+const writeLines = new WeakMap<PlanRun, Map<string, number>>();
+
+/** A direct write's record with its export line, for `why` (issue 14): the run's lines are read once from its changeset. */
+function withLine<T extends { record_id: string }>(run: PlanRun, text: T): T & { line?: number } {
+  let lines = writeLines.get(run);
+  if (!lines) {
+    lines = new Map();
+    for (const a of run.changeset.addTexts) if (a.line) lines.set(a.record_id, a.line);
+    for (const c of run.changeset.changes) if (c.line) lines.set(c.record_id, c.line);
+    writeLines.set(run, lines);
+  }
+  const line = lines.get(text.record_id);
+  return line ? { ...text, line } : text;
 }
 
 /** refused: the server refused every record; nothing reached it. */
