@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ErrorAction } from '../errors.js';
 import { event } from '../log/events.js';
+import type { UpdateTally } from '../feeds/merge-update.js';
 
 /**
  * The result of one sync and its one `sync.summary` log line. `result` is
@@ -75,30 +76,15 @@ export interface FeedFileOutcome {
   matched?: FeedSummary;
 }
 
-/** What one feed's file did (issue 13). */
-export interface FeedSummary {
+/**
+ * A feed's part of the summary (issue 13): what its merge tallied (feeds/merge-update.ts; the fields' meanings
+ * are there), with the first unmatched ids instead of every unmatched row.
+ */
+export interface FeedSummary extends Omit<UpdateTally, 'unmatchedIds'> {
   name: string;
   role: 'full' | 'update' | 'changes';
-  /** Rows that matched a record the connector may change (update). */
-  matched: number;
-  /** Rows not applied for their record: it does not exist (update; UNMATCHED_RECORD), or a create's exists (changes; RECORD_EXISTS); all listed in the reject file. */
-  unmatched: number;
   /** The first unmatched record ids. */
   firstUnmatched: string[];
-  /** Rows of records the connector does not own, left alone (update, ownership: source). */
-  notOwned: number;
-  /** Records the feed may change (update). */
-  changeable: number;
-  /** Of those, records its file does not list that the missing strategy changes (update). */
-  missing: number;
-  /** Field values it changed, record × field: its rows' and the missing strategy's (update, changes). */
-  fieldsChanged: number;
-  /** Mapped cells left empty, row × field: no value, so the field was left as it is (update, changes; empty_clears aside). */
-  blankCells: number;
-  /** Records listed only by rows skipped as row errors: left as they are, the missing strategy aside (update). */
-  skippedListed: number;
-  /** Bad rows without a readable record_id: when more than 0 the missing strategy did not run for the file (update). */
-  missingNotRun: number;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */
