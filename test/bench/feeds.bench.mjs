@@ -77,7 +77,8 @@ if (process.argv[2] === '--seed') {
   const dir = process.argv[3];
   const { readSource, planSource } = await load('sync/executor/source-read.js');
   const { desiredOf, planFeedOf } = await load('sync/executor/feed-desired.js');
-  const { diffSource, diffOptionsOf } = await load('sync/core/diff.js');
+  const { diffSource } = await load('sync/disk/diff-source.js');
+  const { diffOptionsOf } = await load('sync/core/diff.js');
   const { planSync } = await load('sync/core/plan.js');
   const ds = await stockDataset(dir);
   const db = openStateDb(join(dir, 'state.db'));
