@@ -18,6 +18,9 @@ import { linkPolicyFor } from './links.js';
 import type { FileSyncer, HealthReasons } from './ports.js';
 import type { FileOrigin, ReadyFile } from './ready-file.js';
 import type { Clock } from '../clock.js';
+import type { LinkPolicy } from '../sources/open-file.js';
+import type { SharedRead } from '../sync/executor/shared-read.js';
+import type { SourceRead } from '../sync/executor/source-read.js';
 
 /** One taker of a shared export as the fan-out runs it: the dataset seen through its taking feed (feedView). */
 export interface TakerRun extends Taker {
@@ -103,40 +106,13 @@ export async function runFanOutJob(
     return { next: 'retry', slow: false, accepted: false, outcomes: [] };
   }
 
+  const run: FileRun = { name, file, origin, links, hash };
   const outcomes: TakerOutcome[] = [];
-  for (const t of takers) {
-    if (deps.signal?.aborted) break;
-    const who = { dataset: t.dataset, feed: t.feed };
-    if (deps.marks.doneWith(name, t) === hash) {
-      log.info(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
-      outcomes.push({ ...who, outcome: 'skipped', result: 'skipped', code: null });
-      continue;
-    }
-    if (!t.view) {
-      log.warn(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
-      outcomes.push({ ...who, outcome: 'retry', result: 'failed', code: 'NOT_SERVED' });
-      continue;
-    }
-    let next: FileNext;
-    let result: string;
-    let code: string | null;
-    try {
-      const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash }, { ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.publish === false ? { publish: false } : {}) });
-      deps.onSummary?.(t.dataset, summary);
-      next = nextForResult(summary.result);
-      result = summary.result;
-      code = summary.code;
-    } catch (err) {
-      deps.onError?.(t.dataset, err);
-      code = err instanceof ConnectorError ? err.code : 'INTERNAL';
-      log.error(event('sync.failed', { export: name, file: file.path, ...who, code, err }), 'sync failed');
-      next = nextForError(err);
-      result = 'failed';
-    }
-    await tagRejectFile(file.path, t.tag);
-    const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
-    if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
-    outcomes.push({ ...who, outcome, result, code });
+  const once = await readOnce(run, takers, deps);
+  try {
+    await runTakers(run, takers, once?.reads ?? new Map(), outcomes, deps);
+  } finally {
+    once?.shared.dispose();
   }
   if (deps.signal?.aborted) return { next: 'retry', slow: false, accepted: false, outcomes };
 
@@ -158,6 +134,80 @@ export async function runFanOutJob(
     else log.info(event('file.processed', fields), 'file processed by every dataset taking it');
   }
   return { ...next, accepted, outcomes };
+}
+
+/** One file of a shared export as its takers run it. */
+interface FileRun {
+  name: string;
+  file: ReadyFile;
+  origin: FileOrigin;
+  links: LinkPolicy;
+  hash: string;
+}
+
+/**
+ * The file read once for every taker that will sync it (two or more, the
+ * engine able to): one decode and parse, each taker's rows and mapping
+ * (engine.readShared), each read handed to that taker's sync. Null, when
+ * fewer take it or the shared read fails for another reason than the file
+ * (logged): each taker then reads it in its own sync, as one alone does.
+ */
+async function readOnce(run: FileRun, takers: readonly TakerRun[], deps: FanOutDeps): Promise<{ shared: SharedRead; reads: Map<TakerRun, SourceRead | null> } | null> {
+  const todo = takers.filter((t) => t.view !== null && deps.marks.doneWith(run.name, t) !== run.hash);
+  if (!deps.engine.readShared || todo.length < 2 || deps.signal?.aborted) return null;
+  const fields = { export: run.name, file: run.file.path, origin: run.origin, takers: todo.map((t) => `${t.dataset}/${t.feed}`) };
+  try {
+    const shared = await deps.engine.readShared(
+      todo.map((t) => t.view!),
+      { file: run.file.path, links: run.links, sha256: run.hash },
+    );
+    const reads = new Map(todo.map((t, i) => [t, shared.reads[i] ?? null] as const));
+    deps.logger.info(event('file.read', { ...fields, rows: shared.reads.find((r) => r !== null)?.rows ?? null }), 'file read once for every dataset taking it');
+    return { shared, reads };
+  } catch (err) {
+    deps.logger.warn(event('file.read', { ...fields, code: err instanceof ConnectorError ? err.code : ((err as NodeJS.ErrnoException).code ?? 'INTERNAL'), err }), 'could not read the file once for every dataset taking it: each reads it itself');
+    return null;
+  }
+}
+
+/** Each taker in turn, one sync of its feed each (its read made already when `reads` has it); what became of each goes to `outcomes`. */
+async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: ReadonlyMap<TakerRun, SourceRead | null>, outcomes: TakerOutcome[], deps: FanOutDeps): Promise<void> {
+  const { name, file, origin, links, hash } = run;
+  const log = deps.logger;
+  for (const t of takers) {
+    if (deps.signal?.aborted) return;
+    const who = { dataset: t.dataset, feed: t.feed };
+    if (deps.marks.doneWith(name, t) === hash) {
+      log.info(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
+      outcomes.push({ ...who, outcome: 'skipped', result: 'skipped', code: null });
+      continue;
+    }
+    if (!t.view) {
+      log.warn(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
+      outcomes.push({ ...who, outcome: 'retry', result: 'failed', code: 'NOT_SERVED' });
+      continue;
+    }
+    let next: FileNext;
+    let result: string;
+    let code: string | null;
+    try {
+      const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash, ...(reads.has(t) ? { read: reads.get(t)! } : {}) }, { ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.publish === false ? { publish: false } : {}) });
+      deps.onSummary?.(t.dataset, summary);
+      next = nextForResult(summary.result);
+      result = summary.result;
+      code = summary.code;
+    } catch (err) {
+      deps.onError?.(t.dataset, err);
+      code = err instanceof ConnectorError ? err.code : 'INTERNAL';
+      log.error(event('sync.failed', { export: name, file: file.path, ...who, code, err }), 'sync failed');
+      next = nextForError(err);
+      result = 'failed';
+    }
+    await tagRejectFile(file.path, t.tag);
+    const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
+    if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
+    outcomes.push({ ...who, outcome, result, code });
+  }
 }
 
 /** The reject file a taker's sync wrote beside the export, renamed for that taker (the next taker writes its own). */
