@@ -178,8 +178,8 @@ export class ExportPass {
 
 /**
  * Where the parser hands each row: the one pipeline (its refusal is the read's), or each pipeline not
- * refused yet. A pipeline's refusal stops that pipeline alone, its records of the chunk dropped as a
- * read of its own would have (the chunk never finished); the last one's stops the pass.
+ * refused yet. A pipeline's refusal stops that pipeline alone (its records of the chunk are never handed
+ * on, as a read of its own never finished the chunk); the last one's stops the pass.
  */
 function rowSink(pipelines: readonly RowPipeline[], stopped: Array<{ err: SourceError; bytes: number } | null>, meter: ByteMeter): RowSink {
   if (pipelines.length === 1) {
@@ -196,7 +196,6 @@ function rowSink(pipelines: readonly RowPipeline[], stopped: Array<{ err: Source
         if (!(err instanceof SourceError) || live === 1) throw err;
         stopped[i] = { err, bytes: meter.bytes };
         live--;
-        pipelines[i]!.take();
       }
     }
   };
