@@ -42,6 +42,8 @@ export interface TakerOutcome extends Taker {
   outcome: 'done' | 'skipped' | 'rejected' | 'retry';
   result: string;
   code: string | null;
+  /** Why it was refused (the summary's message), when it was. */
+  message?: string | null;
 }
 
 /** What a fan-out needs. */
@@ -130,7 +132,13 @@ export async function runFanOutJob(
     const dir = exp.watch.after === 'leave' ? null : fateDir(exp.watch, next.fate);
     const rejects = await archiveRejectFiles(file, takers, dir, d.action === 'moved' ? d.to : join(dir ?? '', archiveName(file.name, deps.clock.now(), deps.timezone)));
     const fields = { export: name, file: file.path, fate: next.fate, takers: byDataset, ...d, ...(rejects.length > 0 ? { rejectFiles: rejects } : {}) };
-    if (next.fate === 'failed') log.warn(event('file.rejected', fields), 'file rejected by a dataset taking it: the others have it');
+    if (next.fate === 'failed') {
+      const refused = outcomes.filter((o) => o.outcome === 'rejected');
+      const every = outcomes.every((o) => o.outcome === 'rejected' || o.outcome === 'skipped');
+      // The file refused by itself (read once for all: its size, bytes, header, a cut last row): one reason, said once.
+      const one = every && refused.every((o) => o.message === refused[0]!.message) ? { reason: refused[0]!.message ?? null } : {};
+      log.warn(event('file.rejected', { ...fields, ...one }), every ? 'file rejected by every dataset taking it' : 'file rejected by a dataset taking it: the others have it');
+    }
     else log.info(event('file.processed', fields), 'file processed by every dataset taking it');
   }
   return { ...next, accepted, outcomes };
@@ -190,23 +198,26 @@ async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: Reado
     let next: FileNext;
     let result: string;
     let code: string | null;
+    let message: string | null = null;
     try {
       const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash, ...(reads.has(t) ? { read: reads.get(t)! } : {}) }, { ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.publish === false ? { publish: false } : {}) });
       deps.onSummary?.(t.dataset, summary);
       next = nextForResult(summary.result);
       result = summary.result;
       code = summary.code;
+      message = summary.message;
     } catch (err) {
       deps.onError?.(t.dataset, err);
       code = err instanceof ConnectorError ? err.code : 'INTERNAL';
       log.error(event('sync.failed', { export: name, file: file.path, ...who, code, err }), 'sync failed');
       next = nextForError(err);
       result = 'failed';
+      message = err instanceof Error ? err.message : null;
     }
     await tagRejectFile(file.path, t.tag);
     const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
     if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
-    outcomes.push({ ...who, outcome, result, code });
+    outcomes.push({ ...who, outcome, result, code, ...(outcome === 'rejected' ? { message } : {}) });
   }
 }
 
