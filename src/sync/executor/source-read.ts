@@ -62,7 +62,12 @@ export async function readSource(
   return withRejectFile((await readSources(file, source, [{ mapping, workDir }], opts))[0]!);
 }
 
-/** Bytes of records a taker's sort holds before a run goes to disk, at least, when several share a pass. */
+/**
+ * Bytes of records the sorts of one shared pass hold between them: up to three takers each sort as a read of its
+ * own does (one run of RUN_BYTES; runs of a third of it cost a merge: about 1.5× the CPU for three takers of 100,000 rows); more
+ * share it, a run being at least MIN_RUN_BYTES.
+ */
+const SHARED_RUN_BYTES = 3 * RUN_BYTES;
 const MIN_RUN_BYTES = 1024 * 1024;
 
 /**
@@ -72,7 +77,7 @@ const MIN_RUN_BYTES = 1024 * 1024;
  * own `workDir`. Each read is the one readSource would make of the file
  * through that mapping alone, except that its reject file is not written yet
  * (withRejectFile, when the read is used: a dataset that does not get to it
- * leaves none). The sorts share one run's worth of memory between them.
+ * leaves none). The sorts share SHARED_RUN_BYTES of memory between them.
  */
 export async function readSources(
   file: string,
@@ -88,7 +93,7 @@ export async function readSources(
     takers.map((t) => t.mapping as MappingConfig),
     { check_duplicates: false, links, ...(opts.sha256 ? { sha256: opts.sha256 } : {}) },
   );
-  const runBytes = opts.runBytes ?? (takers.length > 1 ? Math.max(MIN_RUN_BYTES, Math.floor(RUN_BYTES / takers.length)) : undefined);
+  const runBytes = opts.runBytes ?? Math.max(MIN_RUN_BYTES, Math.min(RUN_BYTES, Math.floor(SHARED_RUN_BYTES / takers.length)));
   const sorts = takers.map((t) => new TakerSort(src, t.mapping as MappingConfig, t.workDir, runBytes));
   try {
     for await (const batches of pass.batches()) {
