@@ -74,9 +74,10 @@ export function takerRejectPath(file: string, tag: string): string {
 }
 
 /**
- * One file of a shared export (issue 13's fan-out): hash it once, then run
- * every taker that is not done with this content, one after another, each
- * through the engine as a sync of its feed. A taker that fails does not stop
+ * One file of a shared export (issue 13's fan-out): hash it once, read it
+ * once for every taker that is not done with this content (readOnce), then
+ * run those takers one after another, each through the engine as a sync of
+ * its feed from its read. A taker that fails does not stop
  * the others. A taker done with the file is remembered at once (TakerMarks),
  * so a retry of the file or a restart between takers runs only the others and
  * never sends this file's values again over what a dataset published since.
