@@ -52,7 +52,7 @@ async function shown(r: SourceRead) {
 }
 
 /** Each dataset's read alone (readSource, as a sync of its own does), then all of them in one pass (readShared). */
-async function bothWays(content: string | Buffer, views: DatasetConfig[], name = 'stock-1.csv') {
+async function bothWays(content: string | Buffer, views: DatasetConfig[], name = 'stock-1.csv', sha256?: string) {
   const dir = await mkdtemp(join(tmpdir(), 'dc-shared-read-'));
   const file = join(dir, name);
   await writeFile(file, content);
@@ -60,13 +60,13 @@ async function bothWays(content: string | Buffer, views: DatasetConfig[], name =
   for (const [i, ds] of views.entries()) {
     const work = join(dir, `alone-${i}`);
     await mkdir(work);
-    const r = await readSource(file, ds.source, readerMapping(ds), work);
+    const r = await readSource(file, ds.source, readerMapping(ds), work, sha256 ? { sha256 } : {});
     // readSource writes the reject file itself: take it as withRejectFile would name it.
     alone.push(await shown({ ...r, rejectFile: null }));
     expect(r.rejectFile).toBe(r.rowErrors.length > 0 ? rejectFilePath(file) : null);
   }
   const plans = join(dir, 'plans');
-  const shared = await readShared(plans, views, { file });
+  const shared = await readShared(plans, views, { file, ...(sha256 ? { sha256 } : {}) });
   const once = [];
   for (const r of shared.reads) once.push(await shown(r!));
   shared.dispose();
@@ -162,6 +162,13 @@ describe('a shared export read once for several datasets (issue 13 fan-out)', ()
       }
       expect(views).toHaveLength(3);
     }
+  });
+
+  it('a file whose bytes are not those hashed when it was found is FILE_CHANGED for every dataset (read again later)', async () => {
+    const content = `${HEADER}\nA1,Apple,001,5,105\nB1,Bean,002,6,106\n`;
+    const { alone, once } = await bothWays(content, chainConfig(), 'stock-1.csv', 'ab'.repeat(32));
+    expect(once).toEqual(alone);
+    expect(once.map((r) => [r.rejected?.code, r.rejected?.context.setting, r.fileHash])).toEqual(Array(3).fill(['FILE_CHANGED', 'watch.settle_ms', 'ab'.repeat(32)]));
   });
 
   it('an XLSX export is read once for every dataset as well', async () => {
