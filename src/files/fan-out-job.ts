@@ -18,6 +18,9 @@ import { linkPolicyFor } from './links.js';
 import type { FileSyncer, HealthReasons } from './ports.js';
 import type { FileOrigin, ReadyFile } from './ready-file.js';
 import type { Clock } from '../clock.js';
+import type { LinkPolicy } from '../sources/open-file.js';
+import type { SharedRead } from '../sync/executor/shared-read.js';
+import type { SourceRead } from '../sync/executor/source-read.js';
 
 /** One taker of a shared export as the fan-out runs it: the dataset seen through its taking feed (feedView). */
 export interface TakerRun extends Taker {
@@ -39,6 +42,8 @@ export interface TakerOutcome extends Taker {
   outcome: 'done' | 'skipped' | 'rejected' | 'retry';
   result: string;
   code: string | null;
+  /** Why it was refused (the summary's message), when it was. */
+  message?: string | null;
 }
 
 /** What a fan-out needs. */
@@ -69,9 +74,10 @@ export function takerRejectPath(file: string, tag: string): string {
 }
 
 /**
- * One file of a shared export (issue 13's fan-out): hash it once, then run
- * every taker that is not done with this content, one after another, each
- * through the engine as a sync of its feed. A taker that fails does not stop
+ * One file of a shared export (issue 13's fan-out): hash it once, read it
+ * once for every taker that is not done with this content (readOnce), then
+ * run those takers one after another, each through the engine as a sync of
+ * its feed from its read. A taker that fails does not stop
  * the others. A taker done with the file is remembered at once (TakerMarks),
  * so a retry of the file or a restart between takers runs only the others and
  * never sends this file's values again over what a dataset published since.
@@ -103,40 +109,13 @@ export async function runFanOutJob(
     return { next: 'retry', slow: false, accepted: false, outcomes: [] };
   }
 
+  const run: FileRun = { name, file, origin, links, hash };
   const outcomes: TakerOutcome[] = [];
-  for (const t of takers) {
-    if (deps.signal?.aborted) break;
-    const who = { dataset: t.dataset, feed: t.feed };
-    if (deps.marks.doneWith(name, t) === hash) {
-      log.info(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
-      outcomes.push({ ...who, outcome: 'skipped', result: 'skipped', code: null });
-      continue;
-    }
-    if (!t.view) {
-      log.warn(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
-      outcomes.push({ ...who, outcome: 'retry', result: 'failed', code: 'NOT_SERVED' });
-      continue;
-    }
-    let next: FileNext;
-    let result: string;
-    let code: string | null;
-    try {
-      const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash }, { ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.publish === false ? { publish: false } : {}) });
-      deps.onSummary?.(t.dataset, summary);
-      next = nextForResult(summary.result);
-      result = summary.result;
-      code = summary.code;
-    } catch (err) {
-      deps.onError?.(t.dataset, err);
-      code = err instanceof ConnectorError ? err.code : 'INTERNAL';
-      log.error(event('sync.failed', { export: name, file: file.path, ...who, code, err }), 'sync failed');
-      next = nextForError(err);
-      result = 'failed';
-    }
-    await tagRejectFile(file.path, t.tag);
-    const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
-    if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
-    outcomes.push({ ...who, outcome, result, code });
+  const once = await readOnce(run, takers, deps);
+  try {
+    await runTakers(run, takers, once?.reads ?? new Map(), outcomes, deps);
+  } finally {
+    once?.shared.dispose();
   }
   if (deps.signal?.aborted) return { next: 'retry', slow: false, accepted: false, outcomes };
 
@@ -154,10 +133,93 @@ export async function runFanOutJob(
     const dir = exp.watch.after === 'leave' ? null : fateDir(exp.watch, next.fate);
     const rejects = await archiveRejectFiles(file, takers, dir, d.action === 'moved' ? d.to : join(dir ?? '', archiveName(file.name, deps.clock.now(), deps.timezone)));
     const fields = { export: name, file: file.path, fate: next.fate, takers: byDataset, ...d, ...(rejects.length > 0 ? { rejectFiles: rejects } : {}) };
-    if (next.fate === 'failed') log.warn(event('file.rejected', fields), 'file rejected by a dataset taking it: the others have it');
+    if (next.fate === 'failed') {
+      const refused = outcomes.filter((o) => o.outcome === 'rejected');
+      const every = outcomes.every((o) => o.outcome === 'rejected' || o.outcome === 'skipped');
+      // The file refused by itself (read once for all: its size, bytes, header, a cut last row): one reason, said once.
+      const one = every && refused.every((o) => o.message === refused[0]!.message) ? { reason: refused[0]!.message ?? null } : {};
+      log.warn(event('file.rejected', { ...fields, ...one }), every ? 'file rejected by every dataset taking it' : 'file rejected by a dataset taking it: the others have it');
+    }
     else log.info(event('file.processed', fields), 'file processed by every dataset taking it');
   }
   return { ...next, accepted, outcomes };
+}
+
+/** One file of a shared export as its takers run it. */
+interface FileRun {
+  name: string;
+  file: ReadyFile;
+  origin: FileOrigin;
+  links: LinkPolicy;
+  hash: string;
+}
+
+/**
+ * The file read once for every taker that will sync it (two or more, the
+ * engine able to): one decode and parse, each taker's rows and mapping
+ * (engine.readShared), each read handed to that taker's sync. Null, when
+ * fewer take it or the shared read fails for another reason than the file
+ * (logged): each taker then reads it in its own sync, as one alone does.
+ */
+async function readOnce(run: FileRun, takers: readonly TakerRun[], deps: FanOutDeps): Promise<{ shared: SharedRead; reads: Map<TakerRun, SourceRead | null> } | null> {
+  const todo = takers.filter((t) => t.view !== null && deps.marks.doneWith(run.name, t) !== run.hash);
+  if (!deps.engine.readShared || todo.length < 2 || deps.signal?.aborted) return null;
+  const fields = { export: run.name, file: run.file.path, origin: run.origin, takers: todo.map((t) => `${t.dataset}/${t.feed}`) };
+  try {
+    const shared = await deps.engine.readShared(
+      todo.map((t) => t.view!),
+      { file: run.file.path, links: run.links, sha256: run.hash },
+    );
+    const reads = new Map(todo.map((t, i) => [t, shared.reads[i] ?? null] as const));
+    deps.logger.info(event('file.read', { ...fields, rows: shared.reads.find((r) => r !== null)?.rows ?? null }), 'file read once for every dataset taking it');
+    return { shared, reads };
+  } catch (err) {
+    deps.logger.warn(event('file.read', { ...fields, code: err instanceof ConnectorError ? err.code : ((err as NodeJS.ErrnoException).code ?? 'INTERNAL'), err }), 'could not read the file once for every dataset taking it: each reads it itself');
+    return null;
+  }
+}
+
+/** Each taker in turn, one sync of its feed each (its read made already when `reads` has it); what became of each goes to `outcomes`. */
+async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: ReadonlyMap<TakerRun, SourceRead | null>, outcomes: TakerOutcome[], deps: FanOutDeps): Promise<void> {
+  const { name, file, origin, links, hash } = run;
+  const log = deps.logger;
+  for (const t of takers) {
+    if (deps.signal?.aborted) return;
+    const who = { dataset: t.dataset, feed: t.feed };
+    if (deps.marks.doneWith(name, t) === hash) {
+      log.info(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
+      outcomes.push({ ...who, outcome: 'skipped', result: 'skipped', code: null });
+      continue;
+    }
+    if (!t.view) {
+      log.warn(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
+      outcomes.push({ ...who, outcome: 'retry', result: 'failed', code: 'NOT_SERVED' });
+      continue;
+    }
+    let next: FileNext;
+    let result: string;
+    let code: string | null;
+    let message: string | null = null;
+    try {
+      const summary = await deps.engine.sync(t.view, { file: file.path, links, sha256: hash, ...(reads.has(t) ? { read: reads.get(t)! } : {}) }, { ...(deps.signal ? { signal: deps.signal } : {}), ...(deps.publish === false ? { publish: false } : {}) });
+      deps.onSummary?.(t.dataset, summary);
+      next = nextForResult(summary.result);
+      result = summary.result;
+      code = summary.code;
+      message = summary.message;
+    } catch (err) {
+      deps.onError?.(t.dataset, err);
+      code = err instanceof ConnectorError ? err.code : 'INTERNAL';
+      log.error(event('sync.failed', { export: name, file: file.path, ...who, code, err }), 'sync failed');
+      next = nextForError(err);
+      result = 'failed';
+      message = err instanceof Error ? err.message : null;
+    }
+    await tagRejectFile(file.path, t.tag);
+    const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
+    if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
+    outcomes.push({ ...who, outcome, result, code, ...(outcome === 'rejected' ? { message } : {}) });
+  }
 }
 
 /** The reject file a taker's sync wrote beside the export, renamed for that taker (the next taker writes its own). */

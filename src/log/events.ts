@@ -31,6 +31,8 @@ export const LOG_EVENTS = [
   'file.processed',
   // a shared export's file kept in its folder until every dataset taking it is done with it (fan-out)
   'file.kept',
+  // a shared export's file read once for every dataset taking it (one decode and parse, each one's rows and mapping)
+  'file.read',
   'file.archived',
   'file.dispose_failed',
   'file.unreadable',

@@ -242,14 +242,20 @@ function headerKey(name: string): string {
 
 /**
  * A cheap first test on every row's first cell before the full comparison: its length, then its first
- * character other than a BOM or a space, in either case (most rows fail one of these without allocating).
+ * characters after any BOM or spaces, in either case (most rows fail one of these without allocating).
  */
 function mayBeHeaderCell(cell: string, key: string): boolean {
   if (cell.length < key.length || cell.length > key.length + 16) return false;
   if (key === '') return headerKey(cell) === '';
   let i = 0;
   while (i < cell.length && (cell.charCodeAt(i) === 0xfeff || cell.charCodeAt(i) <= 0x20)) i++;
-  const c = cell[i];
-  if (c === undefined || (c !== key[0] && c.toLowerCase() !== key[0])) return false;
+  if (i === cell.length) return false;
+  // The key's ASCII characters up to its first space (a record_id like S0000123 differs from "sku" at its second).
+  for (let j = 0; j < key.length && i + j < cell.length; j++) {
+    const k = key.charCodeAt(j);
+    const c = cell.charCodeAt(i + j);
+    if (k <= 0x20 || k >= 0x80 || c >= 0x80) break;
+    if (c !== k && (c < 0x41 || c > 0x5a || c + 0x20 !== k)) return false;
+  }
   return headerKey(cell) === key;
 }

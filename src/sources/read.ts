@@ -7,7 +7,7 @@ import { SourceError } from '../model/source-error.js';
 import { ByteMeter } from './meter.js';
 import { NEVER_FOLLOW, closeFile, fileState, hashFd, openRegularFile, type LinkPolicy, type OpenedFile } from './open-file.js';
 import { RowPipeline } from './pipeline.js';
-import type { ExportResult, OpenExport, RecordBatch } from './types.js';
+import type { ExportResult, OpenExport, RecordBatch, RowSink } from './types.js';
 
 /**
  * One streaming read of an export. Iterate it (records, or `batches()` for
@@ -18,91 +18,127 @@ import type { ExportResult, OpenExport, RecordBatch } from './types.js';
  * once iteration has ended either way.
  */
 export class ExportReader implements AsyncIterable<DatasetRecord> {
-  private done: ExportResult | null = null;
-  private started = false;
-  private compression: Compression = null;
+  readonly #pass: ExportPass;
 
   constructor(
     readonly file: string,
-    private readonly source: SourceConfig,
-    private readonly mapping: MappingConfig,
-    private readonly options: ReadOptions = {},
-  ) {}
+    source: SourceConfig,
+    mapping: MappingConfig,
+    options: ReadOptions = {},
+  ) {
+    this.#pass = new ExportPass(file, source, [mapping], options);
+  }
 
   /** The outcome; null until iteration has finished. */
   get result(): ExportResult | null {
-    return this.done;
+    return this.#pass.results?.[0] ?? null;
   }
 
   /** Validated records in file order, a file chunk at a time (one await per batch, not per record). */
   async *batches(): AsyncGenerator<RecordBatch> {
-    if (this.started) throw new SourceError('FILE_UNREADABLE', `${this.file}: an ExportReader can be iterated once`, { file: this.file });
-    this.started = true;
-    const pipeline = new RowPipeline(this.file, this.source, this.mapping, this.options.check_duplicates ?? true);
-    const meter = new ByteMeter(this.file, this.source.limits.max_file_bytes);
-    let rejected: SourceError | null = null;
-    let opened: OpenedFile | null = null;
-    let size = 0;
-    try {
-      opened = await openRegularFile(this.file, this.options.links ?? NEVER_FOLLOW);
-      size = this.checkSize(opened.size);
-      const input = { file: this.file, fd: opened.fd, size };
-      for await (const out of this.rows(input, meter, pipeline)) {
-        if (out.records.length > 0) yield out;
-      }
-      await this.checkUnchanged(opened, meter, true);
-      rejected = pipeline.finish();
-    } catch (err) {
-      if (!(err instanceof SourceError)) throw err;
-      rejected = err;
-      // A refusal of a file that was still being written (a cut last row, say) is that: it is read again.
-      if (opened && err.code !== 'FILE_CHANGED') rejected = await this.checkUnchanged(opened, meter, false).then(() => err, (changed: SourceError) => changed);
-    } finally {
-      // Files are identified by content (house style 7), so a refused file gets its whole hash too.
-      const complete = meter.bytes === size || size === 0 || size > this.source.limits.max_file_bytes;
-      const expected = this.options.sha256;
-      let sha256: string;
-      if (complete || opened === null) {
-        sha256 = meter.digest();
-        if (expected !== undefined && opened !== null && meter.bytes === size && size > 0 && sha256 !== expected && rejected?.code !== 'FILE_CHANGED') {
-          rejected = this.changedSinceHashed(expected, sha256);
-          sha256 = expected;
-        }
-      } else sha256 = expected ?? (await hashFd(opened.fd).catch(() => meter.digest()));
-      if (opened) await closeFile(opened.fd);
-      this.done = {
-        file: this.file,
-        sha256,
-        bytes: meter.bytes,
-        header: pipeline.header,
-        counts: pipeline.counts,
-        row_errors: pipeline.rowErrors,
-        row_errors_truncated: pipeline.rowErrorsTruncated,
-        bad_ids: pipeline.badIds,
-        bad_without_id: pipeline.badWithoutId,
-        aliases_merged_rows: pipeline.aliasesMerged,
-        compression: this.compression,
-        rejected,
-      };
-    }
+    for await (const [out] of this.#pass.batches()) if (out && out.records.length > 0) yield out;
+    const rejected = this.result!.rejected;
     if (rejected) throw rejected;
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<DatasetRecord> {
     for await (const batch of this.batches()) yield* batch.records;
   }
+}
 
-  /** Records mapped so far, after each chunk (CSV) or every few hundred rows (XLSX). */
-  private async *rows(input: OpenExport, meter: ByteMeter, pipeline: RowPipeline): AsyncIterable<RecordBatch> {
-    const sink = (cells: string[], line: number, unterminated?: boolean) => pipeline.row(cells, line, unterminated);
+/**
+ * One pass over an export for several mappings at once (issue 13's fan-out:
+ * one file, each dataset taking it through its own rows and mapping): the
+ * file is opened, decoded and parsed once, and each row goes to one
+ * RowPipeline per mapping. Each mapping's result is what a read through it
+ * alone would give (ExportReader is this with one mapping): a refusal of the
+ * file itself (its size, bytes, encoding, header, a cut last row) is every
+ * mapping's; one that comes of a mapping (a column it names is missing) stops
+ * that mapping only, the others read on. Never throws a SourceError: each
+ * result says whether it was refused.
+ */
+export class ExportPass {
+  private done: ExportResult[] | null = null;
+  private started = false;
+  private compression: Compression = null;
+
+  constructor(
+    readonly file: string,
+    private readonly source: SourceConfig,
+    private readonly mappings: readonly MappingConfig[],
+    private readonly options: ReadOptions = {},
+  ) {}
+
+  /** One outcome per mapping, in their order; null until iteration has finished. */
+  get results(): readonly ExportResult[] | null {
+    return this.done;
+  }
+
+  /** After each file chunk, each mapping's records mapped since the last (null once that mapping was refused). */
+  async *batches(): AsyncGenerator<Array<RecordBatch | null>> {
+    if (this.started) throw new SourceError('FILE_UNREADABLE', `${this.file}: an ExportReader can be iterated once`, { file: this.file });
+    this.started = true;
+    const pipelines = this.mappings.map((m) => new RowPipeline(this.file, this.source, m, this.options.check_duplicates ?? true));
+    const meter = new ByteMeter(this.file, this.source.limits.max_file_bytes);
+    // Mappings refused before the end (and the bytes read by then, as a read of their own would have stopped there).
+    const stopped: Array<{ err: SourceError; bytes: number } | null> = pipelines.map(() => null);
+    // A refusal of the file for every mapping still reading it.
+    let failed: SourceError | null = null;
+    let opened: OpenedFile | null = null;
+    let size = 0;
+    try {
+      opened = await openRegularFile(this.file, this.options.links ?? NEVER_FOLLOW);
+      size = this.checkSize(opened.size);
+      const input = { file: this.file, fd: opened.fd, size };
+      for await (const _ of this.rows(input, meter, rowSink(pipelines, stopped, meter))) yield pipelines.map((p, i) => (stopped[i] ? null : p.take()));
+      await this.checkUnchanged(opened, meter, true);
+    } catch (err) {
+      if (!(err instanceof SourceError)) throw err;
+      failed = err;
+      // A refusal of a file that was still being written (a cut last row, say) is that: it is read again.
+      if (opened && err.code !== 'FILE_CHANGED') failed = await this.checkUnchanged(opened, meter, false).then(() => err, (changed: SourceError) => changed);
+    } finally {
+      // Files are identified by content (house style 7), so a refused file gets its whole hash too.
+      const complete = meter.bytes === size || size === 0 || size > this.source.limits.max_file_bytes;
+      const expected = this.options.sha256;
+      let sha256: string;
+      let changed = failed?.code === 'FILE_CHANGED' ? failed : null;
+      if (complete || opened === null) {
+        sha256 = meter.digest();
+        if (expected !== undefined && opened !== null && meter.bytes === size && size > 0 && sha256 !== expected && changed === null) {
+          changed = this.changedSinceHashed(expected, sha256);
+          sha256 = expected;
+        }
+      } else sha256 = expected ?? (await hashFd(opened.fd).catch(() => meter.digest()));
+      if (opened) await closeFile(opened.fd);
+      this.done = pipelines.map((p, i) => ({
+        file: this.file,
+        sha256,
+        bytes: stopped[i]?.bytes ?? meter.bytes,
+        header: p.header,
+        counts: p.counts,
+        row_errors: p.rowErrors,
+        row_errors_truncated: p.rowErrorsTruncated,
+        bad_ids: p.badIds,
+        bad_without_id: p.badWithoutId,
+        aliases_merged_rows: p.aliasesMerged,
+        compression: this.compression,
+        // A file that changed while it was read is nobody's (each is read again); else the mapping's own verdict.
+        rejected: changed ?? stopped[i]?.err ?? (failed || p.finish()),
+      }));
+    }
+  }
+
+  /** Rows parsed so far, after each chunk (CSV) or every few hundred rows (XLSX). */
+  private async *rows(input: OpenExport, meter: ByteMeter, sink: RowSink): AsyncIterable<void> {
     if (this.source.type === 'csv') {
       this.compression = compressionOf(await readHead(input.fd), this.file);
-      for await (const _ of readCsvRows(input, this.source, meter, sink, this.options.chunk_bytes, this.compression)) yield pipeline.take();
+      yield* readCsvRows(input, this.source, meter, sink, this.options.chunk_bytes, this.compression);
       return;
     }
     // Loaded only for XLSX sources, so that a CSV-only connector never loads the zip and XML readers.
     const { readXlsxRows } = await import('./xlsx.js');
-    for await (const _ of readXlsxRows(input, this.source, meter, sink, this.options.chunk_bytes)) yield pipeline.take();
+    yield* readXlsxRows(input, this.source, meter, sink, this.options.chunk_bytes);
   }
 
   /** The size of the opened file, within the limits. */
@@ -114,12 +150,6 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     return size;
   }
 
-  /**
-   * The rows read are the file's only if it did not change while it was read:
-   * a writer still appending (settle_ms too short for it) or rewriting in
-   * place would leave rows read from a file that never existed whole, and
-   * rows missing from it would be deleted. Then it is read again later.
-   */
   /** The bytes read are not the ones hashed when the file was handed on: it was rewritten in between. */
   private changedSinceHashed(expected: string, read: string): SourceError {
     return new SourceError(
@@ -129,6 +159,12 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
     );
   }
 
+  /**
+   * The rows read are the file's only if it did not change while it was read:
+   * a writer still appending (settle_ms too short for it) or rewriting in
+   * place would leave rows read from a file that never existed whole, and
+   * rows missing from it would be deleted. Then it is read again later.
+   */
   private async checkUnchanged(opened: OpenedFile, meter: ByteMeter, readToEnd: boolean): Promise<void> {
     const now = await fileState(opened.fd);
     if ((!readToEnd || meter.bytes === opened.size) && now.size === opened.size && now.mtimeMs === opened.mtimeMs) return;
@@ -138,6 +174,31 @@ export class ExportReader implements AsyncIterable<DatasetRecord> {
       { file: this.file, setting: 'watch.settle_ms' },
     );
   }
+}
+
+/**
+ * Where the parser hands each row: the one pipeline (its refusal is the read's), or each pipeline not
+ * refused yet. A pipeline's refusal stops that pipeline alone (its records of the chunk are never handed
+ * on, as a read of its own never finished the chunk); the last one's stops the pass.
+ */
+function rowSink(pipelines: readonly RowPipeline[], stopped: Array<{ err: SourceError; bytes: number } | null>, meter: ByteMeter): RowSink {
+  if (pipelines.length === 1) {
+    const only = pipelines[0]!;
+    return (cells, line, unterminated) => only.row(cells, line, unterminated);
+  }
+  let live = pipelines.length;
+  return (cells, line, unterminated) => {
+    for (let i = 0; i < pipelines.length; i++) {
+      if (stopped[i] !== null) continue;
+      try {
+        pipelines[i]!.row(cells, line, unterminated);
+      } catch (err) {
+        if (!(err instanceof SourceError) || live === 1) throw err;
+        stopped[i] = { err, bytes: meter.bytes };
+        live--;
+      }
+    }
+  };
 }
 
 /** Tuning of one read. */
@@ -170,6 +231,11 @@ export interface ReadOptions {
 /** Start reading an export through a source and mapping (parsed configs); nothing is read until iterated. */
 export function readExport(file: string, source: SourceConfig, mapping: MappingConfig, options: ReadOptions = {}): ExportReader {
   return new ExportReader(file, source, mapping, options);
+}
+
+/** Start one pass over an export for several mappings (ExportPass); nothing is read until iterated. */
+export function readExportEach(file: string, source: SourceConfig, mappings: readonly MappingConfig[], options: ReadOptions = {}): ExportPass {
+  return new ExportPass(file, source, mappings, options);
 }
 
 /** A collected read: every usable record (empty when rejected) and the result. Never throws a SourceError; it is in `rejected`. */

@@ -21,7 +21,8 @@ import { periodicReconcile } from './executor/periodic-reconcile.js';
 import type { ServerView } from './executor/reconcile.js';
 import { resumeOpenPlan } from './executor/resume.js';
 import { reportResumed, runFrom, runSync, type Produced, type SyncOptions } from './executor/run-sync.js';
-import { writeServerRejects } from './executor/source-read.js';
+import { writeServerRejects, type SourceRead } from './executor/source-read.js';
+import { readShared, type SharedRead } from './executor/shared-read.js';
 import { restoreSource } from './executor/restore-source.js';
 import { openPlanWaits, stopIfFeedPaused, stopIfPaused } from './executor/paused.js';
 import { FeedPauses } from '../snapshot/feed-pauses.js';
@@ -52,6 +53,8 @@ export interface SyncInput {
   links?: LinkPolicy;
   /** The file's sha256 as the file job took it (one hash per file): the read must find the same bytes. */
   sha256?: string;
+  /** The file read already for this dataset (readShared: a shared export read once for every dataset taking it). */
+  read?: SourceRead | null;
 }
 
 export type { SyncOptions } from './executor/run-sync.js';
@@ -90,7 +93,7 @@ export class SyncEngine {
       // Issue 14: the one place every export passes (sync, retry, the daemon's file jobs and re-applies, run --once).
       if (stopIfPaused(ctx, `nothing from ${input.file} was published (the export waits)`)) return;
       if (stopIfFeedPaused(ctx, [ds.feed], `nothing from ${input.file} was published (the export waits)`)) return;
-      await runSync(ctx, ds, input.file, opts, input.links, input.sha256);
+      await runSync(ctx, ds, input.file, opts, input.links, input.sha256, input.read ?? undefined);
     });
   }
 
@@ -122,6 +125,16 @@ export class SyncEngine {
     });
     summary.files = outcomes;
     return summary;
+  }
+
+  /**
+   * Read a shared export once for several datasets taking it (issue 13's fan-out), each seen through its taking
+   * feed: one decode and parse, each dataset's rows, mapping and sort (shared-read.ts). Each read goes to that
+   * dataset's `sync` (input.read); `dispose` once they are done. Takes no dataset's lock: it reads only the file.
+   * Throws what a read throws beyond a refusal of the file (a refusal is in each read).
+   */
+  readShared(views: readonly DatasetConfig[], input: Omit<SyncInput, 'read'>): Promise<SharedRead> {
+    return readShared(planDir(this.deps.db.path), views, input);
   }
 
   /**

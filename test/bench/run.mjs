@@ -19,10 +19,13 @@
 //   feeds   issue 13: a stock-only update feed of 10,000 records of a 100,000-record dataset, read + merge + diff +
 //           plan (≤1 s) beside a bare csv-parse of the same file; and a stock file every 5 minutes with 2% churn
 //           against the emulator on an injected clock: the planner's choice and requests per minute (A24: 120)
+//   fanout  issue 13's fan-out: a 100,000-row head-office file taken by three datasets (a store's rows, two stores'
+//           columns), read once for all three (one parse, each one's mapping and sort) beside the three reading it
+//           each (as before) and a bare csv-parse: the one pass ≤ 0.7× the three reads' CPU
 // BENCH_RUNS (default 3) runs of each main figure with its yardstick: median CPU, highest peak RSS.
 // BENCH_CSV_ROWS, BENCH_XLSX_ROWS, BENCH_DIFF_SIZES (100000,1000000,3000000), BENCH_SQUARE_ROWS (200000),
 // BENCH_FIRST_ROWS (1000000), BENCH_IDLE_MS (60000), BENCH_HISTORY_DAYS (30), BENCH_FEED_RECORDS (100000),
-// BENCH_FEED_CYCLES (12: one simulated hour) scale them down for a quick look.
+// BENCH_FEED_CYCLES (12: one simulated hour), BENCH_FANOUT_ROWS (100000) scale them down for a quick look.
 import { createReadStream, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,7 +42,7 @@ const SQUARE_ROWS = Number(process.env.BENCH_SQUARE_ROWS ?? 200_000);
 const FIRST_ROWS = Number(process.env.BENCH_FIRST_ROWS ?? 1_000_000);
 const FEED_RECORDS = Number(process.env.BENCH_FEED_RECORDS ?? 100_000);
 const FEED_CYCLES = Number(process.env.BENCH_FEED_CYCLES ?? 12);
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'read,xlsx,diff,square,first,idle,history,feeds').split(',').map((s) => (s === 'csv' ? 'read' : s)));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'read,xlsx,diff,square,first,idle,history,feeds,fanout').split(',').map((s) => (s === 'csv' ? 'read' : s)));
 const XLSX_OPTIONS = { sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', worksheets: 'emit', entries: 'ignore' };
 const self = fileURLToPath(import.meta.url);
 const here = (f) => fileURLToPath(new URL(f, import.meta.url));
@@ -312,12 +315,31 @@ async function feedsPart(dir) {
   figure(`${steady}, CPU a cycle with the emulator's (median)`, median(cpus) / 1000, 's', null, { cpuMinMs: Math.round(Math.min(...cpus)), cpuMaxMs: Math.round(Math.max(...cpus)) });
 }
 
+async function fanoutPart() {
+  // Its own process: the four measurements interleaved in it (BENCH_RUNS of each), CPU medians.
+  const m = child(node(here('fan-out.bench.mjs')));
+  say(`fanout: a ${label(m.rows)}-row head-office file taken by ${m.takers} datasets (store 000 by its rows, 001 and 002 by their columns), ${m.runs} run(s) of each, interleaved`);
+  const line = (name, x) => say(`  ${name.padEnd(44)} wall ${(x.wallMs / 1000).toFixed(2).padStart(6)} s  CPU ${(x.cpuMs / 1000).toFixed(2).padStart(6)} s [${(x.cpuMinMs / 1000).toFixed(2)}–${(x.cpuMaxMs / 1000).toFixed(2)}]${x.records ? `  records ${x.records.join(' + ')}` : ''}${x === m.bare ? '' : `  ${(x.cpuMs / m.bare.cpuMs).toFixed(2)}× CPU of the bare parse`}`);
+  line('bare csv-parse', m.bare);
+  line('one dataset reading it (its rows)', m.one);
+  line('three datasets, each reading it (before)', m.separate);
+  line('three datasets, read once for all (one pass)', m.once);
+  const detail = { onceCpuMs: m.once.cpuMs, separateCpuMs: m.separate.cpuMs, bareCpuMs: m.bare.cpuMs, oneCpuMs: m.one.cpuMs, onceWallMs: m.once.wallMs, separateWallMs: m.separate.wallMs, runs: m.runs };
+  const what = `fan-out ${label(m.rows)} rows to ${m.takers} datasets`;
+  // Two of the three parses are shared; what is left is each dataset's own mapping and sort.
+  figure(`${what}, one pass / three separate reads, CPU`, m.once.cpuMs / m.separate.cpuMs, '×', { max: 0.7 }, detail);
+  figure(`${what}, one pass / three separate reads, wall`, m.once.wallMs / m.separate.wallMs, '×', null, detail);
+  figure(`${what}, one pass, CPU / bare csv-parse`, m.once.cpuMs / m.bare.cpuMs, '×', null, detail);
+  figure(`${what}, three separate reads, CPU / bare csv-parse`, m.separate.cpuMs / m.bare.cpuMs, '×', null, detail);
+  figure(`${what}, one pass, CPU time`, m.once.cpuMs / 1000, 's', null, detail);
+}
+
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'dc-bench-'));
   try {
     if (NODE_FLAGS.length > 0) say(`node flags (${process.env.BENCH_NODE_FLAGS !== undefined ? 'BENCH_NODE_FLAGS' : 'as shipped'}): ${NODE_FLAGS.join(' ')}`);
     say(`${RUNS} run(s) of each main figure with its yardstick, interleaved: median CPU [range], highest peak RSS`);
-    const parts = { read: readPart, xlsx: xlsxPart, diff: diffPart, square: squarePart, first: firstPart, idle: idlePart, history: historyPart, feeds: feedsPart };
+    const parts = { read: readPart, xlsx: xlsxPart, diff: diffPart, square: squarePart, first: firstPart, idle: idlePart, history: historyPart, feeds: feedsPart, fanout: fanoutPart };
     for (const [name, part] of Object.entries(parts)) {
       if (!ONLY.has(name)) continue;
       try {

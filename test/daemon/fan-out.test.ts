@@ -35,6 +35,9 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     expect(summaries.map((s) => s.dataset)).toEqual(['store-001', 'store-002', 'store-003']);
     const archivedAt = log.lines.findIndex((l) => l.event === 'file.processed');
     expect(log.lines.findLastIndex((l) => l.event === 'sync.summary')).toBeLessThan(archivedAt);
+    // Read once for the three (one decode and parse, each its rows and mapping), its scratch gone after.
+    expect(events(log.lines, 'file.read')).toEqual([expect.objectContaining({ export: 'ho', takers: ['store-001/stock', 'store-002/stock', 'store-003/stock'], rows: 4 })]);
+    expect((await readdir(join(c.dir, 'state', 'state.db.plans'))).filter((n) => n.startsWith('shared.'))).toEqual([]);
   });
 
   it('a dataset refusing the file (bad rows under its mapping) leaves the others published; the file goes to failed/ with that dataset\'s reject file', async () => {
@@ -58,6 +61,27 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     expect(reject).toMatch(/^\ufeffline,column,value,code,reason\r\n4,Qty,many,.*\r\n5,Qty,many,/);
   });
 
+  it('a file bad in itself (cut off) is refused for every dataset, read once, with one reason naming the file and what to do', async () => {
+    const c = await chain(fx.emu, 'fan6');
+    const log = capture();
+    const service = await Service.start({ configPath: c.configPath, logger: log.logger, env: c.env, clock: new ManualClock() });
+    services.push(service);
+
+    await drop(c.inbox, 'stock-6.csv', headOffice(() => 5).slice(0, -12));
+    const rejected = await waitEvent(log.lines, 'file.rejected', { export: 'ho' });
+    expect(rejected.takers).toEqual(['store-001: rejected', 'store-002: rejected', 'store-003: rejected']);
+    expect(rejected.msg).toBe('file rejected by every dataset taking it');
+    expect(rejected.reason).toMatch(/stock-6\.csv: the last row \(line 5\) .* truncated .* export it again$/);
+    expect(events(log.lines, 'sync.summary').map((s) => [s.dataset, s.code])).toEqual([
+      ['store-001', 'TRUNCATED'],
+      ['store-002', 'TRUNCATED'],
+      ['store-003', 'TRUNCATED'],
+    ]);
+    expect(events(log.lines, 'file.read')).toHaveLength(1);
+    expect(c.stocks(0)).toEqual({});
+    expect(await readdir(c.inbox)).toEqual(['failed']);
+  });
+
   it('a server error for one dataset keeps the file; its retry runs only that dataset (the others are never sent it again), then archives it', async () => {
     const c = await chain(fx.emu, 'fan3');
     const log = capture();
@@ -79,6 +103,8 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     const done = await waitEvent(log.lines, 'file.processed', { export: 'ho' });
     expect(done.takers).toEqual(['store-001: skipped', 'store-002: published', 'store-003: skipped']);
     expect(c.stocks(1)).toEqual({ B1: 7, B2: 7 });
+    // The first run read the file once for all three; the retry reads it for store-002 alone, in its own sync.
+    expect(events(log.lines, 'file.read').map((e) => e.takers)).toEqual([['store-001/stock', 'store-002/stock', 'store-003/stock']]);
     expect(events(log.lines, 'sync.summary', { dataset: 'store-001' })).toHaveLength(1);
     expect(events(log.lines, 'sync.summary', { dataset: 'store-003' })).toHaveLength(1);
     expect(await readdir(c.inbox)).toEqual(['processed']);

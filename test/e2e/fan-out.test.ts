@@ -30,6 +30,10 @@ describe('fan-out: crash between datasets, and sync --export (child processes)',
     await until(() => emu.emulator.requests.some((r) => r.path.includes('kill-store-2')), 'store-002 begun', first.lines);
     expect(await first.stop('SIGKILL')).toBe(null);
     emu.emulator.faults.clear();
+    // The file was read once for the three: the killed process's scratch of that read is left behind.
+    const plans = join(c.dir, 'state', 'state.db.plans');
+    const scratch = async () => (await readdir(plans)).filter((n) => n.startsWith('shared.'));
+    expect(await scratch()).toHaveLength(1);
     expect(c.stocks(0)).toEqual({ A1: 4, A2: 4 });
     expect(await readdir(c.inbox)).toEqual(['stock-9.csv']);
     const store1Writes = writes(c.ids[0]!);
@@ -43,6 +47,9 @@ describe('fan-out: crash between datasets, and sync --export (child processes)',
       expect(writes(c.ids[0]!)).toBe(store1Writes);
       expect(await readdir(c.inbox)).toEqual(['processed']);
       expect(await readdir(join(c.inbox, 'processed'))).toHaveLength(1);
+      // The restart read it once for the two not done, and removed the dead process's scratch.
+      expect(second.lines.filter((l) => l.event === 'file.read').map((l) => l.takers)).toEqual([['store-002/stock', 'store-003/stock']]);
+      expect(await scratch()).toEqual([]);
     } finally {
       await second.stop();
     }

@@ -24,7 +24,7 @@ import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './dra
 import { asConnectorError } from './unexpected.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
-import { readSource, rowLinesOf, serverRowErrors, sourceLines, writeServerRejects, type SourceRead } from './source-read.js';
+import { readSource, rowLinesOf, serverRowErrors, sourceLines, withRejectFile, writeServerRejects, type SourceRead } from './source-read.js';
 import { WorkDir } from './work-dir.js';
 import { stopMessage } from './stop-messages.js';
 import { actionForResult, type SyncResult } from '../outcome.js';
@@ -61,9 +61,16 @@ const FIRST_ROW_ERRORS = 5;
 /** Re-read, re-diff, re-plan at most this often per sync (CONFLICT, 412, expiry). */
 const MAX_PLANS = 3;
 
-/** One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. */
-export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string): Promise<void> {
-  return runFrom(ctx, ds, opts, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds), dir, { links, ...(sha256 ? { sha256 } : {}) }), ctx.clock.now()) }));
+/**
+ * One sync of one dataset, filling ctx.summary; failures end up in the summary, not thrown. `read`: the file
+ * read already for this dataset (a shared export read once for all its takers, shared-read.ts): used as its own
+ * read would be, its reject file written now.
+ */
+export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string, read?: SourceRead): Promise<void> {
+  return runFrom(ctx, ds, opts, async (dir) => {
+    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds), dir, { links, ...(sha256 ? { sha256 } : {}) });
+    return { src: feedRead(ds, src, ctx.clock.now()) };
+  });
 }
 
 /** One sync from a source `produce` makes in the work folder: an export read, or a restore's target (issue 14). */
