@@ -19,9 +19,6 @@ import type { ChangesetSummary } from './changeset.js';
  */
 export const INDEXED_MAX_SHARE = 0.4;
 
-/** Below this many snapshot records both cost next to nothing: the full merge-join, the path every other sync takes. */
-export const INDEXED_MIN_RECORDS = 1_000;
-
 /** What decides between the indexed and the full merge of one feed file. */
 export interface ListedShare {
   role: FeedRole;
@@ -36,14 +33,14 @@ export interface ListedShare {
 /**
  * True when the indexed merge and diff are taken: an update feed whose
  * missing strategy is leave, or a change list (records it does not name
- * stay as they are), listing at most INDEXED_MAX_SHARE of a snapshot of at
- * least INDEXED_MIN_RECORDS. A full feed, and set or deactivate (every
- * record not listed may change), read the whole snapshot.
+ * stay as they are), listing at most INDEXED_MAX_SHARE of the snapshot. A
+ * full feed, and set or deactivate (every record not listed may change),
+ * read the whole snapshot. A small dataset goes by the same share: both
+ * paths cost next to nothing there, and its tests then run the indexed one.
  */
 export function mergeByIndex(s: ListedShare): boolean {
   const leaves = (s.role === 'update' && s.missing === 'leave') || s.role === 'changes';
-  if (!leaves || s.records < INDEXED_MIN_RECORDS) return false;
-  return s.rows <= INDEXED_MAX_SHARE * s.records;
+  return leaves && s.rows <= INDEXED_MAX_SHARE * s.records;
 }
 
 /** Value-guard bases (value-guards.ts) of records, per field. */
