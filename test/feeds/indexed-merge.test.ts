@@ -17,6 +17,8 @@ import type { MergePath } from '../../src/sync/executor/feed-indexed.js';
 import { planSource, readSource } from '../../src/sync/executor/source-read.js';
 import type { ExecContext } from '../../src/sync/executor/context.js';
 import { systemClock } from '../../src/clock.js';
+import { recs, type Scenario } from '../sync/harness.js';
+import { feedScenario, writeStockFile } from './helpers.js';
 
 /**
  * Issue 13: a feed file that leaves what it does not list is merged and
@@ -214,4 +216,37 @@ describe('indexed merge and diff = the full merge-join', () => {
       store.confirm({ activeVersion: 5, upserts: [was] });
     }
   });
+});
+
+describe('a sync picks the indexed merge by the listed share, and publishes the merged state', () => {
+  const planned = (sc: Scenario) => sc.logs.filter((l) => l.event === 'sync.planned').map((l) => ({ merge: l.merge, path: l.path }));
+  const expected = (stock: Record<string, number>) => recs(10).map((r) => ({ ...r, attributes: stock[r.record_id] === undefined ? {} : { stock: stock[r.record_id] } }));
+
+  for (const replace of [true, false]) {
+    it(`${replace ? 'replace (the others streamed from the snapshot)' : 'per-record writes'}`, async () => {
+      const { sc, ds } = await feedScenario(recs(10), { policy: { ...(replace ? { replace: { max_per_record_changes: 0, prefer_import: false } } : {}), guards: { values: [] } } });
+      try {
+        const stock = feedView(ds, 'stock');
+        const all = Object.fromEntries(recs(10).map((r, i) => [r.record_id, i + 1]));
+        // Every record listed: above the share, the full merge-join.
+        expect((await sc.engine.sync(stock, { file: await writeStockFile(sc, all, 'stock-1.csv') })).result).toBe('published');
+        // Two of ten: by index.
+        const few = { 'r-002': 70, 'r-009': 0 };
+        const s = await sc.engine.sync(stock, { file: await writeStockFile(sc, few, 'stock-2.csv') });
+        expect(s.result).toBe('published');
+        expect(s.changes).toBe(2);
+        expect(planned(sc).slice(-2)).toEqual([
+          { merge: 'full', path: replace ? 'replace' : 'per_record' },
+          { merge: 'indexed', path: replace ? 'replace' : 'per_record' },
+        ]);
+        expect(sc.published().map(({ record_id, attributes }) => ({ record_id, attributes }))).toEqual(
+          expected({ ...all, ...few }).map(({ record_id, attributes }) => ({ record_id, attributes })),
+        );
+        // The same file again: nothing to send.
+        expect((await sc.engine.sync(stock, { file: await writeStockFile(sc, few, 'stock-3.csv') })).result).toBe('unchanged');
+      } finally {
+        await sc.close();
+      }
+    });
+  }
 });

@@ -123,7 +123,9 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
       }
-      ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }), 'sync planned');
+      // A feed's file says how it was merged (issue 13): by index (only the records it lists read) or by the whole snapshot.
+      const merge = desired.feed ? { merge: desired.listed ? 'indexed' : 'full' } : {};
+      ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...merge, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
         const source = plan.feed && plan.feed.role !== 'full' ? null : { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() };
