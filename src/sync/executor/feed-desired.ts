@@ -114,7 +114,7 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const sink = new FeedStateWriter(stateFile);
   const sorter = new SourceSorter(out);
   // A file that lists a small share of the dataset and leaves the rest: only the records it lists are read.
-  const listed = listedRead(ctx, ds, feed, read, path);
+  const listed = listedRead(ctx, ds, feed, read, dir, path);
   const seen = { records: 0, owned: 0 };
   const state = new FeedState(ctx.db.conn, ctx.dataset);
   const base = listed ? listedEntries(ctx.store, listed, seen) : ctx.store.reader().entries();

@@ -13,6 +13,9 @@ import { writeListed } from '../disk/changeset-files.js';
 import { diffSource } from '../disk/diff-source.js';
 import type { SortedSource } from '../disk/sorted-source.js';
 import type { ExecContext } from './context.js';
+import { join } from 'node:path';
+import { parseFields } from '../../model/fields.js';
+import { LineWriter, idField, parseIdField, readLines } from '../disk/line-file.js';
 
 /**
  * Issue 13's indexed merge and diff (listed-share.ts decides when): a feed
@@ -29,10 +32,12 @@ export interface Listed {
   /** In record_id byte order: the file's ids, and under ownership: full every not-owned record (each is adopted). */
   ids: string[];
   total: { total: number; owned: number };
+  /** The snapshot entries the merge read, kept for the diff (read once from SQLite, not twice). */
+  file: string;
 }
 
 /** The snapshot records an indexed merge reads (null: the full merge), with the ids it reads. */
-export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, read: SortedSource, path?: MergePath): Listed | null {
+export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, read: SortedSource, dir: string, path?: MergePath): Listed | null {
   if (path === 'full' || feed.role === 'full' || read.count < 0) return null;
   const total = ctx.store.counts();
   const missing = ds.feeds[feed.name]!.missing?.strategy ?? 'leave';
@@ -41,15 +46,34 @@ export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, 
   const rows: string[] = [];
   for (const e of read.entries()) rows.push(e.record_id);
   const ids = ctx.policy.ownership === 'full' ? union(rows, ctx.store.notOwnedIds()) : rows;
-  return { ids, total };
+  return { ids, total, file: join(dir, `listed-${feed.name}`) };
 }
 
-/** The snapshot entries of the listed ids, counting what was read. */
+/** The snapshot entries of the listed ids, counting what was read, and kept in the listed file for the diff. */
 export function* listedEntries(store: SnapshotStore, l: Listed, seen: { records: number; owned: number }): Generator<SnapshotEntry> {
-  for (const e of store.entriesOf(l.ids)) {
+  const keep = new LineWriter(l.file);
+  try {
+    for (const e of store.entriesOf(l.ids)) {
+      seen.records++;
+      if (e.owned) seen.owned++;
+      keep.write(`${idField(e.record_id)}\t${e.owned ? 1 : 0}\t${e.foreignFields.length > 0 ? JSON.stringify(e.foreignFields) : ''}\t${e.json}`);
+      yield e;
+    }
+  } finally {
+    keep.close();
+  }
+}
+
+/** The entries listedEntries kept, counting them. */
+function* keptEntries(l: Listed, seen: { records: number; owned: number }): Generator<SnapshotEntry> {
+  for (const line of readLines(l.file)) {
+    const a = line.indexOf('\t');
+    const b = line.indexOf('\t', a + 2);
+    const c = line.indexOf('\t', b + 1);
+    const owned = line.charCodeAt(a + 1) === 0x31;
     seen.records++;
-    if (e.owned) seen.owned++;
-    yield e;
+    if (owned) seen.owned++;
+    yield { record_id: parseIdField(line.slice(0, a)), owned, foreignFields: c > b + 1 ? parseFields(line.slice(b + 1, c)) : [], json: line.slice(c + 1) };
   }
 }
 
@@ -77,7 +101,7 @@ export function unlistedOwned(l: Listed, seen: { owned: number }): number {
 export async function diffListed(ctx: ExecContext, sorted: SortedSource, l: Listed, dir: string): Promise<Changeset> {
   const options = diffOptionsOf(ctx.policy);
   const seen = { records: 0, owned: 0 };
-  const cs = await diffSource(sorted, { entries: () => listedEntries(ctx.store, l, seen) }, options, dir);
+  const cs = await diffSource(sorted, { entries: () => keptEntries(l, seen) }, options, dir);
   const fields = Object.keys(cs.values?.fields ?? {});
   const bases = fields.length > 0 ? unlistedBases(ctx.store, fields, l.ids) : {};
   writeListed(cs.folder!, l.ids);
