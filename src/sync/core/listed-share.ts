@@ -12,10 +12,14 @@ import type { ChangesetSummary } from './changeset.js';
 
 /**
  * Listed share (file rows / snapshot records) up to which the indexed merge
- * and diff are taken. Measured on a 100,000-record dataset (feeds bench,
- * CPU time of merge + diff): the full merge-join costs about the same for any
- * share (it reads every record), the indexed one grows with the rows; they
- * cross at about half. Below the threshold, past the crossover's noise.
+ * and diff are taken. Measured on a 100,000-record dataset with every listed
+ * quantity changed (feeds bench, BENCH_FEED_PATH, CPU of read + merge + diff
+ * + plan, a shared machine): 25% listed, indexed 2.3-2.6 s against full
+ * 2.6-3.0 s; 50%, even (3.5-4.3 s against 3.9-4.0 s); 100%, full ahead by
+ * a fifth. Most of the cost is per changed record, alike on both paths; the
+ * indexed path saves reading the unlisted records and adds a lookup per
+ * listed one and two scans SQLite does (counts, value-guard bases). 0.4:
+ * below the crossover at about half.
  */
 export const INDEXED_MAX_SHARE = 0.4;
 
