@@ -4,6 +4,9 @@ import { HIDDEN, type FeedStateEntry, type FeedValue } from './resolve.js';
 
 export type { FeedValue };
 
+/** Record ids looked up at once (SQLite binds up to 32,766). */
+const ID_BATCH = 500;
+
 /** The last file a feed published. */
 export interface FeedFile {
   feed: string;
@@ -72,6 +75,24 @@ export class FeedState {
   /** Every value of every feed, in record_id order (a plan of several files starts its StateOverlay from it). */
   all(): FeedValue[] {
     return this.conn.prepare('SELECT record_id, field, feed, value, at FROM feed_values WHERE dataset = ? ORDER BY record_id, field, feed').all(this.dataset) as FeedValue[];
+  }
+
+  /**
+   * As valuesOf, of these records only (`ids` in record_id byte order, no repeats), looked up a batch at a time
+   * through the primary key: a file that lists a small share of the dataset reads only their state (issue 13).
+   */
+  valuesOfIds(fields: readonly string[], ids: readonly string[]): FeedValue[] {
+    if (fields.length === 0 || ids.length === 0) return [];
+    const out: FeedValue[] = [];
+    const marks = (n: number) => `${'?,'.repeat(n - 1)}?`;
+    for (let i = 0; i < ids.length; i += ID_BATCH) {
+      const batch = ids.slice(i, i + ID_BATCH);
+      const rows = this.conn
+        .prepare(`SELECT record_id, field, feed, value, at FROM feed_values WHERE dataset = ? AND record_id IN (${marks(batch.length)}) AND field IN (${marks(fields.length)}) ORDER BY record_id, field, feed`)
+        .all(this.dataset, ...batch, ...fields) as FeedValue[];
+      for (const r of rows) out.push(r);
+    }
+    return out;
   }
 
   /** Every value of the feeds other than `except`, in record_id order (read whole: a merge runs without yielding). */

@@ -5,6 +5,13 @@ import { createHash } from 'node:crypto';
  * text (A16 compares bodies "after JSON canonicalisation"; the snapshot hashes it).
  */
 export function canonicalJson(value: unknown): string {
+  // A scalar, or an object of scalars (attributes), is written without a sorted copy: the diff and the feed merge
+  // compare every field of every changed record this way.
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (!Array.isArray(value)) {
+    const flat = flatObjectJson(value as Record<string, unknown>);
+    if (flat !== null) return flat;
+  }
   return JSON.stringify(sortKeys(value));
 }
 
@@ -30,4 +37,51 @@ export function sha256(data: string | Uint8Array): string {
 /** Hash of a value's canonical JSON. */
 export function canonicalHash(value: unknown): string {
   return sha256(canonicalJson(value));
+}
+
+/** Characters JSON.stringify escapes in a string (and surrogates, left to it). */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+/** Keys JavaScript orders first, as numbers (array indices): left to the generic path. */
+const INDEX_KEY = /^(?:0|[1-9][0-9]*)$/;
+
+export function text(s: string): string {
+  return ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
+
+export function scalar(v: unknown): string {
+  return typeof v === 'string' ? text(v) : JSON.stringify(v);
+}
+
+// Records of one export have the same attribute keys: their sorted order is worked out once.
+let lastKeys: string[] = [];
+let lastSorted: string[] = [];
+
+/**
+ * canonicalJson of an object of scalars (a record's attributes) written directly, or null when it needs the
+ * generic path (nested values, index-like keys).
+ */
+export function flatObjectJson(a: Record<string, unknown>): string | null {
+  const keys = Object.keys(a);
+  let sorted = lastSorted;
+  let same = keys.length === lastKeys.length;
+  for (let i = 0; same && i < keys.length; i++) same = keys[i] === lastKeys[i];
+  if (!same) {
+    for (const k of keys) if (INDEX_KEY.test(k)) return null;
+    sorted = [...keys].sort();
+    lastKeys = keys;
+    lastSorted = sorted;
+  }
+  let out = '{';
+  for (const k of sorted) {
+    const v = a[k];
+    let t: string;
+    if (typeof v === 'string') t = text(v);
+    else if (typeof v === 'number') t = Number.isFinite(v) ? String(v) : 'null';
+    else if (typeof v === 'boolean') t = v ? 'true' : 'false';
+    else if (v === null) t = 'null';
+    else if (v === undefined) continue;
+    else return null;
+    out += out.length === 1 ? `${text(k)}:${t}` : `,${text(k)}:${t}`;
+  }
+  return `${out}}`;
 }

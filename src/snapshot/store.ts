@@ -12,6 +12,22 @@ import type { Clock } from '../clock.js';
 /** Rows per page of the streaming reader: bounded memory, and no statement left open across awaits. */
 const PAGE_SIZE = 1000;
 const NO_FIELDS: readonly RecordField[] = Object.freeze([]);
+/** Ids looked up at once by entriesOf (SQLite binds up to 32,766). */
+const ID_BATCH = 500;
+
+/**
+ * One text a row (owned, foreign fields, JSON, id; tab-separated, the id last as it is the only part that
+ * could hold a tab): a string a row costs the JS side about half of an array of four values.
+ */
+const ENTRY_ROW = `owned || char(9) || coalesce(foreign_fields, '') || char(9) || json || char(9) || record_id`;
+
+function entryOfRow(row: string): SnapshotEntry {
+  const a = row.indexOf('\t');
+  const b = row.indexOf('\t', a + 1);
+  const c = row.indexOf('\t', b + 1);
+  const foreign = b > a + 1 ? parseFields(row.slice(a + 1, b)) : NO_FIELDS;
+  return { record_id: row.slice(c + 1), json: row.slice(b + 1, c), owned: row.charCodeAt(0) === 0x31, foreignFields: foreign };
+}
 
 interface Row {
   record_id: string;
@@ -36,10 +52,13 @@ export class SnapshotStore extends DatasetState {
    * of the dataset (a second or more at 1,000,000): a sync, which needs no counts, reads state() instead.
    */
   info(): SnapshotInfo {
-    const c = this.conn
-      .prepare('SELECT count(*) AS total, coalesce(sum(owned), 0) AS owned FROM records WHERE dataset = ?')
-      .get(this.dataset) as { total: number; owned: number };
+    const c = this.counts();
     return { ...this.state(), recordCount: c.total, ownedCount: c.owned, notOwnedCount: c.total - c.owned };
+  }
+
+  /** The records of the dataset and how many of them are owned (reads every record: see info()). */
+  counts(): { total: number; owned: number } {
+    return this.conn.prepare('SELECT count(*) AS total, coalesce(sum(owned), 0) AS owned FROM records WHERE dataset = ?').get(this.dataset) as { total: number; owned: number };
   }
 
   /**
@@ -49,14 +68,7 @@ export class SnapshotStore extends DatasetState {
    * either way), and comparing text saves hashing the source.
    */
   reader(): SnapshotReader {
-    // One text a row (owned, foreign fields, JSON, id; tab-separated, the id last as it is the only part that
-    // could hold a tab): a string a row costs the JS side about half of an array of four values.
-    const page = this.conn
-      .prepare(
-        `SELECT owned || char(9) || coalesce(foreign_fields, '') || char(9) || json || char(9) || record_id FROM records
-         WHERE dataset = ? AND record_id > ? ORDER BY record_id LIMIT ${PAGE_SIZE}`,
-      )
-      .pluck();
+    const page = this.conn.prepare(`SELECT ${ENTRY_ROW} FROM records WHERE dataset = ? AND record_id > ? ORDER BY record_id LIMIT ${PAGE_SIZE}`).pluck();
     const dataset = this.dataset;
     return {
       *entries(): Generator<SnapshotEntry> {
@@ -65,18 +77,56 @@ export class SnapshotStore extends DatasetState {
           const rows = page.all(dataset, after) as string[];
           let id = after;
           for (const row of rows) {
-            const a = row.indexOf('\t');
-            const b = row.indexOf('\t', a + 1);
-            const c = row.indexOf('\t', b + 1);
-            id = row.slice(c + 1);
-            const foreign = b > a + 1 ? parseFields(row.slice(a + 1, b)) : NO_FIELDS;
-            yield { record_id: id, json: row.slice(b + 1, c), owned: row.charCodeAt(0) === 0x31, foreignFields: foreign };
+            const e = entryOfRow(row);
+            id = e.record_id;
+            yield e;
           }
           if (rows.length < PAGE_SIZE) return;
           after = id;
         }
       },
     };
+  }
+
+  /**
+   * The records of these ids that exist, in record_id byte order: `ids` must be
+   * in that order (compareIds) without repeats. Looked up through the primary
+   * key a batch at a time (a feed file that lists a small share of the dataset
+   * reads only those, issue 13), never the whole snapshot.
+   */
+  *entriesOf(ids: readonly string[]): Generator<SnapshotEntry> {
+    const full = this.#byIds(ID_BATCH);
+    for (let i = 0; i < ids.length; i += ID_BATCH) {
+      const batch = ids.slice(i, i + ID_BATCH);
+      const rows = (batch.length === ID_BATCH ? full : this.#byIds(batch.length)).all(this.dataset, ...batch) as string[];
+      for (const row of rows) yield entryOfRow(row);
+    }
+  }
+
+  #byIds(n: number): Database.Statement {
+    return this.conn.prepare(`SELECT ${ENTRY_ROW} FROM records WHERE dataset = ? AND record_id IN (${'?,'.repeat(n - 1)}?) ORDER BY record_id`).pluck();
+  }
+
+  /** The ids of the records the connector does not own, in record_id byte order. */
+  notOwnedIds(): string[] {
+    return this.conn.prepare('SELECT record_id FROM records WHERE dataset = ? AND owned = 0 ORDER BY record_id').pluck().all(this.dataset) as string[];
+  }
+
+  /**
+   * The owned records' values of one field (`path`: an SQLite JSON path, for example $.attributes."stock"), each
+   * distinct value (canonical JSON; null: the record has no such field) with how many records hold it. `among`:
+   * only these ids (record_id order not needed). For the value guards' bases without parsing every record in JS.
+   */
+  ownedValueCounts(path: string, among?: readonly string[]): Array<{ value: string | null; n: number }> {
+    const sql = (n: number | null) =>
+      `SELECT json -> ? AS value, count(*) AS n FROM records WHERE dataset = ? AND owned = 1${n === null ? '' : ` AND record_id IN (${'?,'.repeat(n - 1)}?)`} GROUP BY value`;
+    if (among === undefined) return this.conn.prepare(sql(null)).all(path, this.dataset) as Array<{ value: string | null; n: number }>;
+    const out: Array<{ value: string | null; n: number }> = [];
+    for (let i = 0; i < among.length; i += ID_BATCH) {
+      const batch = among.slice(i, i + ID_BATCH);
+      out.push(...(this.conn.prepare(sql(batch.length)).all(path, this.dataset, ...batch) as Array<{ value: string | null; n: number }>));
+    }
+    return out;
   }
 
   /** One stored record, or null. */

@@ -19,6 +19,7 @@ const DATASET = 'bench';
 const KEY = 'tbd_live_bench_feeds_key_00000000000';
 const MINUTE = 60_000;
 const CYCLE_MS = 5 * MINUTE;
+const ms = (c) => (c.user + c.system) / 1000;
 
 /** The feeds form as a shop writes it: the catalogue (full) and a stock file (update); JSON is YAML. */
 function writeConfig(dir, url) {
@@ -76,16 +77,16 @@ if (process.argv[2] === '--seed') {
 } else if (process.argv[2] === '--measure') {
   const dir = process.argv[3];
   const { readSource, planSource } = await load('sync/executor/source-read.js');
-  const { desiredOf, planFeedOf } = await load('sync/executor/feed-desired.js');
-  const { diffSource } = await load('sync/disk/diff-source.js');
-  const { diffOptionsOf } = await load('sync/core/diff.js');
+  const { desiredOf, diffDesired, planFeedOf } = await load('sync/executor/feed-desired.js');
+  // BENCH_FEED_PATH=indexed|full: that merge and diff whatever the listed share (to find the crossover); unset: as a sync picks.
+  const path = process.env.BENCH_FEED_PATH || undefined;
   const { planSync } = await load('sync/core/plan.js');
   const ds = await stockDataset(dir);
   const db = openStateDb(join(dir, 'state.db'));
   const work = mkdtempSync(join(dir, 'work-'));
   try {
     const store = db.snapshot(DATASET);
-    // What desiredOf reads of a sync's context: the snapshot, the policy, the state db (feed state), the dataset.
+    // What desiredOf and diffDesired read of a sync's context: the snapshot, the policy, the state db (feed state), the dataset.
     const ctx = { store, policy: ds.policy, db, dataset: DATASET };
     global.gc?.();
     const t0 = performance.now();
@@ -93,10 +94,13 @@ if (process.argv[2] === '--seed') {
     const src = await readSource(join(dir, 'stock.csv'), ds.source, readerMapping(ds), work);
     if (src.rejected) throw src.rejected;
     const t1 = performance.now();
-    const desired = desiredOf(ctx, ds, src, join(work, 'merged'));
+    const c1 = process.cpuUsage(c0);
+    const desired = desiredOf(ctx, ds, src, join(work, 'merged'), path);
     const t2 = performance.now();
-    const cs = await diffSource(desired.sorted, store.reader(), diffOptionsOf(ds.policy), join(work, 'changeset'));
+    const c2 = process.cpuUsage(c0);
+    const cs = await diffDesired(ctx, desired, join(work, 'changeset'));
     const t3 = performance.now();
+    const c3 = process.cpuUsage(c0);
     const plan = planSync({
       dataset: DATASET,
       changeset: cs,
@@ -120,11 +124,14 @@ if (process.argv[2] === '--seed') {
         mergeMs: t2 - t1,
         diffMs: t3 - t2,
         planMs: t4 - t3,
+        // CPU per stage (the machine may be shared: wall times then include waiting).
+        cpuStagesMs: { read: ms(c1), merge: ms(c2) - ms(c1), diff: ms(c3) - ms(c2), plan: ms(c) - ms(c3) },
         maxRssMb: process.resourceUsage().maxRSS / 1024,
         counts: cs.counts,
         feed: desired.feed,
         path: plan.path,
         reason: plan.reason,
+        merge: desired.listed ? 'indexed' : 'full',
       })}\n`,
     );
   } finally {

@@ -287,8 +287,8 @@ async function feedsPart(dir) {
   const [bare, upd] = interleaved([() => readMeasure('bare-csv', stockCsv), () => child(node(here('feeds.bench.mjs'), '--measure', work))]);
   show('bare csv-parse', bare);
   show('read + merge + diff + plan', upd, bare);
-  say(`    read ${(upd.readMs / 1000).toFixed(2)} s, merge ${(upd.mergeMs / 1000).toFixed(2)} s, diff ${(upd.diffMs / 1000).toFixed(2)} s, plan ${(upd.planMs / 1000).toFixed(2)} s; ${upd.counts.changes} changes, path ${upd.path}`);
-  const detail = { ...times(upd), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(upd.readMs), mergeMs: Math.round(upd.mergeMs), diffMs: Math.round(upd.diffMs), planMs: Math.round(upd.planMs), path: upd.path };
+  say(`    read ${(upd.readMs / 1000).toFixed(2)} s, merge ${(upd.mergeMs / 1000).toFixed(2)} s, diff ${(upd.diffMs / 1000).toFixed(2)} s, plan ${(upd.planMs / 1000).toFixed(2)} s; ${upd.counts.changes} changes, path ${upd.path}, merged ${upd.merge === 'indexed' ? 'by index (the listed records only)' : 'by a merge-join of the whole snapshot'}`);
+  const detail = { ...times(upd), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(upd.readMs), mergeMs: Math.round(upd.mergeMs), diffMs: Math.round(upd.diffMs), planMs: Math.round(upd.planMs), path: upd.path, merge: upd.merge, cpuStagesMs: upd.cpuStagesMs };
   const what = `stock update ${label(listed)} of ${label(FEED_RECORDS)}, read+merge+diff+plan`;
   figure(`${what}, wall time`, upd.ms / 1000, 's', { max: 1 }, detail);
   figure(`${what}, CPU time`, upd.cpuMs / 1000, 's', { max: 1 }, detail);

@@ -22,6 +22,8 @@ const ids = (rs: DatasetRecord[]) => rs.map((r) => r.record_id);
 /** Stock files: S1 of the first ten records, S2 of the catalogue's next twelve (r-001 no longer listed). */
 const S1 = Object.fromEntries(ids(initial).map((id, i) => [id, i + 1]));
 const S2 = Object.fromEntries(ids(target).map((id, i) => [id, i + 3]));
+/** A stock file of two of the ten records: merged by index (listed-share.ts), its replace streams the others from the snapshot. */
+const S3 = { 'r-002': 70, 'r-009': 40 };
 
 /** The records of a catalogue with the stock of `stock` where it names them: the merged state. */
 const merged = (catalogue: DatasetRecord[], stock: Record<string, number>) =>
@@ -85,6 +87,8 @@ const cases: Case[] = [
   // The catalogue's next export carrying the stock feed's values (never the catalogue alone).
   { name: 'catalogue replace with the stock overlaid', before: [{ stock: S1 }], crash: { catalogue: target }, expected: merged(target, S1), jobs: 1 },
   // A crash between the catalogue's run and the stock's: the restart runs the stock feed's file.
+  // Merged and diffed by index: the replace body is the snapshot (S1's stock) with S3's records in their place.
+  { name: 'stock feed listing a few (indexed) replace', before: [{ stock: S1 }], crash: { stock: S3 }, expected: merged(initial, { ...S1, ...S3 }), jobs: 1 },
   { name: 'catalogue, then the stock feed after the restart', before: [{ stock: S1 }], crash: { catalogue: target }, next: { stock: S2 }, expected: merged(target, S2), jobs: 2 },
 ];
 

@@ -115,6 +115,11 @@ export interface Changeset extends ChangesetSummary {
   adopted: Iterable<string>;
   /** The folder its lists are read from, when on disk (changeset-files.ts). */
   folder?: string;
+  /**
+   * An indexed diff's (issue 13, listed-share.ts): the snapshot records it read, in record_id order. `records`
+   * then holds the desired records of these only; every other snapshot record is desired as it is.
+   */
+  listed?: Iterable<string>;
 }
 
 // Issue 14 (value-guards.ts): what the diff tallies of field values, kept in the changeset summary.

@@ -23,6 +23,10 @@ export function applyKeptFields(source: DatasetRecord, server: DatasetRecord, fi
  * both (issue 18): nothing of it is held in memory.
  */
 export function* replaceRecords(changeset: Changeset, snapshot: SnapshotReader): Generator<RecordText> {
+  if (changeset.listed) {
+    yield* overlaidRecords(changeset, changeset.listed, snapshot);
+    return;
+  }
   if (changeset.ownership === 'full') {
     yield* changeset.records;
     return;
@@ -40,6 +44,38 @@ export function* replaceRecords(changeset: Changeset, snapshot: SnapshotReader):
       continue;
     }
     if (!e.owned) yield { record_id: e.record_id, json: e.json }; // not ours: carried over
+  }
+  while (!r.done) {
+    yield r.value;
+    r = it.next();
+  }
+}
+
+/**
+ * replaceRecords of an indexed diff's changeset (issue 13): the snapshot with
+ * the desired records of the ones it read in their place. A record it read
+ * that has no desired record is deleted, or (not owned, ownership: source)
+ * carried over as replaceRecords carries it; one it did not read is desired
+ * as it is. The same body as the full diff's changeset gives, streamed from
+ * the snapshot as it was planned against (it is unchanged until publish).
+ */
+function* overlaidRecords(changeset: Changeset, listed: Iterable<string>, snapshot: SnapshotReader): Generator<RecordText> {
+  const it = changeset.records[Symbol.iterator]();
+  const read = listed[Symbol.iterator]();
+  let r = it.next();
+  let l = read.next();
+  for (const e of snapshot.entries()) {
+    while (!r.done && compareIds(r.value.record_id, e.record_id) < 0) {
+      yield r.value;
+      r = it.next();
+    }
+    while (!l.done && compareIds(l.value, e.record_id) < 0) l = read.next();
+    if (!r.done && r.value.record_id === e.record_id) {
+      yield r.value;
+      r = it.next();
+    } else if (l.done || l.value !== e.record_id || (changeset.ownership === 'source' && !e.owned)) {
+      yield { record_id: e.record_id, json: e.json };
+    }
   }
   while (!r.done) {
     yield r.value;

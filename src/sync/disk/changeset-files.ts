@@ -29,6 +29,8 @@ import { SortedSource, entryLine, readEntries } from './sorted-source.js';
  *   deletes   record_id, tab, 1 when owned
  *   adopted   record_ids adopted as owned
  *   desired   records whose desired content is not the source's (kept foreign fields)
+ *   listed    only for an indexed diff (issue 13): the snapshot records it read; the source holds their desired
+ *             records, every other snapshot record is desired as it is
  */
 
 const FILES = ['adds', 'changes', 'deletes', 'adopted', 'desired'] as const;
@@ -79,9 +81,17 @@ export class ChangesetFiles implements ChangesetSink {
 }
 
 /** The lists of a changeset folder, each read from disk as it is iterated. */
-export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' | 'addTexts' | 'changes' | 'deletes' | 'adopted' | 'folder'> {
+export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' | 'addTexts' | 'changes' | 'deletes' | 'adopted' | 'folder' | 'listed'> {
   const file = (name: string) => join(dir, name);
+  const listed = existsSync(file(LISTED))
+    ? {
+        listed: iterable(function* () {
+          for (const line of readLines(file(LISTED))) yield parseIdField(line);
+        }),
+      }
+    : {};
   return {
+    ...listed,
     folder: dir,
     records: iterable(() => desiredRecords(SortedSource.inFolder(dir).entries(), readEntries(file('desired')))),
     adds: iterable(function* () {
@@ -103,6 +113,19 @@ export function changesetData(dir: string): Pick<Changeset, 'records' | 'adds' |
       for (const line of readLines(file('adopted'))) yield parseIdField(line);
     }),
   };
+}
+
+/** The file of an indexed diff's changeset naming the snapshot records it read (Changeset.listed). */
+const LISTED = 'listed';
+
+/** Mark a changeset folder as an indexed diff's: the snapshot records it read, in record_id order. */
+export function writeListed(dir: string, ids: Iterable<string>): void {
+  const w = new LineWriter(join(dir, LISTED));
+  try {
+    for (const id of ids) w.write(idField(id));
+  } finally {
+    w.close();
+  }
 }
 
 /** The file lines of record ids, from a changeset folder's sorted source. */

@@ -20,6 +20,10 @@ import type { PlanFeed } from '../core/plan.js';
 import { SourceSorter, type SortedSource } from '../disk/sorted-source.js';
 import type { FeedSummary } from '../outcome.js';
 import type { ExecContext } from './context.js';
+import { diffListed, listedEntries, listedRead, listedState, unlistedOwned, type Listed, type MergePath } from './feed-indexed.js';
+import { diffSource } from '../disk/diff-source.js';
+import { diffOptionsOf } from '../core/diff.js';
+import type { Changeset } from '../core/changeset.js';
 import type { SourceRead } from './source-read.js';
 
 /** Unmatched record ids named in the summary (the reject file lists them all). */
@@ -35,6 +39,8 @@ export interface Desired {
   rowErrors: number;
   /** What the feed's state becomes when a plan of these records is published (FeedStateEntry lines); null: no feeds. */
   stateFile: string | null;
+  /** Merged by index (feed-indexed.ts): only these snapshot records were read, and the diff reads only them. */
+  listed?: Listed;
 }
 
 /**
@@ -97,7 +103,7 @@ export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): Sourc
  * (`stateFile`, put in the plan's changeset folder; the ledger applies it when
  * the plan is published). Written sorted into `dir` as the SortedSource the diff reads.
  */
-export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string): Desired {
+export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath): Desired {
   const read = src.sorted!;
   const feed = planFeedOf(ds, src);
   if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0, stateFile: null };
@@ -107,14 +113,27 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const stateFile = join(dir, `state-${feed.name}`);
   const sink = new FeedStateWriter(stateFile);
   const sorter = new SourceSorter(out);
+  // A file that lists a small share of the dataset and leaves the rest: only the records it lists are read.
+  const listed = listedRead(ctx, ds, feed, read, dir, path);
+  const seen = { records: 0, owned: 0 };
+  const state = new FeedState(ctx.db.conn, ctx.dataset);
+  const base = listed ? listedEntries(ctx.store, listed, seen) : ctx.store.reader().entries();
   try {
-    for (const e of feedStage(ctx, ds, feed, read.entries(), ctx.store.reader().entries(), new FeedState(ctx.db.conn, ctx.dataset), tally, sink.put, src.badRows)) sorter.add(e.record_id, e.line, e.json);
+    for (const e of feedStage(ctx, ds, feed, read.entries(), base, listed ? listedState(state, listed) : state, tally, sink.put, src.badRows)) sorter.add(e.record_id, e.line, e.json);
   } finally {
     sink.close();
   }
+  if (listed) tally.changeable += unlistedOwned(listed, seen);
   const sorted = sorter.finish(() => undefined); // both sides are keyed by record_id: no repeats
   const rows = rowsOfTally(src.file, feed.role, tally);
-  return { sorted, feed: summaryOfTally(feed.name, feed.role, tally, feed.role === 'full' ? read.count : 0), unmatched: rows.all, rowErrors: rows.problems, stateFile };
+  const merged = { sorted, feed: summaryOfTally(feed.name, feed.role, tally, feed.role === 'full' ? read.count : 0), unmatched: rows.all, rowErrors: rows.problems, stateFile };
+  return listed ? { ...merged, listed } : merged;
+}
+
+/** The diff of a merge's desired records against the snapshot: the whole of it, or (merged by index) the records the merge read. */
+export function diffDesired(ctx: ExecContext, desired: Pick<Desired, 'sorted' | 'listed'>, dir: string): Promise<Changeset> {
+  if (desired.listed) return diffListed(ctx, desired.sorted, desired.listed, dir);
+  return diffSource(desired.sorted, ctx.store.reader(), diffOptionsOf(ctx.policy), dir);
 }
 
 /** The feed state a merge reads: the state database's (FeedState), or a batch's as the files before it would leave it (StateOverlay). */

@@ -1,8 +1,6 @@
 import type { DatasetConfig } from '../../config/schema.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
 import type { ExecContext } from './context.js';
-import { diffOptionsOf } from '../core/diff.js';
-import { diffSource } from '../disk/diff-source.js';
 import type { Produced } from './run-sync.js';
 import { openPlanMessage, type GateStop } from '../core/gate.js';
 import { heldGateVerdict, discardedByRestore } from './held-gate.js';
@@ -12,7 +10,7 @@ import { reconcile } from './reconcile.js';
 import * as ledger from './ledger.js';
 import { journaledDraft } from './resume.js';
 import { readSource } from './source-read.js';
-import { desiredOf, feedRead, feedRowVerdict, gateFileOf } from './feed-desired.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, gateFileOf } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
 import { pausedFeeds, pauseOf, resumeCommand, resumeFeedCommand } from './paused.js';
@@ -86,7 +84,7 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     const desired = restore ? null : desiredOf(ctx, ds, src, work.changesetDir());
     const badRows = desired ? feedRowVerdict(ds, src, desired) : null;
     if (badRows) return { ...facts, rowErrors: facts.rowErrors + desired!.rowErrors, rejected: badRows.message, rejectedCode: badRows.code, stopped: null, resumes: null, plan: null };
-    const changeset = await diffSource(desired?.sorted ?? src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+    const changeset = await diffDesired(ctx, desired ?? { sorted: src.sorted! }, work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
     return { ...facts, ...discards, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {

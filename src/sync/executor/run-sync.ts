@@ -3,15 +3,13 @@ import type { DatasetConfig } from '../../config/schema.js';
 import { ConnectorError, type ErrorAction } from '../../errors.js';
 import { JobEndedError } from './apply-replace.js';
 import type { ExecContext } from './context.js';
-import { diffOptionsOf } from '../core/diff.js';
-import { diffSource } from '../disk/diff-source.js';
 import { execute, logUnsent, unsentHold, type ExecEnd } from './execute.js';
 import { LEGACY_KEY_WARNING, warnLegacyKey } from './legacy-key.js';
 import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, feedRead, feedRowVerdict, feedWarnings, gateFileOf, type Desired } from './feed-desired.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
@@ -123,7 +121,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         ctx.logger.error(event('file.rejected', { file, code: badRows.code, row_errors: ctx.summary.rowErrors }), badRows.message);
         return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
       }
-      const changeset = await diffSource(desired.sorted, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
+      const changeset = await diffDesired(ctx, desired, work.changesetDir());
       // What the feed's state becomes goes with the plan (approve and crash resume publish it later).
       if (desired.stateFile && changeset.folder !== undefined) linkOrCopy(desired.stateFile, join(changeset.folder, FEED_STATE_FILE));
       if (batch && changeset.folder !== undefined) batch.keep(changeset.folder);
@@ -132,7 +130,9 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       for (const fe of changeset.foreignEdits.slice(0, 50)) {
         ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
       }
-      ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...plan.counts }), 'sync planned');
+      // A feed's file says how it was merged (issue 13): by index (only the records it lists read) or by the whole snapshot.
+      const merge = desired.feed ? { merge: desired.listed ? 'indexed' : 'full' } : {};
+      ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...merge, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
         const source = plan.feed && plan.feed.role !== 'full' ? null : { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() };

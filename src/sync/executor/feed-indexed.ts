@@ -1,0 +1,172 @@
+import type { DatasetConfig } from '../../config/schema.js';
+import type { FeedState } from '../../feeds/state.js';
+import type { DatasetRecord } from '../../model/record.js';
+import { compareIds, type SnapshotEntry } from '../../model/snapshot-reader.js';
+import type { SnapshotStore } from '../../snapshot/store.js';
+import type { Changeset } from '../core/changeset.js';
+import { diffOptionsOf } from '../core/diff.js';
+import { mergeByIndex, withUnlisted, type FieldBases } from '../core/listed-share.js';
+import type { PlanFeed } from '../core/plan.js';
+import { NONZERO, ZEROABLE } from '../core/record-values.js';
+import { baseFlags } from '../core/value-guards.js';
+import { writeListed } from '../disk/changeset-files.js';
+import { diffSource } from '../disk/diff-source.js';
+import type { SortedSource } from '../disk/sorted-source.js';
+import type { ExecContext } from './context.js';
+import { join } from 'node:path';
+import { parseFields } from '../../model/fields.js';
+import { LineWriter, idField, parseIdField, readLines } from '../disk/line-file.js';
+
+/**
+ * Issue 13's indexed merge and diff (listed-share.ts decides when): a feed
+ * file that leaves the records it does not list as they are is merged with,
+ * and diffed against, only the snapshot records it lists, looked up through
+ * the primary key; the rest are put back into the counts (withUnlisted).
+ */
+
+/** Which merge a feed file takes: chosen by its listed share, or (tests, the bench) asked for. */
+export type MergePath = 'indexed' | 'full';
+
+/** What an indexed merge read, for its diff: the snapshot ids it read, and the snapshot's counts as a whole. */
+export interface Listed {
+  /** In record_id byte order: the file's ids, and under ownership: full every not-owned record (each is adopted). */
+  ids: string[];
+  total: { total: number; owned: number };
+  /** The snapshot entries the merge read, kept for the diff (read once from SQLite, not twice). */
+  file: string;
+}
+
+/** The snapshot records an indexed merge reads (null: the full merge), with the ids it reads. */
+export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, read: SortedSource, dir: string, path?: MergePath): Listed | null {
+  if (path === 'full' || feed.role === 'full' || read.count < 0) return null;
+  const total = ctx.store.counts();
+  const missing = ds.feeds[feed.name]!.missing?.strategy ?? 'leave';
+  if (path === undefined && !mergeByIndex({ role: feed.role, missing, rows: read.count, records: total.total })) return null;
+  if (feed.role === 'update' && missing !== 'leave') throw new TypeError(`feed ${feed.name}: missing: ${missing} changes records the file does not list; it has no indexed merge`);
+  const rows: string[] = [];
+  for (const e of read.entries()) rows.push(e.record_id);
+  const ids = ctx.policy.ownership === 'full' ? union(rows, ctx.store.notOwnedIds()) : rows;
+  return { ids, total, file: join(dir, `listed-${feed.name}`) };
+}
+
+/** The snapshot entries of the listed ids, counting what was read, and kept in the listed file for the diff. */
+export function* listedEntries(store: SnapshotStore, l: Listed, seen: { records: number; owned: number }): Generator<SnapshotEntry> {
+  const keep = new LineWriter(l.file);
+  try {
+    for (const e of store.entriesOf(l.ids)) {
+      seen.records++;
+      if (e.owned) seen.owned++;
+      keep.write(`${idField(e.record_id)}\t${e.owned ? 1 : 0}\t${e.foreignFields.length > 0 ? JSON.stringify(e.foreignFields) : ''}\t${e.json}`);
+      yield e;
+    }
+  } finally {
+    keep.close();
+  }
+}
+
+/** The entries listedEntries kept, counting them. */
+function* keptEntries(l: Listed, seen: { records: number; owned: number }): Generator<SnapshotEntry> {
+  for (const line of readLines(l.file)) {
+    const a = line.indexOf('\t');
+    const b = line.indexOf('\t', a + 2);
+    const c = line.indexOf('\t', b + 1);
+    const owned = line.charCodeAt(a + 1) === 0x31;
+    seen.records++;
+    if (owned) seen.owned++;
+    yield { record_id: parseIdField(line.slice(0, a)), owned, foreignFields: c > b + 1 ? parseFields(line.slice(b + 1, c)) : [], json: line.slice(c + 1) };
+  }
+}
+
+/** The feed state of the listed records only (a merge of them reads no other). */
+export function listedState(state: FeedState, l: Listed): Pick<FeedState, 'valuesOf' | 'othersThan'> {
+  return {
+    valuesOf: (fields) => state.valuesOfIds(fields, l.ids),
+    othersThan: () => {
+      throw new TypeError('a full feed has no indexed merge');
+    },
+  };
+}
+
+/** Owned snapshot records the indexed merge did not read: each is desired unchanged, so changeable. */
+export function unlistedOwned(l: Listed, seen: { owned: number }): number {
+  return l.total.owned - seen.owned;
+}
+
+/**
+ * The diff of an indexed merge's records against the snapshot records it
+ * read, with the others put back (their counts, and their values in the
+ * value guards' bases), into a changeset whose folder names what was read
+ * (a replace streams the rest from the snapshot, ownership.ts).
+ */
+export async function diffListed(ctx: ExecContext, sorted: SortedSource, l: Listed, dir: string): Promise<Changeset> {
+  const options = diffOptionsOf(ctx.policy);
+  const seen = { records: 0, owned: 0 };
+  const cs = await diffSource(sorted, { entries: () => keptEntries(l, seen) }, options, dir);
+  const fields = Object.keys(cs.values?.fields ?? {});
+  const bases = fields.length > 0 ? unlistedBases(ctx.store, fields, l.ids) : {};
+  writeListed(cs.folder!, l.ids);
+  const unlisted = { records: l.total.total - seen.records, owned: l.total.owned - seen.owned, bases };
+  return { ...withUnlisted(cs, unlisted, options.ownership), listed: l.ids };
+}
+
+/**
+ * The value-guard bases (baseFlags) of the owned records not among `ids`, per field: SQLite reads each
+ * field's value out of the stored JSON and counts the distinct ones. A key SQLite's JSON path cannot name
+ * exactly is read by parsing the records here instead.
+ */
+function unlistedBases(store: SnapshotStore, fields: readonly string[], ids: readonly string[]): FieldBases {
+  const out: FieldBases = {};
+  const slow: string[] = [];
+  for (const f of fields) {
+    const path = jsonPathOf(f);
+    if (path === null) {
+      slow.push(f);
+      continue;
+    }
+    const b = (out[f] = { zeroable: 0, nonzero: 0 });
+    const add = (rows: Array<{ value: string | null; n: number }>, sign: number) => {
+      for (const { value, n } of rows) {
+        const flags = baseFlags(value === null ? undefined : JSON.parse(value));
+        if (flags & ZEROABLE) b.zeroable += sign * n;
+        if (flags & NONZERO) b.nonzero += sign * n;
+      }
+    };
+    add(store.ownedValueCounts(path), 1);
+    add(store.ownedValueCounts(path, ids), -1);
+  }
+  if (slow.length > 0) {
+    const read = new Set(ids);
+    for (const f of slow) out[f] = { zeroable: 0, nonzero: 0 };
+    for (const e of store.reader().entries()) {
+      if (!e.owned || read.has(e.record_id)) continue;
+      const rec = JSON.parse(e.json) as DatasetRecord;
+      for (const f of slow) {
+        const flags = baseFlags(f.startsWith('attributes.') ? rec.attributes?.[f.slice(11)] : (rec as unknown as Record<string, unknown>)[f]);
+        if (flags & ZEROABLE) out[f]!.zeroable++;
+        if (flags & NONZERO) out[f]!.nonzero++;
+      }
+    }
+  }
+  return out;
+}
+
+/** The SQLite JSON path of a field (`attributes.<key>` or a top-level field); null for a key it cannot quote. */
+function jsonPathOf(field: string): string | null {
+  const [prefix, key] = field.startsWith('attributes.') ? ['$.attributes.', field.slice(11)] : ['$.', field];
+  return /^[^"\\\u0000-\u001f]+$/.test(key) ? `${prefix}"${key}"` : null;
+}
+
+/** Two lists in record_id order as one, without repeats. */
+function union(a: readonly string[], b: readonly string[]): string[] {
+  if (b.length === 0) return [...a];
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const c = i === a.length ? 1 : j === b.length ? -1 : compareIds(a[i]!, b[j]!);
+    if (c <= 0) out.push(a[i++]!);
+    if (c >= 0) out.push(b[j++]!);
+    if (c === 0) out.pop();
+  }
+  return out;
+}
