@@ -7,6 +7,8 @@ import type { FileJobDeps, FileJobResult } from '../files/file-job.js';
 import { runFileBatch } from '../files/file-batch.js';
 import type { FileJob, FileOrder } from './file-order.js';
 import { keepsAll } from './feed-triggers.js';
+import type { CoalesceWindow } from './coalesce-window.js';
+import type { Clock } from '../clock.js';
 
 /** What the batch runner needs from its dataset runtime. */
 export interface BatchRunnerDeps {
@@ -22,6 +24,11 @@ export interface BatchRunnerDeps {
   afterFiles(job: FileJob, next: FileJobResult): Promise<void>;
   /** Aborted at stop. */
   stopping: AbortSignal;
+  clock: Clock;
+  /** The wait for files the dataset's other feed folders are still receiving (coalesce_ms). */
+  window: CoalesceWindow;
+  /** The feeds other than `feed` whose folder is receiving files now, with how many. */
+  arriving(feed: string): Array<{ feed: string; files: number }>;
 }
 
 /**
@@ -44,6 +51,7 @@ export class BatchRunner {
   /** `lead` with every file waiting for any feed of the dataset (on the queue, or for its retry) as one plan. */
   async run(ds: DatasetConfig, lead: FileJob): Promise<void> {
     const { queue, order, logger } = this.#deps;
+    await this.#gather(ds, lead);
     // Files handed on in the same moment (a resume, a start-up scan) join this plan rather than wait for the next.
     await new Promise<void>((r) => setImmediate(r));
     const taken: FileJob[] = [lead];
@@ -101,6 +109,30 @@ export class BatchRunner {
     const anyAccepted = results.some((r) => r.accepted);
     const leadResult = retryLead ? results[kept.indexOf(retryLead)]! : { ...results[results.length - 1]!, accepted: anyAccepted };
     await this.#deps.afterFiles(retryLead ?? kept[kept.length - 1]!, leadResult);
+  }
+
+  /**
+   * A catalogue and a stock file written together make one plan whichever
+   * settles first: while the dataset's other feed folders still receive a
+   * file, wait for it (at most coalesce_ms; the waiting files then all join).
+   */
+  async #gather(ds: DatasetConfig, lead: FileJob): Promise<void> {
+    const { logger, clock } = this.#deps;
+    const feed = lead.feed ?? ds.feed;
+    const arriving = () => this.#deps.arriving(feed);
+    const ms = ds.coalesce_ms ?? 0;
+    const now = arriving();
+    const waiting = this.#deps.window.wait(arriving, ms, this.#deps.stopping);
+    if (!waiting) return;
+    const since = clock.now();
+    const fields = { file: lead.file.path, feed, arriving: now.map((a) => a.feed), files_arriving: now.reduce((n, a) => n + a.files, 0), wait_ms: ms };
+    logger.info(event('sync.gathering', fields), "waiting for the files the dataset's other feeds are still receiving");
+    const ended = await waiting;
+    const still = ended === 'interval' ? arriving().map((a) => a.feed) : [];
+    logger.info(
+      event('sync.gathered', { file: lead.file.path, feed, ended, waited_ms: clock.now() - since, still_arriving: still }),
+      ended === 'interval' ? 'coalesce_ms passed: the files ready now make the plan, the others a later one' : 'the files that were arriving are ready: they join the plan',
+    );
   }
 
   /** `job` was superseded: the files that waited for their retry with it are not, they go back on the queue. */

@@ -19,6 +19,7 @@ import type { DaemonMetrics } from './metrics.js';
 import { feedView, hasFeeds } from '../feeds/view.js';
 import { FeedTriggers, feedNames, triggersOf } from './feed-triggers.js';
 import { BatchRunner } from './batch-runner.js';
+import { CoalesceWindow } from './coalesce-window.js';
 
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -95,12 +96,15 @@ export class DatasetRuntime {
       push: (job) => void this.#queue.push(job),
       supersede: (job, by) => this.#supersede(job, by),
     });
+    const window = new CoalesceWindow(deps.clock);
     this.#triggers = new FeedTriggers(ds, {
       ...deps,
       logger: this.#log,
       push: (job) => this.#queue.push(job),
       archive: (file, feed) => this.#archive(file, undefined, feed),
+      onFolderChange: () => window.look(),
     });
+
     this.#batches = new BatchRunner({
       logger: this.#log,
       queue: this.#queue,
@@ -110,6 +114,9 @@ export class DatasetRuntime {
       fileDeps: () => this.#fileDeps(),
       afterFiles: (job, next) => this.#afterFiles(job, next),
       stopping: this.#stopping.signal,
+      clock: deps.clock,
+      window,
+      arriving: (feed) => this.#triggers.arrivingElsewhere(feed),
     });
   }
 

@@ -27,6 +27,8 @@ export interface FeedTriggerDeps {
   push(job: DatasetJob): boolean;
   /** A file superseded before it ran (an older one found at start): archived as the feed's watch says. */
   archive(file: ReadyFile, feed: string): Promise<void>;
+  /** A file of a feed's folder was handed on, or one still arriving went away (the coalescing wait looks again). */
+  onFolderChange?(): void;
   /** `run --once`: a folder that cannot be read (its exit code). */
   onError?: (dataset: string, err: unknown) => void;
 }
@@ -68,6 +70,11 @@ export class FeedTriggers {
     return this.#schedulers.reduce((n, x) => n + x.s.schedules.length, 0);
   }
 
+  /** The feeds other than `feed` whose folder is receiving files now (seen, not yet ready), with how many. */
+  arrivingElsewhere(feed: string): Array<{ feed: string; files: number }> {
+    return [...this.#watches.entries()].filter(([f, w]) => f !== feed && w.settling > 0).map(([f, w]) => ({ feed: f, files: w.settling }));
+  }
+
   /** Each feed's watch and schedules. */
   async start(): Promise<void> {
     const ds = this.#ds;
@@ -79,8 +86,12 @@ export class FeedTriggers {
         const w = new WatchSupervisor(
           view.watch,
           {
-            onReady: (file) => void this.#deps.push({ kind: 'file', file, origin: 'watch', ...tag(file) }),
+            onReady: (file) => {
+              this.#deps.push({ kind: 'file', file, origin: 'watch', ...tag(file) });
+              this.#deps.onFolderChange?.();
+            },
             onSuperseded: (file) => void this.#deps.archive(file, feed),
+            onSettleDropped: () => this.#deps.onFolderChange?.(),
           },
           { dataset: ds.name, logger: log, health: this.#deps.health, clock: this.#deps.clock, ...(keepsAll(ds, feed) ? { keepAll: true } : {}) },
         );
