@@ -85,6 +85,9 @@ export interface FeedSummary extends Omit<UpdateTally, 'unmatchedIds'> {
   role: 'full' | 'update' | 'changes';
   /** The first unmatched record ids. */
   firstUnmatched: string[];
+  /** A change list's delete rows of records the connector does not own (not deleted), and the first of them by id and line; absent: none. */
+  deletesNotOwned?: number;
+  firstDeletesNotOwned?: Array<{ record_id: string; line: number }>;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

@@ -44,6 +44,7 @@ export function planLines(p: PlanPreview): string[] {
   const held = p.plan.guards.results.filter((r) => r.holds);
   out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
   for (const r of held.filter((x) => x.samples?.length)) out.push(`  ${r.guard} ${r.field}, for example:`, ...sampleLines(r));
+  for (const w of p.warnings ?? []) out.push(`warning: ${w}`);
   return out;
 }
 

@@ -12,7 +12,7 @@ import { reconcile } from './reconcile.js';
 import * as ledger from './ledger.js';
 import { journaledDraft } from './resume.js';
 import { readSource } from './source-read.js';
-import { desiredOf, feedRead, feedRowVerdict, gateFileOf } from './feed-desired.js';
+import { desiredOf, feedRead, feedRowVerdict, feedWarnings, gateFileOf } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
 import { pausedFeeds, pauseOf, resumeCommand, resumeFeedCommand } from './paused.js';
@@ -39,6 +39,8 @@ export interface PlanPreview {
   firstRowErrors?: Array<{ line: number; column: string; code: string }>;
   /** Where the read's reject file was written, when it was. */
   rejectFile?: string | null;
+  /** What the sync's summary would warn of (a feed's empty cells, delete rows of records not owned…). */
+  warnings?: string[];
 }
 
 /** An open plan of ours that a sync finishes before it plans this export. */
@@ -88,7 +90,8 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     if (badRows) return { ...facts, rowErrors: facts.rowErrors + desired!.rowErrors, rejected: badRows.message, rejectedCode: badRows.code, stopped: null, resumes: null, plan: null };
     const changeset = await diffSource(desired?.sorted ?? src.sorted!, ctx.store.reader(), diffOptionsOf(ctx.policy), work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
-    return { ...facts, ...discards, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
+    const warnings = desired?.feed ? feedWarnings(file, desired.feed) : [];
+    return { ...facts, ...discards, ...(warnings.length > 0 ? { warnings } : {}), rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();
   }
