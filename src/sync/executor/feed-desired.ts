@@ -35,6 +35,8 @@ export interface Desired {
   rowErrors: number;
   /** What the feed's state becomes when a plan of these records is published (FeedStateEntry lines); null: no feeds. */
   stateFile: string | null;
+  /** Several files (feed-batch.ts): the summary warnings of every file, each naming its file; absent: feedWarnings of `feed`. */
+  warnings?: string[];
 }
 
 /**

@@ -213,7 +213,7 @@ function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
   ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
   // Once each, though the merge runs again for each plan a sync makes.
-  for (const warning of feedWarnings(read.file, desired.feed)) if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
+  for (const warning of desired.warnings ?? feedWarnings(read.file, desired.feed)) if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
