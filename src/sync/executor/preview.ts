@@ -1,3 +1,4 @@
+import type { RowErrorBrief } from '../outcome.js';
 import type { DatasetConfig } from '../../config/schema.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
 import type { ExecContext } from './context.js';
@@ -36,7 +37,7 @@ export interface PlanPreview {
   /** A restore's plan: the held change it would discard (a newer change replaces a held one), said for the person. */
   discardsHeld?: string;
   /** The first row errors of the read (line, column, code), for a rejection's message; the reject file has them all. */
-  firstRowErrors?: Array<{ line: number; column: string; code: string }>;
+  firstRowErrors?: RowErrorBrief[];
   /** Where the read's reject file was written, when it was. */
   rejectFile?: string | null;
   /** What the sync's summary would warn of (a feed's empty cells, delete rows of records not owned…). */
