@@ -52,6 +52,8 @@ export class BatchRunner {
   async run(ds: DatasetConfig, lead: FileJob): Promise<void> {
     const { queue, order, logger } = this.#deps;
     await this.#gather(ds, lead);
+    // Stopped while waiting: the files stay in their folders and come back at the next start.
+    if (this.#deps.stopping.aborted) return;
     // Files handed on in the same moment (a resume, a start-up scan) join this plan rather than wait for the next.
     await new Promise<void>((r) => setImmediate(r));
     const taken: FileJob[] = [lead];

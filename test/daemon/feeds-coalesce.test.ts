@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
@@ -115,6 +115,19 @@ describe('daemon: files of two feeds arriving together make one plan (coalesce_m
     await d.service.idle();
     expect(d.version()).toBe(v + 2);
     expect(d.record('P-1')?.attributes.stock).toBe(5);
+  });
+
+  it('a stop while waiting plans nothing: the files stay in their folders for the next start', async () => {
+    const d = await start(fx, 'coalesce-stop');
+    const v = d.version();
+    await drop(d.dirs.stock, 'stock-1.csv', 'sku,qty\nP-1,5\n');
+    await drop(d.dirs.main, 'catalogue-2.csv', CATALOGUE);
+    await waitEvent(d.log.lines, 'sync.gathering');
+    await d.service.stop();
+    expect(events(d.log.lines, 'sync.gathered')).toEqual([expect.objectContaining({ ended: 'stopped' })]);
+    expect(events(d.log.lines, 'file.ready', { file: join(d.dirs.main, 'catalogue-2.csv') })).toEqual([]);
+    expect(d.version()).toBe(v);
+    expect(await readdir(d.dirs.main)).toContain('catalogue-2.csv');
   });
 
   it('a stream of stock files cannot postpone the plan: the bound is armed once, and a file ready meanwhile joins', async () => {
