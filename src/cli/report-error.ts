@@ -2,7 +2,7 @@ import { ConfigError, formatIssue } from '../config/errors.js';
 import { ConnectorError } from '../errors.js';
 import { registeredSecrets } from '../log/secret-registry.js';
 import { scrubLine } from '../log/scrub.js';
-import type { SyncSummary } from '../sync/outcome.js';
+import type { RowErrorBrief, SyncSummary } from '../sync/outcome.js';
 import { ExitCode, exitCodeFor, exitCodeForSync, type ExitCodeValue } from './exit-codes.js';
 
 // Only commands print these (the daemon logs events): nothing tries a command again but the person or cron that ran it.
@@ -68,7 +68,7 @@ export function reportError(err: unknown, out: { write(s: string): unknown } = p
  * return its exit code. The log's sync.summary line has the same, as JSON.
  */
 export function reportSync(
-  s: Pick<SyncSummary, 'dataset' | 'file' | 'result' | 'code' | 'action' | 'message'>,
+  s: Pick<SyncSummary, 'dataset' | 'file' | 'result' | 'code' | 'action' | 'message' | 'firstRowErrors' | 'rejectFile'>,
   out: { write(s: string): unknown } = process.stderr,
 ): ExitCodeValue {
   const code = exitCodeForSync(s);
@@ -79,6 +79,14 @@ export function reportSync(
   const message = s.message && s.code && s.message.startsWith(`${s.code}: `) ? s.message.slice(s.code.length + 2) : s.message;
   write(`${s.result} [${s.code ?? 'no code'}] (${ctx})${message ? `: ${message}` : ''}`);
   const next = s.action ?? (code === ExitCode.TEMPFAIL ? 'retry' : code === ExitCode.HELD ? 'hold' : s.result === 'rejected' ? 'reject' : 'stop');
+  for (const line of rowErrorLines(s)) write(line);
   write(`  ${nextStep(s.code ?? '', next)}`);
   return code;
+}
+
+/** The first row errors of a rejected file and where all of them are, as `plan` and `sync` print them under the rejection. */
+export function rowErrorLines(r: { firstRowErrors?: readonly RowErrorBrief[] | undefined; rejectFile?: string | null | undefined }): string[] {
+  const out = (r.firstRowErrors ?? []).map((e) => `  line ${e.line}, column ${e.column}: ${e.code}`);
+  if (r.rejectFile) out.push(`  every row error is in ${r.rejectFile}`);
+  return out;
 }

@@ -61,10 +61,33 @@ export function rowsFilter(rows: RowsConfig): { column: ColumnRef; pattern: stri
   return { column: rows.column, pattern: `^\\s*(?:${values.join('|')})\\s*$` };
 }
 
-/** The mapping of a feed with its `rows` as one more row filter (the reader then never makes records of other rows). */
-export function withRows<M extends Pick<MappingConfig, 'filters'>>(mapping: M, rows: RowsConfig | undefined): M {
+/** Where a feed's `rows` comes from, for the messages about it. */
+export interface RowsOrigin {
+  dataset: string;
+  feed: string;
+  export: string;
+}
+
+/**
+ * The mapping of a feed with its `rows` as one more row filter (the reader
+ * then never makes records of other rows); a message about that filter's
+ * column names feeds.<feed>.rows.column, not the filter it is read as.
+ */
+export function withRows<M extends Pick<MappingConfig, 'filters' | 'made'>>(mapping: M, rows: RowsConfig | undefined, origin: RowsOrigin): M {
   if (!rows) return mapping;
-  return { ...mapping, filters: { ...mapping.filters, keep_when_match: [...mapping.filters.keep_when_match, rowsFilter(rows)] } };
+  const setting = `feeds.${origin.feed}.rows.column`;
+  const column = typeof rows.column === 'string' ? `"${rows.column}"` : JSON.stringify(rows.column);
+  const made = {
+    setting,
+    what: `the column that picks the rows dataset ${origin.dataset} takes from export ${origin.export}`,
+    fix: `This file of export ${origin.export} is refused for dataset ${origin.dataset} only: fix ${setting} of dataset ${origin.dataset} to name the column of the export that says whose row it is, or have the export write a ${column} column`,
+  };
+  const keep = mapping.filters.keep_when_match;
+  return {
+    ...mapping,
+    filters: { ...mapping.filters, keep_when_match: [...keep, rowsFilter(rows)] },
+    made: { ...mapping.made, keep: [...Array.from(keep, (_, i) => mapping.made?.keep?.[i]), made] },
+  };
 }
 
 /** What a feed taking a shared export says (the feed schema's fields). */
@@ -72,7 +95,7 @@ interface Taking {
   from?: string | undefined;
   rows?: RowsConfig | undefined;
   source?: SourceConfig | undefined;
-  mapping: Pick<MappingConfig, 'filters'>;
+  mapping: Pick<MappingConfig, 'filters' | 'made'>;
   watch?: WatchConfig | undefined;
   schedules: SchedulesConfig;
 }
@@ -94,7 +117,7 @@ export function resolveExports<
     const feeds: Record<string, F> = {};
     for (const [feed, f] of Object.entries(ds.feeds)) {
       const exp = f.from === undefined ? undefined : config.exports[f.from];
-      feeds[feed] = { ...f, ...(exp ? { source: exp.source } : {}), mapping: withRows(f.mapping, f.rows) };
+      feeds[feed] = { ...f, ...(exp ? { source: exp.source } : {}), mapping: withRows(f.mapping, f.rows, { dataset: name, feed, export: f.from ?? '' }) };
     }
     const primary = feeds[ds.feed]!;
     datasets[name] = { ...ds, feeds, source: primary.source, mapping: primary.mapping };

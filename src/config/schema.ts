@@ -49,6 +49,16 @@ export const datasetConfigSchema = z
     api: apiConfigSchema,
     feeds: feedsConfigSchema,
     precedence: precedenceConfigSchema,
+    coalesce_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(600_000)
+      .default(3_000)
+      .describe(
+        "When a feed's file is ready while the dataset's other feed folders are still receiving files (seen, not yet settled or flagged), " +
+          'the daemon waits for them this long at most, so that exports written together make one plan; later arrivals never extend it. 0: no wait',
+      ),
     // The single-source form: normalise.ts moves these into feeds.main; written beside feeds they are an error.
     source: sourceConfigSchema.optional().describe('Shorthand for feeds: { main: { role: full, source: … } } (with mapping, watch, schedules).'),
     mapping: mappingConfigSchema.optional().describe('Shorthand: the mapping of the one full feed main.'),

@@ -4,25 +4,22 @@ import type { DatasetConfig } from '../config/schema.js';
 import { canonicalJson } from '../model/canonical.js';
 import { event } from '../log/events.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
-import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter, type NamedSchedule } from '../triggers/scheduler.js';
-import { FolderWatcher } from '../triggers/watcher.js';
+import type { CronStarter } from '../triggers/scheduler.js';
 import type { ReadyFile } from '../files/ready-file.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { disposeReported } from '../files/dispose-reported.js';
 import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.js';
 import { pruneArchives } from '../files/prune.js';
-import { WATCH_HINTS } from './watch-supervisor.js';
-import { ConnectorError } from '../errors.js';
 import { runFileJob, type FileJobDeps, type FileJobResult } from '../files/file-job.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine, DaemonState } from './ports.js';
 import { syncHeldHealth } from './held-health.js';
 import type { DaemonMetrics } from './metrics.js';
-import { runSchedule } from './schedule-actions.js';
-import { WatchSupervisor } from './watch-supervisor.js';
 import { feedView, hasFeeds } from '../feeds/view.js';
-import { runFileBatch } from '../files/file-batch.js';
+import { FeedTriggers, feedNames, triggersOf } from './feed-triggers.js';
+import { BatchRunner } from './batch-runner.js';
+import { CoalesceWindow } from './coalesce-window.js';
 
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -64,11 +61,9 @@ export class DatasetRuntime {
   readonly #deps: RuntimeDeps;
   readonly #log: Logger;
   readonly #queue: DatasetQueue;
-  /** One watch per feed with a folder (issue 13), by feed name. */
-  #watches = new Map<string, WatchSupervisor>();
-  #schedulers: Array<{ s: DatasetScheduler; abort: AbortController }> = [];
-  /** The other files of a batch that must be tried again, waiting with the batch's newest file (FileOrder's pending retry). */
-  readonly #companions = new Map<FileJob, FileJob[]>();
+  /** Each feed's watch and schedules (issue 13). */
+  readonly #triggers: FeedTriggers;
+  readonly #batches: BatchRunner;
   readonly #order: FileOrder;
   #lastPruneAt: number | undefined;
   /** Exports that came while the dataset was paused (issue 14), in arrival order; queued again at resume. */
@@ -101,6 +96,28 @@ export class DatasetRuntime {
       push: (job) => void this.#queue.push(job),
       supersede: (job, by) => this.#supersede(job, by),
     });
+    const window = new CoalesceWindow(deps.clock);
+    this.#triggers = new FeedTriggers(ds, {
+      ...deps,
+      logger: this.#log,
+      push: (job) => this.#queue.push(job),
+      archive: (file, feed) => this.#archive(file, undefined, feed),
+      onFolderChange: () => window.look(),
+    });
+
+    this.#batches = new BatchRunner({
+      logger: this.#log,
+      queue: this.#queue,
+      order: this.#order,
+      park: (job) => this.#park(job),
+      supersede: (job, by) => this.#supersede(job, by),
+      fileDeps: () => this.#fileDeps(),
+      afterFiles: (job, next) => this.#afterFiles(job, next),
+      stopping: this.#stopping.signal,
+      clock: deps.clock,
+      window,
+      arriving: (feed) => this.#triggers.arrivingElsewhere(feed),
+    });
   }
 
   get name(): string {
@@ -123,18 +140,18 @@ export class DatasetRuntime {
     // Before the watcher: an export found in the folder at start then wins over it in the queue.
     await requeuePendingReapply(this.#ds, { state: this.#deps.state, logger: this.#log, push: (j) => this.#queue.push(j) });
     driftHealth(this.#ds, this.#deps);
-    if (this.#deps.once) await this.#takeWaiting();
-    else await this.#startTriggers();
+    if (this.#deps.once) await this.#triggers.takeWaiting();
+    else await this.#triggers.start();
     await this.#prune();
     this.#pruneHistory();
     if (!this.#deps.once) this.#armHistoryPrune();
-    const primary = this.#watches.get(this.#ds.feed);
-    const feeds = [...this.#watches.entries()].filter(([f]) => f !== this.#ds.feed).map(([feed, w]) => ({ feed, watch: w.dir }));
+    const primary = this.#triggers.primary;
+    const feeds = this.#triggers.otherWatched;
     this.#log.info(
       event('dataset.started', {
         watch: primary?.dir ?? null,
         watching: primary?.watching ?? null,
-        schedules: this.#schedulers.reduce((n, x) => n + x.s.schedules.length, 0),
+        schedules: this.#triggers.scheduleCount,
         ...(feeds.length > 0 ? { feeds_watched: feeds } : {}),
       }),
       'dataset started',
@@ -153,10 +170,11 @@ export class DatasetRuntime {
     const triggersChanged =
       canonicalJson(triggersOf(ds)) !== canonicalJson(triggersOf(this.#ds));
     this.#ds = ds;
+    this.#triggers.config = ds;
     if (triggersChanged) {
-      await this.#stopTriggers();
-      await this.#startTriggers();
-    } else for (const w of this.#watches.values()) await w.restartIfFailed();
+      await this.#triggers.stop();
+      await this.#triggers.start();
+    } else await this.#triggers.restartIfFailed();
     if (changed) this.#order.retryNow(changed, this.#queue.running?.kind === 'file');
   }
 
@@ -181,123 +199,12 @@ export class DatasetRuntime {
     this.#historyTimer?.();
     // Files stay in the folder (taken again at the next start); a command's output is removed.
     for (const job of this.#parked.splice(0)) await job.cleanup?.().catch(() => undefined);
-    await this.#stopTriggers();
+    await this.#triggers.stop();
     const left = await this.#queue.stop();
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
     this.#deps.health.removeDataset(this.name);
     this.#deps.metrics.forget(this.name);
     this.#log.info(event('dataset.stopped', { dropped_jobs: left.length }), 'dataset stopped');
-  }
-
-  /** Each feed's watch and schedules (issue 13): a file of a feed's folder or schedule is synced through that feed. */
-  async #startTriggers(): Promise<void> {
-    const ds = this.#ds;
-    for (const feed of feedNames(ds)) {
-      const view = feedView(ds, feed);
-      const tag = this.#feedTag(feed);
-      if (view.watch) {
-        const w = new WatchSupervisor(
-          view.watch,
-          {
-            onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch', ...tag(file) }),
-            onSuperseded: (file) => void this.#archive(file, undefined, feed),
-          },
-          { dataset: this.name, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock, ...(this.#keepsAll(feed) ? { keepAll: true } : {}) },
-        );
-        this.#watches.set(feed, w);
-        await w.start();
-      }
-      if (view.schedules.length > 0) {
-        const abort = new AbortController();
-        const named = nameSchedules(view.schedules).map((n) => (feed === ds.feed ? n : { ...n, name: `${feed}:${n.name}` }));
-        const s = new DatasetScheduler(
-          named,
-          this.#deps.timezone,
-          (sched) => this.#fire(feed, sched, abort.signal),
-          this.#deps.cronStarter ?? nodeCronStarterWith(this.#log),
-          (sched) => this.#log.warn(event('schedule.skipped', { schedule: sched.name, reason: 'still_running' }), 'schedule skipped: its last run has not ended'),
-        );
-        s.start();
-        this.#schedulers.push({ s, abort });
-      }
-    }
-  }
-
-  /** Whether every file of `feed` counts (an update feed or change list: each says something the others may not) rather than only its newest. */
-  #keepsAll(feed: string): boolean {
-    return hasFeeds(this.#ds) && this.#ds.feeds[feed]?.role !== 'full';
-  }
-
-  /** What a file job of `feed` carries: the feed (none for the primary one) and its queue slot (one per file when every file counts). */
-  #feedTag(feed: string): (file: ReadyFile) => { feed?: string; slot?: string } {
-    if (feed === this.#ds.feed && !this.#keepsAll(feed)) return () => ({});
-    const keepAll = this.#keepsAll(feed);
-    return (file) => ({ ...(feed === this.#ds.feed ? {} : { feed }), slot: keepAll ? `${feed}\0${file.path}` : feed });
-  }
-
-  /** `run --once`: queue the newest export waiting in each feed's folder (the others are superseded, as at a start; every file of an update feed or change list). */
-  async #takeWaiting(): Promise<void> {
-    for (const feed of feedNames(this.#ds)) await this.#takeWaitingOf(feed);
-  }
-
-  async #takeWaitingOf(feed: string): Promise<void> {
-    const ds = feedView(this.#ds, feed);
-    if (!ds.watch) return;
-    let files: ReadyFile[];
-    try {
-      files = await new FolderWatcher(ds.watch, { onReady: () => undefined, onSuperseded: () => undefined }, { logger: this.#log }).waiting();
-    } catch (err) {
-      const errno = (err as NodeJS.ErrnoException).code ?? 'WATCH_FAILED';
-      this.#deps.health.set(this.name, 'watch', 'WATCH_FAILED', `cannot read ${ds.watch.path}: ${errno}`, this.#deps.clock.now());
-      this.#log.error(event('watch.failed', { watch: ds.watch.path, code: 'WATCH_FAILED', errno }), 'cannot read the export folder');
-      const hint = WATCH_HINTS[errno];
-      // A folder that is missing or not ours is a setting to fix (run --once exits 78 for it); anything else may pass.
-      this.#deps.onError?.(
-        this.name,
-        hint !== undefined
-          ? new ConnectorError('WATCH_FOLDER_UNUSABLE', `cannot read the export folder ${ds.watch.path} (${errno}): ${hint}`, { action: 'stop', context: { dataset: this.name, file: ds.watch.path, setting: 'watch.path' } })
-          : new ConnectorError('WATCH_FAILED', `cannot read the export folder ${ds.watch.path}: ${errno}`, { action: 'retry', context: { dataset: this.name, file: ds.watch.path } }),
-      );
-      return;
-    }
-    const tag = this.#feedTag(feed);
-    if (this.#keepsAll(feed)) {
-      for (const f of [...files].reverse()) this.#queue.push({ kind: 'file', file: f, origin: 'startup', ...tag(f) });
-      return;
-    }
-    const [newest, ...older] = files;
-    for (const f of older) await this.#archive(f, undefined, feed);
-    if (newest) this.#queue.push({ kind: 'file', file: newest, origin: 'startup', ...tag(newest) });
-  }
-
-  async #stopTriggers(): Promise<void> {
-    // A running export command is killed (its process group), not left behind.
-    for (const x of this.#schedulers) x.abort.abort();
-    for (const x of this.#schedulers) await x.s.stop();
-    this.#schedulers = [];
-    for (const w of this.#watches.values()) await w.close();
-    this.#watches.clear();
-    this.#deps.health.clear(this.name, 'watch');
-  }
-
-  #fire(feed: string, s: NamedSchedule, signal: AbortSignal): Promise<void> {
-    const paused = this.#deps.state.feedPaused?.(this.name, feed) ?? null;
-    if (paused) {
-      // Issue 14 with feeds: a paused feed's schedules do nothing until resume --feed (the others go on).
-      this.#log.info(event('schedule.skipped', { schedule: s.name, feed, reason: 'feed_paused', paused_since: new Date(paused.at).toISOString() }), 'schedule skipped: its feed is paused');
-      return Promise.resolve();
-    }
-    this.#log.info(event('schedule.fired', { schedule: s.name, type: s.config.type, ...(feed === this.#ds.feed ? {} : { feed }) }), 'schedule fired');
-    const tag = this.#feedTag(feed);
-    return runSchedule(feedView(this.#ds, feed), s, {
-      signal,
-      push: (job) => this.#queue.push(job.kind === 'file' ? { ...job, ...tag(job.file) } : job),
-      state: this.#deps.state,
-      health: this.#deps.health,
-      logger: this.#log,
-      clock: this.#deps.clock,
-      tmpDir: this.#deps.tmpDir,
-    });
   }
 
   async #run(job: DatasetJob): Promise<void> {
@@ -342,7 +249,7 @@ export class DatasetRuntime {
     }
     if (this.#park(job)) return;
     // Issue 13: a dataset of several feeds runs the files waiting for any of its feeds as one plan (a reapply: alone).
-    if (hasFeeds(ds) && job.origin !== 'reapply' && this.#deps.engine.syncFeedFiles) return this.#runBatch(job);
+    if (hasFeeds(ds) && job.origin !== 'reapply' && this.#deps.engine.syncFeedFiles) return this.#batches.run(ds, job);
     if (await this.#order.stale(job)) return;
     const next = await runFileJob(ds, job, this.#fileDeps());
     this.#order.accepted(job, next);
@@ -369,75 +276,6 @@ export class DatasetRuntime {
     this.#order.ran(job, next);
     if (this.#deps.clock.now() - (this.#lastHistoryPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) this.#pruneHistory();
     if (fromFolder(job) && this.#deps.clock.now() - (this.#lastPruneAt ?? -Infinity) >= PRUNE_EVERY_MS) await this.#prune();
-  }
-
-  /**
-   * Issue 13's coalescing: `lead` with every file waiting for any feed of the
-   * dataset (on the queue, or for its retry) runs as one plan. Of a full
-   * feed's files only the newest counts (the older are superseded, as a
-   * single export's are); every file of an update feed or change list counts,
-   * applied oldest first. A paused feed's files are left waiting. Files that
-   * must be tried again wait together with the newest of them.
-   */
-  async #runBatch(lead: FileJob): Promise<void> {
-    // Files handed on in the same moment (a resume, a start-up scan) join this plan rather than wait for the next.
-    await new Promise<void>((r) => setImmediate(r));
-    const ds = this.#ds;
-    const taken: FileJob[] = [lead];
-    const add = (j: FileJob | undefined) => {
-      if (!j || taken.includes(j)) return;
-      taken.push(j);
-    };
-    for (const j of this.#queue.takeFiles()) add(j);
-    add(this.#order.takePending());
-    for (const j of [...taken]) {
-      for (const c of this.#companions.get(j) ?? []) add(c);
-      this.#companions.delete(j);
-    }
-    const jobs: FileJob[] = [];
-    for (const j of taken) {
-      if (j.origin === 'reapply') void this.#queue.push(j); // the last catalogue again after drift: on its own, next
-      else if (j === lead || !this.#park(j)) jobs.push(j);
-    }
-    // Of each full feed only its newest file; an older one is superseded by it.
-    const newestFull = new Map<string, FileJob>();
-    for (const j of jobs) {
-      const feed = j.feed ?? ds.feed;
-      if (this.#keepsAll(feed)) continue;
-      const had = newestFull.get(feed);
-      if (!had || j.file.mtimeMs >= had.file.mtimeMs) newestFull.set(feed, j);
-    }
-    const kept: FileJob[] = [];
-    for (const j of jobs) {
-      const feed = j.feed ?? ds.feed;
-      const newest = newestFull.get(feed);
-      if (newest && newest !== j) {
-        if (j.file.path !== newest.file.path) await this.#supersede(j, newest.file);
-        continue;
-      }
-      if (!(await this.#order.stale(j))) kept.push(j);
-    }
-    if (kept.length === 0) return;
-    kept.sort((a, b) => a.file.mtimeMs - b.file.mtimeMs);
-    // In one plan the full feed's export is the base and the others apply onto it. A change list older than
-    // that export must not outlive it (the export is the later word on which records exist): the files older
-    // than the export go first as their own plan, the export and the rest next.
-    const at = kept.findIndex((j) => !this.#keepsAll(j.feed ?? ds.feed));
-    if (at > 0 && kept.slice(0, at).some((j) => ds.feeds[j.feed ?? ds.feed]?.role === 'changes')) {
-      const later = kept.splice(at);
-      this.#log.info(event('sync.coalesced', { split_at: later[0]!.file.path, reason: 'change_list_older_than_export', next: later.map((j) => j.file.path) }), 'a change list older than the export goes first, on its own');
-      for (const j of later) void this.#queue.push(j);
-    }
-    const results = await runFileBatch(ds, kept.map((j) => ({ file: j.file, origin: j.origin, feed: j.feed ?? ds.feed })), this.#fileDeps());
-    for (const [i, j] of kept.entries()) this.#order.accepted(j, results[i]!);
-    if (this.#stopping.signal.aborted) return;
-    // One retry for the files that must be tried again: the newest carries the others along (#companions).
-    const again = kept.filter((_, i) => results[i]!.next === 'retry');
-    const retryLead = again[again.length - 1];
-    if (retryLead) this.#companions.set(retryLead, again.slice(0, -1));
-    const anyAccepted = results.some((r) => r.accepted);
-    const leadResult = retryLead ? results[kept.indexOf(retryLead)]! : { ...results[results.length - 1]!, accepted: anyAccepted };
-    await this.#afterFiles(retryLead ?? kept[kept.length - 1]!, leadResult);
   }
 
   /**
@@ -548,8 +386,7 @@ export class DatasetRuntime {
     // A reapply dropped for another export: that export goes instead, with the hash still forgotten.
     if (job.reapplyOf !== undefined) this.#deps.state.markReapply(this.name, job.reapplyOf, 'done');
     // Files that waited for their retry with this one are not superseded by it: they wait on the queue.
-    for (const c of this.#companions.get(job) ?? []) void this.#queue.push(c);
-    this.#companions.delete(job);
+    this.#batches.release(job);
     await job.cleanup?.().catch(() => undefined);
     if (fromFolder(job)) await this.#archive(job.file, by, job.feed);
   }
@@ -561,14 +398,4 @@ export class DatasetRuntime {
     const d = await disposeReported({ ...ds, watch: ds.watch }, file, 'superseded', opts, { ...this.#deps, logger: this.#log });
     if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
   }
-}
-
-function triggersOf(ds: DatasetConfig): unknown {
-  const feeds = Object.entries(ds.feeds ?? {}).filter(([name]) => name !== ds.feed);
-  return { watch: ds.watch ?? null, schedules: ds.schedules, feeds: Object.fromEntries(feeds.map(([name, f]) => [name, { watch: f.watch ?? null, schedules: f.schedules, role: f.role }])) };
-}
-
-/** The dataset's feeds, its primary first (a dataset built without feeds: its one). */
-function feedNames(ds: DatasetConfig): string[] {
-  return [ds.feed, ...Object.keys(ds.feeds ?? {}).filter((f) => f !== ds.feed)];
 }

@@ -57,6 +57,11 @@ export class WatchSupervisor {
     return resolve(this.#cfg.path);
   }
 
+  /** How many files of the folder are being received (seen, not yet ready); 0 while not watching. */
+  get settling(): number {
+    return this.#watcher?.settling ?? 0;
+  }
+
   /** True while a watcher runs on the folder. */
   get watching(): boolean {
     return this.#watcher !== undefined && !this.#watcher.lost;

@@ -18,12 +18,24 @@ export interface ChangeRowProblem {
   reason: string;
 }
 
+/** A delete row of a record the connector does not own (ownership: source): not deleted, said in the summary. */
+export interface NotOwnedDelete {
+  record_id: string;
+  line: number;
+}
+
+/** How many of those a tally keeps by id and line (the rest are counted). */
+export const FIRST_NOT_OWNED_DELETES = 5;
+
 /** What a change list did, beside the update tally (matched, unmatched, not owned). */
 export interface ChangesTally extends UpdateTally {
   created: number;
   deleted: number;
   ignored: number;
   problems: ChangeRowProblem[];
+  /** Delete rows of records the connector does not own: how many, and the first FIRST_NOT_OWNED_DELETES of them. */
+  deletesNotOwned: number;
+  firstDeletesNotOwned: NotOwnedDelete[];
 }
 
 export interface ChangesMergeOptions extends RowOptions {
@@ -91,6 +103,8 @@ export function* mergeChanges(
     if (listed) row = nextRow(it, opts, tally);
     if (opts.ownership === 'source' && !e.owned) {
       if (listed && listed.cmd !== 'ignore') tally.notOwned++;
+      // A person asked for this delete: that it did not happen is said, not only counted (a hand-made record stays).
+      if (listed?.cmd === 'delete' && tally.deletesNotOwned++ < FIRST_NOT_OWNED_DELETES) tally.firstDeletesNotOwned.push({ record_id: e.record_id, line: listed.entry.line });
       continue;
     }
     tally.changeable++;

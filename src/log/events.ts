@@ -13,6 +13,9 @@ export const LOG_EVENTS = [
   'sync.skipped',
   'sync.summary',
   'sync.coalesced',
+  // a feed's file is ready while the dataset's other feed folders still receive files: the plan waits for them (coalesce_ms)
+  'sync.gathering',
+  'sync.gathered',
   'sync.progress',
   'sync.resumed',
   'guard.held',

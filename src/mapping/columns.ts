@@ -1,6 +1,6 @@
 import { SourceError } from '../model/source-error.js';
 import { excerptList } from '../model/excerpt.js';
-import type { ColumnRef } from './config.js';
+import type { ColumnRef, MadeSetting } from './config.js';
 
 /** A resolved column: 0-based index and the name used in row errors. */
 export interface Column {
@@ -25,13 +25,17 @@ export class HeaderIndex {
     return [...this.counts].filter(([, c]) => c > 1).map(([n]) => n);
   }
 
-  resolve(ref: ColumnRef, usedFor: string): Column {
-    const ctx = { file: this.file, line: this.headerLine, setting: `mapping.${usedFor}` };
+  /** `usedFor`: the mapped field or filter the column is for, or the setting a field the connector made stands for. */
+  resolve(ref: ColumnRef, usedFor: string | MadeSetting): Column {
+    const made = typeof usedFor === 'string' ? undefined : usedFor;
+    const ctx = { file: this.file, line: this.headerLine, setting: made ? made.setting : `mapping.${usedFor as string}` };
+    const fix = made ? `. ${made.fix}` : '';
+    usedFor = made ? `${made.setting}, ${made.what}` : (usedFor as string);
     if (typeof ref === 'string' || 'column' in ref) {
       const name = typeof ref === 'string' ? ref : ref.column;
       const count = this.counts.get(name) ?? 0;
       if (count === 0) {
-        throw new SourceError('COLUMN_NOT_FOUND', `${this.file}: no column "${name}" (for ${usedFor}) in the header at line ${this.headerLine}; columns are: ${this.list()}`, {
+        throw new SourceError('COLUMN_NOT_FOUND', `${this.file}: no column "${name}" (for ${usedFor}) in the header at line ${this.headerLine}; columns are: ${this.list()}${fix}`, {
           ...ctx,
           column: name,
         });
@@ -39,7 +43,7 @@ export class HeaderIndex {
       if (count > 1) {
         throw new SourceError(
           'DUPLICATE_HEADER',
-          `${this.file}: the header at line ${this.headerLine} has "${name}" ${count} times; map ${usedFor} by column_index instead`,
+          `${this.file}: the header at line ${this.headerLine} has "${name}" ${count} times; map ${usedFor} by column_index instead${fix}`,
           { ...ctx, column: name },
         );
       }
@@ -54,7 +58,7 @@ export class HeaderIndex {
     if (hits.length !== 1) {
       const code = hits.length === 0 ? 'COLUMN_NOT_FOUND' : 'AMBIGUOUS_COLUMN';
       const found = hits.length === 0 ? 'no column' : `${hits.length} columns (${excerptList(hits.map((h) => h.n))})`;
-      throw new SourceError(code, `${this.file}: ${found} match /${ref.column_pattern}/ (for ${usedFor}) in the header at line ${this.headerLine}`, ctx);
+      throw new SourceError(code, `${this.file}: ${found} match /${ref.column_pattern}/ (for ${usedFor}) in the header at line ${this.headerLine}${fix}`, ctx);
     }
     return { index: hits[0]!.i, name: hits[0]!.n };
   }

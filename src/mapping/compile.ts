@@ -87,7 +87,7 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const toActive = defaultBooleanParser(ctx.matchCase);
   const fields: CompiledField[] = Object.entries(mapping.fields).map(([field, spec]) => {
     const s: FieldObject = typeof spec === 'string' ? { column: spec, separator: '-', transforms: [], empty_is_null: false } : spec;
-    const { get, column, index } = compileFieldSource(s, field, header, ctx);
+    const { get, column, index } = compileFieldSource(s, field, header, ctx, mapping.made?.fields?.[field]);
     return { field, column, index, get, transform: compileTransforms(s.transforms, ctx), emptyIsNull: s.empty_is_null };
   });
   const byName = new Map(fields.map((f) => [f.field, f]));
@@ -95,8 +95,8 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const attrKeys = attrFields.map((f) => f.field.slice(11));
   const quickValid = quickValidFor(attrKeys);
   const skipEmpty = mapping.filters.skip_when_empty.map((ref) => header.resolve(ref, 'filters.skip_when_empty').index);
-  const keep = mapping.filters.keep_when_match.map((k) => ({
-    index: header.resolve(k.column, 'filters.keep_when_match').index,
+  const keep = mapping.filters.keep_when_match.map((k, i) => ({
+    index: header.resolve(k.column, mapping.made?.keep?.[i] ?? 'filters.keep_when_match').index,
     re: new RegExp(k.pattern, 'u'),
   }));
   const width = names.length;

@@ -183,5 +183,23 @@ export const feedMappingConfigSchema = mappingSchemaRequiring(['record_id'], 're
   .meta({ id: 'FeedMappingConfig' })
   .describe('Column → record field mapping of a feed: record_id and the fields the feed owns, with transforms and row filters; no code.');
 
-export type MappingConfig = z.output<typeof mappingConfigSchema>;
+/**
+ * A field or row filter the connector made from another setting (issue 13):
+ * a change list's command column is read as a field, a shared export's
+ * `rows` as a row filter. A message about it names that setting, never the
+ * internal key it is read under.
+ */
+export interface MadeSetting {
+  /** The setting as the user wrote it, e.g. feeds.changes.commands.column. */
+  setting: string;
+  /** What it is, e.g. "the command column of change list changes of dataset shop-1". */
+  what: string;
+  /** What to do when its column cannot be found. */
+  fix: string;
+}
+
+export type MappingConfig = z.output<typeof mappingConfigSchema> & {
+  /** Never in YAML: the settings that fields (by field) and keep_when_match filters (by index) the connector made stand for. */
+  made?: { fields?: Readonly<Record<string, MadeSetting>>; keep?: ReadonlyArray<MadeSetting | undefined> };
+};
 export type MappingConfigInput = z.input<typeof mappingConfigSchema>;

@@ -1,4 +1,4 @@
-import type { FieldObject } from './config.js';
+import type { FieldObject, MadeSetting } from './config.js';
 import { HeaderIndex, type Column } from './columns.js';
 import { compileConditions } from './conditions.js';
 import { compileTransforms, type TransformContext } from './transforms.js';
@@ -63,10 +63,12 @@ function template(spec: FieldObject, field: string, header: HeaderIndex, ctx: Tr
 }
 
 /** Compile where one field's value comes from, against one file's header (file-level SourceError when a column cannot be found). */
-export function compileFieldSource(spec: FieldObject, field: string, header: HeaderIndex, ctx: TransformContext): FieldSource {
-  if (spec.column !== undefined) return one(header.resolve(spec.column, field));
-  if (spec.column_index !== undefined) return one(header.resolve({ column_index: spec.column_index }, field));
-  if (spec.column_pattern !== undefined) return one(header.resolve({ column_pattern: spec.column_pattern }, field));
+export function compileFieldSource(spec: FieldObject, field: string, header: HeaderIndex, ctx: TransformContext, made?: MadeSetting): FieldSource {
+  // A field the connector made (a change list's command column) is named in messages by the setting the user wrote.
+  const usedFor = made ?? field;
+  if (spec.column !== undefined) return one(header.resolve(spec.column, usedFor));
+  if (spec.column_index !== undefined) return one(header.resolve({ column_index: spec.column_index }, usedFor));
+  if (spec.column_pattern !== undefined) return one(header.resolve({ column_pattern: spec.column_pattern }, usedFor));
   if (spec.const !== undefined) {
     const c = spec.const;
     return { index: -1, get: () => c, column: field };

@@ -62,6 +62,16 @@ export interface SyncSummary {
   feed?: FeedSummary;
   /** Several files made this one plan (issue 13, the daemon's coalescing): each file, its feed and what became of it. */
   files?: FeedFileOutcome[];
+  /** A file rejected for its rows: the first row errors, and the reject file that lists them all (as plan names them). */
+  firstRowErrors?: RowErrorBrief[];
+  rejectFile?: string | null;
+}
+
+/** A row error as a rejection's message names it; the reject file has the reason. */
+export interface RowErrorBrief {
+  line: number;
+  column: string;
+  code: string;
 }
 
 /** One file of a coalesced plan (issue 13): planned (it went into the plan, whose result is its result) or rejected alone. */
@@ -85,6 +95,9 @@ export interface FeedSummary extends Omit<UpdateTally, 'unmatchedIds'> {
   role: 'full' | 'update' | 'changes';
   /** The first unmatched record ids. */
   firstUnmatched: string[];
+  /** A change list's delete rows of records the connector does not own (not deleted), and the first of them by id and line; absent: none. */
+  deletesNotOwned?: number;
+  firstDeletesNotOwned?: Array<{ record_id: string; line: number }>;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

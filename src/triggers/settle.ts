@@ -66,6 +66,16 @@ export class SettleTracker {
     this.#emitted.delete(path);
   }
 
+  /** True while `path` is seen but not yet settled. */
+  isPending(path: string): boolean {
+    return this.#seen.has(path);
+  }
+
+  /** How many paths are seen but not yet settled. */
+  get pendingCount(): number {
+    return this.#seen.size;
+  }
+
   /** Paths seen but not yet settled. */
   pending(): string[] {
     return [...this.#seen.keys()];

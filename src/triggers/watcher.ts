@@ -25,6 +25,8 @@ export interface FolderWatcherEvents {
    * once the folder is back.
    */
   onLost?(reason: string): void;
+  /** A file that was settling went away before it was ready (removed, moved): `settling` dropped. */
+  onSettleDropped?(): void;
 }
 
 /**
@@ -195,10 +197,17 @@ export class FolderWatcher {
   /** Forget a path (moved, deleted), so a new file of the same name is seen afresh. */
   forget(path: string): void {
     const abs = resolve(path);
+    const wasSettling = this.#tracker.isPending(abs);
     this.#timers.get(abs)?.();
     this.#timers.delete(abs);
     this.#tracker.forget(abs);
     this.#skipped.delete(abs);
+    if (wasSettling) this.#events.onSettleDropped?.();
+  }
+
+  /** How many files are being received: seen, not yet complete (or complete and waiting for their marker). */
+  get settling(): number {
+    return this.#tracker.pendingCount;
   }
 
   /** Stop watching; pending settle checks are dropped. */

@@ -110,5 +110,20 @@ describe('plan of a feed file a sync would reject', () => {
     expect(r.stderr).toContain('line 2, column Qty: TRANSFORM_FAILED');
     expect(r.stderr, r.stderr).toMatch(/every row error is in .*stock\.rejected\.csv/);
     expect(r.stderr).toContain(`preview --dataset shop-1 --feed stock --file ${join(dir, 'stock.csv')}`);
+    // sync of the same file says the same under its rejection (the same lines: rowErrorLines).
+    const synced = await runCli(['--config', join(dir, 'connector.yaml'), 'sync', 'shop-1', '--feed', 'stock', '--file', join(dir, 'stock.csv')], { SHOP_1_KEY: 'tbd_live_messages_test_0001' });
+    expect(synced.code, synced.stderr).toBe(1);
+    expect(synced.stderr).toMatch(/^rejected \[ROW_ERRORS\]/m);
+    expect(synced.stderr).toContain('line 2, column Qty: TRANSFORM_FAILED');
+    expect(synced.stderr, synced.stderr).toMatch(/every row error is in .*stock\.rejected\.csv/);
+  });
+});
+
+describe('sync of a rejected file on stderr', () => {
+  it('names the first row errors and the reject file under the rejection, before what to do', () => {
+    const { text } = printed((out) =>
+      reportSync({ dataset: 'shop-1', file: '/srv/x.csv', result: 'rejected', code: 'ROW_ERRORS', action: 'reject', message: 'm', firstRowErrors: [{ line: 3, column: 'Op', code: 'INVALID_COMMAND' }], rejectFile: '/srv/x.rejected.csv' }, out),
+    );
+    expect(text.split('\n').slice(1, 3)).toEqual(['  line 3, column Op: INVALID_COMMAND', '  every row error is in /srv/x.rejected.csv']);
   });
 });

@@ -9,6 +9,7 @@ import { sampleLines } from '../../sync/core/value-guards.js';
 import { ConnectorError } from '../../errors.js';
 import { historyPoint, type PointOptions } from '../history-point.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
+import { rowErrorLines } from '../report-error.js';
 
 /** The plan as lines for a person. */
 export function planLines(p: PlanPreview): string[] {
@@ -44,6 +45,7 @@ export function planLines(p: PlanPreview): string[] {
   const held = p.plan.guards.results.filter((r) => r.holds);
   out.push(held.length ? `guards that would hold it: ${held.map((r) => `${r.guard} (${r.message})`).join('; ')}` : 'guards: none would hold it');
   for (const r of held.filter((x) => x.samples?.length)) out.push(`  ${r.guard} ${r.field}, for example:`, ...sampleLines(r));
+  for (const w of p.warnings ?? []) out.push(`warning: ${w}`);
   return out;
 }
 
@@ -82,8 +84,7 @@ export function register(program: Command): void {
           // A file a sync would reject: the plan says so, and so does the exit code (1, as preview and sync do).
           if (!p.rejected) return ExitCode.OK;
           process.stderr.write(`rejected [${p.rejectedCode ?? 'no code'}] (dataset ${name}, file ${p.file}): ${p.rejected}\n`);
-          for (const e of p.firstRowErrors ?? []) process.stderr.write(`  line ${e.line}, column ${e.column}: ${e.code}\n`);
-          if (p.rejectFile) process.stderr.write(`  every row error is in ${p.rejectFile}\n`);
+          for (const line of rowErrorLines(p)) process.stderr.write(`${line}\n`);
           const feed = opts.feed ? ` --feed ${opts.feed}` : '';
           process.stderr.write(`  a sync would publish nothing from this export; dataset-connector preview --dataset ${name}${feed} --file ${p.file} shows every row error\n`);
           return ExitCode.FAILURE;

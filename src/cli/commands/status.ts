@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import { humanOutput, loadConfigFor, loggerFor, runAction } from '../context.js';
+import type { Config, DatasetConfig } from '../../config/schema.js';
+import type { WatchConfig } from '../../config/watch.js';
+import { whereabouts, whereaboutsText, type Whereabouts } from '../../files/whereabouts.js';
 
 /** `status [--json]`: per dataset the last sync, its result, snapshot size, held/staged drafts with age, next scheduled run (no network). */
 export function register(program: Command): void {
@@ -18,7 +21,8 @@ export function register(program: Command): void {
           for (const ds of Object.values(config.datasets)) {
             const schedules = await nextScheduledRuns(ds.schedules ?? [], config.timezone);
             const first = schedules[0]?.next ? schedules[0] : null;
-            all.push({ ...cli.engine.status(ds), nextRun: first ? { schedule: first.name, type: first.type, at: first.next } : null, schedules });
+            const status = cli.engine.status(ds);
+            all.push({ ...status, feeds: await feedFilesNow(config, ds, status.feeds), nextRun: first ? { schedule: first.name, type: first.type, at: first.next } : null, schedules });
           }
           if (!humanOutput(opts)) process.stdout.write(`${JSON.stringify({ datasets: all })}\n`);
           else {
@@ -36,7 +40,7 @@ export function register(program: Command): void {
                     : `; feed ${f.feed} PAUSED since ${f.since} (${f.by}) is no longer in the config: dataset-connector resume ${s.dataset} --feed ${f.feed} clears its pause`,
                 )
                 .join('');
-              const feeds = s.feeds.map((f) => `; feed ${f.feed}: ${f.file ?? '-'} (file time ${f.fileTime}, published ${f.publishedAt})`).join('');
+              const feeds = s.feeds.map((f) => `; feed ${f.feed}: ${f.file === null || f.whereNow === null ? '-' : whereaboutsText(f.file, f.whereNow)} (file time ${f.fileTime}, published ${f.publishedAt})`).join('');
               process.stdout.write(`${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}${paused}${pausedFeeds}${feeds}${next}\n`);
             }
           }
@@ -46,4 +50,18 @@ export function register(program: Command): void {
         }
       }),
     );
+}
+
+/** Each feed's last file with where it is now (after: move archived it), so that a person can open it. */
+export async function feedFilesNow<F extends { feed: string; file: string | null; sha256: string | null }>(config: Config, ds: DatasetConfig, feeds: readonly F[]): Promise<Array<F & { whereNow: Whereabouts | null }>> {
+  const out: Array<F & { whereNow: Whereabouts | null }> = [];
+  for (const f of feeds) out.push({ ...f, whereNow: f.file === null ? null : await whereabouts(f.file, f.sha256, watchOfFeed(config, ds, f.feed)) });
+  return out;
+}
+
+/** The folder a feed's files come from: its own watch, or the watch of the export it takes (none: a feed no longer configured, or without a folder). */
+function watchOfFeed(config: Config, ds: DatasetConfig, feed: string): WatchConfig | undefined {
+  const f = ds.feeds[feed];
+  if (!f) return undefined;
+  return f.watch ?? (f.from === undefined ? undefined : config.exports[f.from]?.watch);
 }

@@ -63,6 +63,8 @@ export function importableConfig(source: SourceConfig, mapping: MappingConfig): 
   if (source.header.skip_lines !== 0 || source.header.match !== null) return { reason: 'the header is not on the first line (header.skip_lines / header.match)' };
   if (source.encoding === 'utf-16le' || source.encoding === 'utf-16be') return { reason: `encoding ${source.encoding} is not one the upload accepts (A14)` };
   if (source.ragged_rows === 'allow') return { reason: 'ragged_rows: allow — the server may read a short row differently' };
+  const rows = mapping.made?.keep?.find((m) => m !== undefined);
+  if (rows) return { reason: `${rows.setting}: the feed takes only some of the export's rows (an upload would take them all)` };
   if (mapping.filters.skip_when_empty.length > 0 || mapping.filters.keep_when_match.length > 0) return { reason: 'the mapping filters rows' };
   const columns: Record<string, string> = {};
   for (const [field, spec] of Object.entries(mapping.fields)) {

@@ -8,7 +8,7 @@ import { FeedState } from '../../feeds/state.js';
 import { event } from '../../log/events.js';
 import type { RowError } from '../../model/row-error.js';
 import { SourceError, type SourceErrorCode } from '../../model/source-error.js';
-import type { SnapshotEntry } from '../../model/snapshot-reader.js';
+import { compareIds, type SnapshotEntry } from '../../model/snapshot-reader.js';
 import { NEVER_FOLLOW, type LinkPolicy } from '../../sources/open-file.js';
 import { makePrivateDir } from '../disk/changeset-files.js';
 import type { PlanBatchFile, PlanFeed } from '../core/plan.js';
@@ -16,7 +16,7 @@ import { linkOrCopy, SourceSorter } from '../disk/sorted-source.js';
 import { feedStateEntries, FeedStateWriter, FEED_STATE_FILE } from './feed-state-file.js';
 import type { FeedFileOutcome, FeedSummary } from '../outcome.js';
 import type { ExecContext } from './context.js';
-import { feedRead, feedRowVerdict, feedStage, newChangesTally, planFeedOf, rowsOfTally, summaryOfTally, type Desired } from './feed-desired.js';
+import { feedRead, feedRowVerdict, feedStage, feedWarnings, newChangesTally, planFeedOf, rowsOfTally, summaryOfTally, type Desired } from './feed-desired.js';
 import { runFrom, type BatchMerge, type SyncOptions } from './run-sync.js';
 import { readSource, type SourceRead } from './source-read.js';
 
@@ -138,6 +138,9 @@ function mergeAll(ctx: ExecContext, ds: DatasetConfig, members: Member[], dir: s
   const states: Array<{ name: string; path: string }> = [];
   let base: Iterable<SnapshotEntry & { line?: number }> = ctx.store.reader().entries();
   let sorted = null as ReturnType<SourceSorter['finish']> | null;
+  // ownership: source: the records not owned, which a later update or change list must meet as such (one read, kept: hand-made records are few).
+  const laterMerges = ctx.policy.ownership === 'source' && members.slice(1).some((m) => m.feed.role !== 'full');
+  const foreign = laterMerges ? [...ctx.store.reader().entries()].filter((e) => !e.owned) : [];
   for (const [i, m] of members.entries()) {
     const name = `${FEED_STATE_FILE}-${m.index}`;
     const path = join(dir, name);
@@ -155,7 +158,7 @@ function mergeAll(ctx: ExecContext, ds: DatasetConfig, members: Member[], dir: s
     sorted = sorter.finish(() => undefined);
     state.published(m.feed.name, m.feed.at, feedStateEntries(dir, m.feed, name), m.feed.role === 'update');
     states.push({ name, path });
-    base = owned(sorted.entries());
+    base = withForeign(owned(sorted.entries()), foreign);
   }
   const perFile = members.map((m, i) => {
     const t = tallies[i]!;
@@ -166,7 +169,8 @@ function mergeAll(ctx: ExecContext, ds: DatasetConfig, members: Member[], dir: s
   const unmatched = members.flatMap((m, i) => (perFile[i]!.rows.length > 0 ? [...m.src.rowErrors, ...perFile[i]!.rows] : []));
   const leadSummary = perFile[0]!.summary;
   return {
-    desired: { sorted: sorted!, feed: leadSummary, unmatched, rowErrors: perFile.reduce((n, f) => n + f.rowErrors, 0), stateFile: null },
+    // Each file's warnings, naming that file: the lead's summary alone would hide what the others' rows did.
+    desired: { sorted: sorted!, feed: leadSummary, unmatched, rowErrors: perFile.reduce((n, f) => n + f.rowErrors, 0), stateFile: null, warnings: members.flatMap((m, i) => feedWarnings(m.src.file, perFile[i]!.summary)) },
     perFile,
     states,
   };
@@ -191,6 +195,22 @@ function* lined(out: Iterable<FeedEntry>, last: { e?: { record_id: string; line?
 /** What a stage made, as the next stage's base: every record in it is the connector's (it came from a feed's file or the owned snapshot). */
 function* owned(entries: Iterable<FeedEntry>): Generator<SnapshotEntry & { line: number }> {
   for (const e of entries) yield { record_id: e.record_id, json: e.json, owned: true, foreignFields: [], line: e.line };
+}
+
+/**
+ * A stage's output as the next stage's base, with the snapshot's records the connector does not own (in
+ * record_id order) put back: under ownership: source a stage never yields them: a later change list's delete or an update's row of a
+ * hand-made record then meets it as not owned (left alone, said in the summary), as in a sync of that file
+ * alone, not as a record that does not exist.
+ */
+function* withForeign<T extends SnapshotEntry>(made: Iterable<T>, foreign: readonly SnapshotEntry[]): Generator<T | SnapshotEntry> {
+  let i = 0;
+  for (const e of made) {
+    while (i < foreign.length && compareIds(foreign[i]!.record_id, e.record_id) < 0) yield foreign[i++]!;
+    if (i < foreign.length && foreign[i]!.record_id === e.record_id) i++;
+    yield e;
+  }
+  while (i < foreign.length) yield foreign[i++]!;
 }
 
 /** The batch as the planner and the ledger see one read: the full feed's export names its hash and rows (the row-drop guard, the last export). */

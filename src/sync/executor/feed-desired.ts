@@ -41,6 +41,8 @@ export interface Desired {
   stateFile: string | null;
   /** Merged by index (feed-indexed.ts): only these snapshot records were read, and the diff reads only them. */
   listed?: Listed;
+  /** Several files (feed-batch.ts): the summary warnings of every file, each naming its file; absent: feedWarnings of `feed`. */
+  warnings?: string[];
 }
 
 /**
@@ -174,6 +176,7 @@ export function summaryOfTally(name: string, role: FeedRole, tally: ChangesTally
     blankCells: tally.blankCells,
     skippedListed: tally.skippedListed,
     missingNotRun: tally.missingNotRun,
+    ...(tally.deletesNotOwned > 0 ? { deletesNotOwned: tally.deletesNotOwned, firstDeletesNotOwned: tally.firstDeletesNotOwned } : {}),
   };
 }
 
@@ -188,6 +191,14 @@ export function feedWarnings(file: string, feed: FeedSummary): string[] {
     const n = feed.skippedListed;
     out.push(`${n} record${n === 1 ? '' : 's'} listed in ${file} only by rows skipped as row errors: left as ${n === 1 ? 'it was' : 'they were'}, not changed by the missing strategy (feed ${feed.name}; the reject file lists the rows)`);
   }
+  if (feed.deletesNotOwned) {
+    const n = feed.deletesNotOwned;
+    const first = (feed.firstDeletesNotOwned ?? []).map((d) => `${d.record_id} (line ${d.line})`).join(', ');
+    const rest = n - (feed.firstDeletesNotOwned ?? []).length;
+    out.push(
+      `${n} delete row${n === 1 ? '' : 's'} in ${file} name${n === 1 ? 's a record' : ' records'} the connector does not own (made by hand or by another tool), not deleted: ${first}${rest > 0 ? ` and ${rest} more` : ''} (feed ${feed.name}; delete ${n === 1 ? 'it' : 'them'} in the portal, or set policy.ownership: full if the export is the whole truth)`,
+    );
+  }
   if (feed.missingNotRun > 0) {
     const n = feed.missingNotRun;
     out.push(`the missing strategy of feed ${feed.name} did not run for ${file}: ${n} row${n === 1 ? '' : 's'} skipped as row errors ${n === 1 ? 'has' : 'have'} no readable record_id, so no record can be known to be missing from it (fix the rows; the reject file lists them)`);
@@ -197,7 +208,7 @@ export function feedWarnings(file: string, feed: FeedSummary): string[] {
 
 /** A tally with nothing counted, for any role. */
 export function newChangesTally(): ChangesTally {
-  return { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [] };
+  return { ...newUpdateTally(), created: 0, deleted: 0, ignored: 0, problems: [], deletesNotOwned: 0, firstDeletesNotOwned: [] };
 }
 
 /** The reject-file rows of a feed's merge (rows not applied to their record, change-list rows not applied), by line; `problems`: how many are row errors. */

@@ -1,3 +1,4 @@
+import type { RowErrorBrief } from '../outcome.js';
 import type { DatasetConfig } from '../../config/schema.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
 import type { ExecContext } from './context.js';
@@ -10,7 +11,7 @@ import { reconcile } from './reconcile.js';
 import * as ledger from './ledger.js';
 import { journaledDraft } from './resume.js';
 import { readSource } from './source-read.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, gateFileOf } from './feed-desired.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
 import { pausedFeeds, pauseOf, resumeCommand, resumeFeedCommand } from './paused.js';
@@ -34,9 +35,11 @@ export interface PlanPreview {
   /** A restore's plan: the held change it would discard (a newer change replaces a held one), said for the person. */
   discardsHeld?: string;
   /** The first row errors of the read (line, column, code), for a rejection's message; the reject file has them all. */
-  firstRowErrors?: Array<{ line: number; column: string; code: string }>;
+  firstRowErrors?: RowErrorBrief[];
   /** Where the read's reject file was written, when it was. */
   rejectFile?: string | null;
+  /** What the sync's summary would warn of (a feed's empty cells, delete rows of records not owned…). */
+  warnings?: string[];
 }
 
 /** An open plan of ours that a sync finishes before it plans this export. */
@@ -86,7 +89,8 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     if (badRows) return { ...facts, rowErrors: facts.rowErrors + desired!.rowErrors, rejected: badRows.message, rejectedCode: badRows.code, stopped: null, resumes: null, plan: null };
     const changeset = await diffDesired(ctx, desired ?? { sorted: src.sorted! }, work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
-    return { ...facts, ...discards, rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
+    const warnings = desired?.feed ? feedWarnings(file, desired.feed) : [];
+    return { ...facts, ...discards, ...(warnings.length > 0 ? { warnings } : {}), rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();
   }

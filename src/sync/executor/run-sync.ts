@@ -22,6 +22,7 @@ import { ForeignDraftError, MixedDraftError, holdMixed, otherDraft } from './dra
 import { asConnectorError } from './unexpected.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
+import { rejectFilePath } from '../../sources/reject-file.js';
 import { readSource, rowLinesOf, serverRowErrors, sourceLines, withRejectFile, writeServerRejects, type SourceRead } from './source-read.js';
 import { WorkDir } from './work-dir.js';
 import { stopMessage } from './stop-messages.js';
@@ -92,6 +93,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         event('file.rejected', { file, code: src.rejected.code, rejectFile: src.rejectFile, row_errors: src.rowErrors.length, first_row_errors }),
         src.rejected.message,
       );
+      Object.assign(s, { firstRowErrors: first_row_errors.map(({ line, column, code }) => ({ line, column, code })), rejectFile: src.rejectFile });
       return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
     }
     checkpoint(ctx);
@@ -118,7 +120,12 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       fillFeed(ctx, desired, src);
       const badRows = feedRowVerdict(ds, src, desired);
       if (badRows) {
-        ctx.logger.error(event('file.rejected', { file, code: badRows.code, row_errors: ctx.summary.rowErrors }), badRows.message);
+        // The reader's row errors and the change list's rows not applied; the reject file (written as this sync ends) has them all.
+        const rows = [...src.rowErrors, ...desired.unmatched.filter((r) => r.code === 'INVALID_COMMAND' || r.code === 'INVALID_RECORD')].sort((a, b) => a.line - b.line);
+        const firstRowErrors = rows.slice(0, FIRST_ROW_ERRORS).map(({ line, column, code }) => ({ line, column, code }));
+        const rejectFile = src.virtual ? null : rejectFilePath(file);
+        Object.assign(s, { firstRowErrors, rejectFile });
+        ctx.logger.error(event('file.rejected', { file, code: badRows.code, rejectFile, row_errors: ctx.summary.rowErrors, first_row_errors: firstRowErrors }), badRows.message);
         return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
       }
       const changeset = await diffDesired(ctx, desired, work.changesetDir());
@@ -220,7 +227,7 @@ function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
   ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
   // Once each, though the merge runs again for each plan a sync makes.
-  for (const warning of feedWarnings(read.file, desired.feed)) if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
+  for (const warning of desired.warnings ?? feedWarnings(read.file, desired.feed)) if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
