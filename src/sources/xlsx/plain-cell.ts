@@ -45,6 +45,7 @@ export function scanPlainCell(x: string, lt: number, out: PlainCell): number {
  * ends its plain `<v>` text (which starts 3 after `after`), or -1.
  */
 export function plainValueEnd(x: string, after: number): number {
+  if (after + 2 >= x.length) return -1;
   if (x.charCodeAt(after) !== 0x3c || x.charCodeAt(after + 1) !== 0x76 || x.charCodeAt(after + 2) !== 0x3e) return -1; // <v>
   const to = plainTextEnd(x, after + 3);
   return to >= 0 && x.startsWith('</v></c>', to) ? to : -1;
@@ -58,11 +59,12 @@ export function plainValueEnd(x: string, after: number): number {
 export function scanPlainItem(x: string, lt: number, out: { text: string }): number {
   if (!x.startsWith('<si><t', lt)) return -1;
   let j = lt + 6;
+  if (j >= x.length) return -1;
   if (x.charCodeAt(j) === 0x20) {
     if (!x.startsWith(' xml:space="preserve"', j)) return -1;
     j += 21;
   }
-  if (x.charCodeAt(j) !== 0x3e) return -1;
+  if (j >= x.length || x.charCodeAt(j) !== 0x3e) return -1;
   const from = j + 1;
   const to = plainTextEnd(x, from);
   if (to < 0 || !x.startsWith('</t></si>', to)) return -1;
@@ -102,16 +104,18 @@ export function scanPlainRowTag(x: string, lt: number, names: Int32Array, r: Int
   if (!x.startsWith('<row', lt)) return -1;
   r[0] = -1;
   r[1] = -1;
+  const n = x.length;
   let count = 0;
   let j = lt + 4;
   for (;;) {
+    if (j >= n) return -1;
     const k = x.charCodeAt(j);
     if (k === 0x3e) return j + 1; // >
     if (k !== 0x20 || count === MAX_ROW_ATTRIBUTES) return -1;
     const from = j + 1;
     let q = from;
     let colon = false;
-    for (;;) {
+    while (q < n) {
       const c = x.charCodeAt(q);
       const letter = (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
       if (letter || (c >= 0x30 && c <= 0x39 && q > from && x.charCodeAt(q - 1) !== 0x3a)) q++;
@@ -121,6 +125,7 @@ export function scanPlainRowTag(x: string, lt: number, names: Int32Array, r: Int
       } else break;
     }
     // A name starts with a letter and does not end with the prefix's colon; then =" at once.
+    if (q + 1 >= n) return -1;
     const first = x.charCodeAt(from);
     if (q === from || !((first >= 0x61 && first <= 0x7a) || (first >= 0x41 && first <= 0x5a)) || x.charCodeAt(q - 1) === 0x3a) return -1;
     if (x.charCodeAt(q) !== 0x3d || x.charCodeAt(q + 1) !== 0x22) return -1;
@@ -146,8 +151,10 @@ export function scanPlainRowTag(x: string, lt: number, names: Int32Array, r: Int
  */
 export function scanPlainCellTag(x: string, lt: number, at: Int32Array): number {
   at[0] = at[1] = at[2] = at[3] = at[4] = at[5] = -1;
+  const n = x.length;
   let j = lt + 2;
   for (;;) {
+    if (j + 3 >= n) return 0;
     const k = x.charCodeAt(j);
     if (k === 0x3e) return j + 1; // >
     if (k === 0x2f) return x.charCodeAt(j + 1) === 0x3e ? -(j + 2) - 1 : 0; // <c …/>: a cell with no value

@@ -214,7 +214,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     const out: string[] = [];
     let c = 0;
     for (;;) {
-      if (x.charCodeAt(j) !== 0x3c) return -1;
+      if (j + 1 >= x.length || x.charCodeAt(j) !== 0x3c) return -1;
       const k = x.charCodeAt(j + 1);
       if (k === 0x2f) {
         if (!x.startsWith('</row>', j)) return -1;
@@ -262,11 +262,13 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
   };
   if (ctx.general !== true) {
     handlers.element = (x, lt) => {
+      // Every read stays within the text: one past its end would throw the optimised code away (a deopt per place it happens).
+      if (lt + 1 >= x.length) return -1;
       if (x.charCodeAt(lt + 1) === 0x72) {
         // Row after row while they are plain and follow one another: the scanner's work between them was a tenth of the read.
         if (inside !== 0) return -1;
         let end = plainRow(x, lt);
-        for (let next = end; next > 0 && x.charCodeAt(next + 1) === 0x72 && x.charCodeAt(next) === 0x3c; ) {
+        for (let next = end; next > 0 && next + 1 < x.length && x.charCodeAt(next + 1) === 0x72 && x.charCodeAt(next) === 0x3c; ) {
           next = plainRow(x, next);
           if (next > 0) end = next;
         }
