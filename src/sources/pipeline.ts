@@ -251,5 +251,11 @@ function mayBeHeaderCell(cell: string, key: string): boolean {
   while (i < cell.length && (cell.charCodeAt(i) === 0xfeff || cell.charCodeAt(i) <= 0x20)) i++;
   const c = cell[i];
   if (c === undefined || (c !== key[0] && c.toLowerCase() !== key[0])) return false;
+  // Printable ASCII keeps its length through headerKey: an id like SKU-1 under the header SKU is told apart without the regexes.
+  if (cell.length !== key.length) {
+    let k = 0;
+    while (k < cell.length && cell.charCodeAt(k) > 0x20 && cell.charCodeAt(k) < 0x7f) k++;
+    if (k === cell.length) return false;
+  }
   return headerKey(cell) === key;
 }
