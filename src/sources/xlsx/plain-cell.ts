@@ -7,8 +7,11 @@
  * the attributes r, t and s, double-quoted and plain, text without references,
  * CR, `>` or characters XML refuses) and leave anything else to it (-1):
  * inline and rich text, formulas, escapes, other attributes, an element cut
- * between two pieces. The sheet and strings readers replay what they read
- * through the same handler code as the scanner's events.
+ * between two pieces. A whole plain row, and a plain strings item, go
+ * straight to their text (sheet.ts, shared-strings.ts), leaving the state the
+ * scanner's events would have left; a lone plain cell is replayed through the
+ * same handler code as the scanner's events. Nothing here reads past the end
+ * of the text: such a read gives NaN, and throws the optimised code away.
  */
 
 /** A cell as read by scanPlainCell. */
@@ -202,7 +205,7 @@ export function numberAt(x: string, from: number, to: number): number {
   return Number(x.slice(from, to));
 }
 
-/** columnOf (sheet.ts) of the reference x[from, to), without the slice. */
+/** 1-based column of the cell reference x[from, to) (`AB12` → 28), without the slice; see columnOf (sheet.ts). */
 export function columnAt(x: string, from: number, to: number): number {
   let col = 0;
   for (let i = from; i < to && i < from + 4; i++) {

@@ -26,14 +26,7 @@ export const MAX_COLUMN = 16_384;
  * letters; more than MAX_COLUMN for four letters or more.
  */
 export function columnOf(ref: string): number {
-  let col = 0;
-  for (let i = 0; i < ref.length && i < 4; i++) {
-    const c = ref.charCodeAt(i);
-    if (c >= 65 && c <= 90) col = col * 26 + (c - 64);
-    else if (c >= 97 && c <= 122) col = col * 26 + (c - 96);
-    else break;
-  }
-  return col;
+  return columnAt(ref, 0, ref.length);
 }
 
 /** The row number in a cell reference (`AB12` → 12); NaN when there is none. */
