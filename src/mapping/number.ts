@@ -84,6 +84,11 @@ function significantDigits(s: string): number {
 
 const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
 
+/** The character code at `i`, -1 past the end: reading past it (NaN) would throw away the optimised caller each time. */
+function codeAt(s: string, i: number): number {
+  return i < s.length ? s.charCodeAt(i) : -1;
+}
+
 /**
  * The value of plain decimal text, `[+-]?(\d+(\.\d*)?|\.\d+)` (which every number
  * pattern accepts and nothing needs removing from), exactly as Number() reads
@@ -92,24 +97,24 @@ const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
 export function plainDecimal(s: string): number {
   const len = s.length;
   let i = 0;
-  let c = s.charCodeAt(0);
+  let c = codeAt(s, 0);
   const negative = c === 45;
-  if (c === 43 || c === 45) c = s.charCodeAt(++i); // + -
+  if (c === 43 || c === 45) c = codeAt(s, ++i); // + -
   let digits = 0;
   let scale = 0;
   let m = 0;
   while (c >= 48 && c <= 57) {
     m = m * 10 + (c - 48);
     digits++;
-    c = s.charCodeAt(++i);
+    c = codeAt(s, ++i);
   }
   if (c === 46) {
-    c = s.charCodeAt(++i);
+    c = codeAt(s, ++i);
     while (c >= 48 && c <= 57) {
       m = m * 10 + (c - 48);
       digits++;
       scale++;
-      c = s.charCodeAt(++i);
+      c = codeAt(s, ++i);
     }
   }
   if (i !== len || digits === 0) return NaN;

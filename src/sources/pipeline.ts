@@ -257,5 +257,11 @@ function mayBeHeaderCell(cell: string, key: string): boolean {
     if (k <= 0x20 || k >= 0x80 || c >= 0x80) break;
     if (c !== k && (c < 0x41 || c > 0x5a || c + 0x20 !== k)) return false;
   }
+  // Printable ASCII keeps its length through headerKey: an id like SKU-1 under the header SKU is told apart without the regexes.
+  if (cell.length !== key.length) {
+    let k = 0;
+    while (k < cell.length && cell.charCodeAt(k) > 0x20 && cell.charCodeAt(k) < 0x7f) k++;
+    if (k === cell.length) return false;
+  }
   return headerKey(cell) === key;
 }

@@ -74,6 +74,18 @@ const CELL = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v>${v}</v ></c>`) },
   { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v><![CDATA[${v}]]></v></c>`) },
   { weight: 1, arbitrary: fc.tuple(attrs, VALUE).map(([a, v]) => `<c${a}><v>${v}</v></c >`) },
+  // A row inside a cell, a value or an inline string: what the scanner's events leave is what the whole-row fast path must leave.
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '<c r="B1" t="s"><row r="7"><c r="A7"><v>1</v></c></row></c>',
+      '<c r="B1" t="s"><row r="7"><c r="A7"><v>1</v></c></row><v>0</v></c>',
+      '<c r="C1" s="1"><v>2</v><row><c r="D5" t="s"><v>0</v></c></row></c>',
+      '<c r="C1" t="inlineStr"><is><row r="8"><c><v>3</v></c></row><t>x</t></is></c>',
+      '<c t="str"><v>a<row r="9"><c r="B9"><v>4</v></c></row></v></c>',
+      '<c r="E1"><c r="F1"><v>5</v></c><row r="3"><c r="A3" t="s"><v>1</v></c></row></c>',
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom('<c r="A1"><v>1</v>', '<c r="A1"><v>1</c></v>', '<c r="A1" r="B1"><v>1</v></c>', '<c r="A1"><v>1</v></c></c>', '<c r="A1"><v>1</v></d>', '<!-- c -->', 'x') },
 );
 // Row attributes as writers give them, and what the row fast path must leave to the scanner (or the scanner refuses).
@@ -146,6 +158,23 @@ describe('XLSX fast path: the same cells and strings as the general scanner', ()
       expect(fast).toEqual(await read(big, true, piece, 1 << 20));
       expect('rows' in fast && fast.rows[3]).toEqual([5, [long, long, long]]);
     }
+  });
+
+  it('on a row inside a cell, a value or an inline string, which the whole-row fast path leaves to the scanner', async () => {
+    // The state a row leaves behind is what the enclosing cell's end then reads (its type, its column).
+    const dir = await tempDir();
+    const nested = [
+      '<row r="1"><c r="B1" t="s"><row r="7"><c r="A7"><v>1</v></c></row><v>0</v></c></row>',
+      '<row r="2"><c r="C2" t="inlineStr"><is><row r="8"><c r="D8" t="s"><v>0</v></c></row><t>x</t></is></c></row>',
+      '<row r="3"><c r="E3"><c r="F3"><v>5</v></c><row r="9"><c r="A9" t="s"><v>1</v></c></row></c></row>',
+    ];
+    let n = 0;
+    for (const row of nested) {
+      const file = join(dir, `n${n++}.xlsx`);
+      await writeFile(file, handMadeXlsx({ sheets: [{ name: 'S', xml: `<worksheet><sheetData>${row}</sheetData></worksheet>` }], sharedStrings: '<si><t>S0</t></si><si><t>S1</t></si>' }));
+      for (const piece of [64, 1_000]) expect(await read(file, false, piece)).toEqual(await read(file, true, piece));
+    }
+    expect(await read(join(dir, 'n0.xlsx'), false, 1_000)).toMatchObject({ rows: [[7, ['1']], [7, ['0']]] });
   });
 
   it('on workbooks exceljs writes: shared strings, inline strings, numbers, dates, formulas, rich text, booleans, errors', async () => {

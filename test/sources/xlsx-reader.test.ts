@@ -200,6 +200,27 @@ describe('XLSX reader: characters split between inflated pieces', () => {
     );
   });
 
+  it('takes ASCII pieces as they are, yet drops a byte order mark only at the start of a part and refuses bad UTF-8 after them', async () => {
+    // Pieces of plain ASCII skip the decoder (issue 18); where the decoder first comes in is no start of the part.
+    const dir = await tempDir();
+    const ascii = Array.from({ length: 6 }, (_, i) => `<row r="${i + 1}"><c r="A${i + 1}" t="s"><v>0</v></c></row>`).join('');
+    const bom = '\ufeff';
+    const rows = `${ascii}<row r="7"><c r="A7" t="inlineStr"><is><t>${bom}a${bom}髙${bom}</t></is></c><c r="B7" t="s"><v>1</v></c></row>`;
+    const file = join(dir, 'bom.xlsx');
+    const entries = handMadeXlsx({ sheets: [{ name: 'S', xml: `${bom}<?xml version="1.0" encoding="UTF-8"?><worksheet><sheetData>${rows}</sheetData></worksheet>` }], sharedStrings: ['plain', `${bom}x`] });
+    await writeFile(file, entries);
+    const expected = [...Array.from({ length: 6 }, (_, i): Row => [i + 1, ['plain']]), [7, [`${bom}a${bom}髙${bom}`, `${bom}x`]] as Row];
+    for (let piece = 64; piece <= 420; piece++) expect(await rowsOf(file, {}, piece)).toEqual(expected);
+    const bad = join(dir, 'bad.xlsx');
+    const body = Buffer.concat([Buffer.from(`<worksheet><sheetData>${ascii.replaceAll(' t="s"', '')}<row r="7"><c r="A7" t="inlineStr"><is><t>`), Buffer.from([0xe9, 0x61]), Buffer.from('</t></is></c></row></sheetData></worksheet>')]);
+    await writeFile(bad, makeZip([{ name: 'xl/workbook.xml', data: Buffer.from('<workbook><sheets><sheet name="S" sheetId="1"/></sheets></workbook>') }, { name: 'xl/worksheets/sheet1.xml', data: body }]));
+    for (let piece = 64; piece <= 420; piece += 7) {
+      const err = await rowsOf(bad, {}, piece).then(() => null, (e: unknown) => e);
+      expect(err).toBeInstanceOf(SourceError);
+      expect([(err as SourceError).code, (err as SourceError).message]).toEqual(['BAD_ENCODING', expect.stringContaining('sheet1.xml is not valid utf-8')]);
+    }
+  });
+
   it('keeps 20,000 distinct Japanese names whole in a workbook exceljs wrote', async () => {
     // exceljs's own streaming reader turns a few of these into U+FFFD (its issues #2063, #2084).
     const names = (i: number) => `髙島屋の商品 ${i} 番 ①㈱`;

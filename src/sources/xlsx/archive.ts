@@ -2,6 +2,7 @@ import { fdReadStream } from '../open-file.js';
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import { TextDecoder } from 'node:util';
+import { isAscii } from 'node:buffer';
 import { crc32, createInflateRaw } from 'node:zlib';
 import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
@@ -108,10 +109,22 @@ export class WorkbookArchive {
       throw new SourceError('WRONG_FORMAT', `${this.file}: part ${name} is encrypted; save the workbook without a password`, { file: this.file, setting: 'type' });
     }
     let decoder: TextDecoder | null = null;
+    let utf8 = true;
+    let first = true;
+    // Whether the decoder holds no part of a character: the last chunk it was given ended in ASCII.
+    let clean = true;
     try {
       for await (const chunk of await this.inflated(entry)) {
-        if (!decoder) decoder = new TextDecoder(chunk[0] === 0xff && chunk[1] === 0xfe ? 'utf-16le' : chunk[0] === 0xfe && chunk[1] === 0xff ? 'utf-16be' : 'utf-8', { fatal: true });
-        yield decoder.decode(chunk, { stream: true });
+        if (first) utf8 = !((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff));
+        // ASCII is UTF-8 as it is: copied into a string at half the decoder's cost (a sheet is mostly ASCII, issue 18).
+        if (utf8 && clean && isAscii(chunk)) yield chunk.toString('latin1');
+        else {
+          // A byte order mark is dropped only at the very start of the part, not where the decoder first comes in.
+          decoder ??= new TextDecoder(utf8 ? 'utf-8' : chunk[0] === 0xff ? 'utf-16le' : 'utf-16be', { fatal: true, ignoreBOM: !first });
+          clean = chunk[chunk.length - 1]! < 0x80;
+          yield decoder.decode(chunk, { stream: true });
+        }
+        first = false;
       }
       if (decoder) yield decoder.decode();
     } catch (err) {

@@ -7,8 +7,11 @@
  * the attributes r, t and s, double-quoted and plain, text without references,
  * CR, `>` or characters XML refuses) and leave anything else to it (-1):
  * inline and rich text, formulas, escapes, other attributes, an element cut
- * between two pieces. The sheet and strings readers replay what they read
- * through the same handler code as the scanner's events.
+ * between two pieces. A whole plain row, and a plain strings item, go
+ * straight to their text (sheet.ts, shared-strings.ts), leaving the state the
+ * scanner's events would have left; a lone plain cell is replayed through the
+ * same handler code as the scanner's events. Nothing here reads past the end
+ * of the text: such a read gives NaN, and throws the optimised code away.
  */
 
 /** A cell as read by scanPlainCell. */
@@ -20,51 +23,35 @@ export interface PlainCell {
   v: string | null;
 }
 
+const cellTag = new Int32Array(6);
+
 /** Read a plain cell at `lt` into `out`; the index after it, or -1 to leave it to the scanner. */
 export function scanPlainCell(x: string, lt: number, out: PlainCell): number {
   if (x.charCodeAt(lt + 1) !== 0x63) return -1; // c
-  let r: string | undefined;
-  let t: string | undefined;
-  let s: string | undefined;
-  let j = lt + 2;
-  for (;;) {
-    const k = x.charCodeAt(j);
-    if (k === 0x3e) break; // >
-    if (k === 0x2f) {
-      // <c …/>: a cell with no value
-      if (x.charCodeAt(j + 1) !== 0x3e) return -1;
-      out.r = r;
-      out.t = t;
-      out.s = s;
-      out.v = null;
-      return j + 2;
-    }
-    // One space, a one-letter name, =" (anything else: the scanner)
-    if (k !== 0x20 || x.charCodeAt(j + 2) !== 0x3d || x.charCodeAt(j + 3) !== 0x22) return -1;
-    const name = x.charCodeAt(j + 1);
-    const close = x.indexOf('"', j + 4);
-    if (close < 0) return -1;
-    for (let q = j + 4; q < close; q++) {
-      const c = x.charCodeAt(q);
-      // Printable ASCII but < and &: attribute value normalisation and references leave it as written.
-      if (c < 0x20 || c > 0x7e || c === 0x3c || c === 0x26) return -1;
-    }
-    const value = x.slice(j + 4, close);
-    if (name === 0x72 && r === undefined) r = value;
-    else if (name === 0x74 && t === undefined) t = value;
-    else if (name === 0x73 && s === undefined) s = value;
-    else return -1; // another attribute, or one twice (the scanner refuses that)
-    j = close + 1;
+  const after = scanPlainCellTag(x, lt, cellTag);
+  if (after === 0) return -1;
+  const to = after > 0 ? plainValueEnd(x, after) : 0;
+  if (to < 0) return -1;
+  out.r = cellTag[0]! >= 0 ? x.slice(cellTag[0], cellTag[1]) : undefined;
+  out.t = cellTag[2]! >= 0 ? x.slice(cellTag[2], cellTag[3]) : undefined;
+  out.s = cellTag[4]! >= 0 ? x.slice(cellTag[4], cellTag[5]) : undefined;
+  if (after < 0) {
+    out.v = null;
+    return -after - 1;
   }
-  if (x.charCodeAt(j + 1) !== 0x3c || x.charCodeAt(j + 2) !== 0x76 || x.charCodeAt(j + 3) !== 0x3e) return -1; // <v>
-  const from = j + 4;
-  const to = plainTextEnd(x, from);
-  if (to < 0 || !x.startsWith('</v></c>', to)) return -1;
-  out.r = r;
-  out.t = t;
-  out.s = s;
-  out.v = x.slice(from, to);
+  out.v = x.slice(after + 3, to);
   return to + 8;
+}
+
+/**
+ * After a plain cell's start tag: the index of the `<` of `</v></c>` that
+ * ends its plain `<v>` text (which starts 3 after `after`), or -1.
+ */
+export function plainValueEnd(x: string, after: number): number {
+  if (after + 2 >= x.length) return -1;
+  if (x.charCodeAt(after) !== 0x3c || x.charCodeAt(after + 1) !== 0x76 || x.charCodeAt(after + 2) !== 0x3e) return -1; // <v>
+  const to = plainTextEnd(x, after + 3);
+  return to >= 0 && x.startsWith('</v></c>', to) ? to : -1;
 }
 
 /**
@@ -75,11 +62,12 @@ export function scanPlainCell(x: string, lt: number, out: PlainCell): number {
 export function scanPlainItem(x: string, lt: number, out: { text: string }): number {
   if (!x.startsWith('<si><t', lt)) return -1;
   let j = lt + 6;
+  if (j >= x.length) return -1;
   if (x.charCodeAt(j) === 0x20) {
     if (!x.startsWith(' xml:space="preserve"', j)) return -1;
     j += 21;
   }
-  if (x.charCodeAt(j) !== 0x3e) return -1;
+  if (j >= x.length || x.charCodeAt(j) !== 0x3e) return -1;
   const from = j + 1;
   const to = plainTextEnd(x, from);
   if (to < 0 || !x.startsWith('</t></si>', to)) return -1;
@@ -93,7 +81,7 @@ export function scanPlainItem(x: string, lt: number, out: { text: string }): num
  * holds a control character (tab, LF and CR included), `&`, `>` or
  * U+FFFE/U+FFFF.
  */
-function plainTextEnd(x: string, from: number): number {
+export function plainTextEnd(x: string, from: number): number {
   const to = x.indexOf('<', from);
   if (to < 0) return -1;
   for (let q = from; q < to; q++) {
@@ -103,37 +91,34 @@ function plainTextEnd(x: string, from: number): number {
   return to;
 }
 
-/** A row as read by scanPlainRow: its `r` and its first `n` cells (the array is reused from row to row). */
-export interface PlainRow {
-  r: string | undefined;
-  cells: PlainCell[];
-  n: number;
-}
-
 /** Attributes of a plain row past which the scanner reads it (writers give r, spans, ht, customHeight, x14ac:dyDescent). */
-const MAX_ROW_ATTRIBUTES = 8;
+export const MAX_ROW_ATTRIBUTES = 8;
 
 /**
- * Read a plain row `<row …>` of plain cells only, up to its `</row>`, at `lt`
- * into `out`; the index after it, or -1 to leave the whole row to the
- * scanner (nothing is handed on before the row has been read to its end, so
- * the scanner then reads it afresh). Its attributes are taken as the scanner
- * would read them only when plain: double-quoted, printable ASCII without
- * `&` or `<`, names of letters and digits with at most one prefix, none twice.
+ * The end of a plain row's start tag `<row …>` at `lt`: the index after its
+ * `>`, or -1 to leave the row to the scanner. Its attributes are taken as the
+ * scanner would read them only when plain: double-quoted, printable ASCII
+ * without `&` or `<`, names of letters and digits with at most one prefix,
+ * none twice. `names` (2 × MAX_ROW_ATTRIBUTES, reused) receives each name's
+ * start and end; `r` receives the start and end of the `r` value ([-1, -1]
+ * when there is none): no string is made.
  */
-export function scanPlainRow(x: string, lt: number, out: PlainRow): number {
+export function scanPlainRowTag(x: string, lt: number, names: Int32Array, r: Int32Array): number {
   if (!x.startsWith('<row', lt)) return -1;
-  let r: string | undefined;
+  r[0] = -1;
+  r[1] = -1;
+  const n = x.length;
+  let count = 0;
   let j = lt + 4;
-  const names: string[] = [];
   for (;;) {
+    if (j >= n) return -1;
     const k = x.charCodeAt(j);
-    if (k === 0x3e) break; // >
-    if (k !== 0x20 || names.length === MAX_ROW_ATTRIBUTES) return -1;
+    if (k === 0x3e) return j + 1; // >
+    if (k !== 0x20 || count === MAX_ROW_ATTRIBUTES) return -1;
     const from = j + 1;
     let q = from;
     let colon = false;
-    for (;;) {
+    while (q < n) {
       const c = x.charCodeAt(q);
       const letter = (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a);
       if (letter || (c >= 0x30 && c <= 0x39 && q > from && x.charCodeAt(q - 1) !== 0x3a)) q++;
@@ -143,35 +128,91 @@ export function scanPlainRow(x: string, lt: number, out: PlainRow): number {
       } else break;
     }
     // A name starts with a letter and does not end with the prefix's colon; then =" at once.
+    if (q + 1 >= n) return -1;
     const first = x.charCodeAt(from);
     if (q === from || !((first >= 0x61 && first <= 0x7a) || (first >= 0x41 && first <= 0x5a)) || x.charCodeAt(q - 1) === 0x3a) return -1;
     if (x.charCodeAt(q) !== 0x3d || x.charCodeAt(q + 1) !== 0x22) return -1;
-    const name = x.slice(from, q);
-    if (names.includes(name)) return -1; // the scanner refuses it
-    names.push(name);
+    for (let m = 0; m < count; m++) if (sameText(x, names[2 * m]!, names[2 * m + 1]!, from, q)) return -1; // twice: the scanner refuses it
+    names[2 * count] = from;
+    names[2 * count + 1] = q;
+    count++;
     const close = x.indexOf('"', q + 2);
-    if (close < 0) return -1;
-    for (let v = q + 2; v < close; v++) {
-      const c = x.charCodeAt(v);
-      if (c < 0x20 || c > 0x7e || c === 0x3c || c === 0x26) return -1;
+    if (close < 0 || !plainAttributeValue(x, q + 2, close)) return -1;
+    if (q === from + 1 && first === 0x72) {
+      r[0] = q + 2;
+      r[1] = close;
     }
-    if (name === 'r') r = x.slice(q + 2, close);
     j = close + 1;
   }
-  j++;
-  let n = 0;
-  const cells = out.cells;
+}
+
+/**
+ * A plain cell `<c r t s>` at `lt` (its name already seen): the start and
+ * end of its r, t and s values into `at` ([-1, -1] when absent), and the
+ * index after its start tag, negated and less one (-(i) - 1) for an empty
+ * element `<c …/>`; 0 to leave the cell to the scanner.
+ */
+export function scanPlainCellTag(x: string, lt: number, at: Int32Array): number {
+  at[0] = at[1] = at[2] = at[3] = at[4] = at[5] = -1;
+  const n = x.length;
+  let j = lt + 2;
   for (;;) {
-    if (x.charCodeAt(j) !== 0x3c) return -1;
-    if (x.charCodeAt(j + 1) === 0x2f) {
-      if (!x.startsWith('</row>', j)) return -1;
-      out.r = r;
-      out.n = n;
-      return j + 6;
-    }
-    if (n === cells.length) cells.push({ r: undefined, t: undefined, s: undefined, v: null });
-    j = scanPlainCell(x, j, cells[n]!);
-    if (j < 0) return -1;
-    n++;
+    if (j + 3 >= n) return 0;
+    const k = x.charCodeAt(j);
+    if (k === 0x3e) return j + 1; // >
+    if (k === 0x2f) return x.charCodeAt(j + 1) === 0x3e ? -(j + 2) - 1 : 0; // <c …/>: a cell with no value
+    // One space, a one-letter name, =" (anything else: the scanner)
+    if (k !== 0x20 || x.charCodeAt(j + 2) !== 0x3d || x.charCodeAt(j + 3) !== 0x22) return 0;
+    const name = x.charCodeAt(j + 1);
+    const slot = name === 0x72 ? 0 : name === 0x74 ? 2 : name === 0x73 ? 4 : -1;
+    if (slot < 0 || at[slot]! >= 0) return 0; // another attribute, or one twice (the scanner refuses that)
+    const close = x.indexOf('"', j + 4);
+    if (close < 0 || !plainAttributeValue(x, j + 4, close)) return 0;
+    at[slot] = j + 4;
+    at[slot + 1] = close;
+    j = close + 1;
   }
+}
+
+/** Printable ASCII but < and &: attribute value normalisation and references leave it as written. */
+function plainAttributeValue(x: string, from: number, to: number): boolean {
+  for (let q = from; q < to; q++) {
+    const c = x.charCodeAt(q);
+    if (c < 0x20 || c > 0x7e || c === 0x3c || c === 0x26) return false;
+  }
+  return true;
+}
+
+/** Whether x[a, b) and x[c, d) hold the same text. */
+function sameText(x: string, a: number, b: number, c: number, d: number): boolean {
+  if (b - a !== d - c) return false;
+  for (let i = 0; i < b - a; i++) if (x.charCodeAt(a + i) !== x.charCodeAt(c + i)) return false;
+  return true;
+}
+
+/** Number(x.slice(from, to)), without the slice when it is 1 to 15 digits (a row number, a strings index, a style). */
+export function numberAt(x: string, from: number, to: number): number {
+  if (to > from && to - from <= 15) {
+    let n = 0;
+    let i = from;
+    for (; i < to; i++) {
+      const d = x.charCodeAt(i) - 0x30;
+      if (d < 0 || d > 9) break;
+      n = n * 10 + d;
+    }
+    if (i === to) return n;
+  }
+  return Number(x.slice(from, to));
+}
+
+/** 1-based column of the cell reference x[from, to) (`AB12` → 28), without the slice; see columnOf (sheet.ts). */
+export function columnAt(x: string, from: number, to: number): number {
+  let col = 0;
+  for (let i = from; i < to && i < from + 4; i++) {
+    const c = x.charCodeAt(i);
+    if (c >= 65 && c <= 90) col = col * 26 + (c - 64);
+    else if (c >= 97 && c <= 122) col = col * 26 + (c - 96);
+    else break;
+  }
+  return col;
 }

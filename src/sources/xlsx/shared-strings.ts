@@ -84,16 +84,16 @@ export async function readSharedStrings(archive: WorkbookArchive, part: string, 
     },
   };
   if (!general) {
-    // The events the scanner would have given for a plain item: open si, open t, its text (when any), close t, close si.
+    // A plain item is its text: what the scanner's events (open si, open t, text, close t, close si) would have added.
     const plain = { text: '' };
     handlers.element = (x, lt) => {
-      const end = scanPlainItem(x, lt, plain);
-      if (end < 0) return -1;
-      openItem();
-      item.open('t');
-      if (plain.text !== '') item.text(plain.text);
-      item.close('t');
-      closeItem();
+      if (inItem) return -1;
+      // Item after item while they are plain and follow one another: the scanner's work between them cost as much as the items.
+      let end = -1;
+      for (let next = scanPlainItem(x, lt, plain); next >= 0; next = scanPlainItem(x, next, plain)) {
+        strings.push(unescapeXstring(plain.text));
+        end = next;
+      }
       return end;
     };
   }

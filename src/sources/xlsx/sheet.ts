@@ -2,7 +2,7 @@ import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
-import { scanPlainCell, scanPlainRow, type PlainCell, type PlainRow } from './plain-cell.js';
+import { MAX_ROW_ATTRIBUTES, columnAt, numberAt, plainValueEnd, scanPlainCell, scanPlainCellTag, scanPlainRowTag, type PlainCell } from './plain-cell.js';
 import { StringItem } from './shared-strings.js';
 import { parseXml, type XmlHandlers } from './xml.js';
 
@@ -26,14 +26,7 @@ export const MAX_COLUMN = 16_384;
  * letters; more than MAX_COLUMN for four letters or more.
  */
 export function columnOf(ref: string): number {
-  let col = 0;
-  for (let i = 0; i < ref.length && i < 4; i++) {
-    const c = ref.charCodeAt(i);
-    if (c >= 65 && c <= 90) col = col * 26 + (c - 64);
-    else if (c >= 97 && c <= 122) col = col * 26 + (c - 96);
-    else break;
-  }
-  return col;
+  return columnAt(ref, 0, ref.length);
 }
 
 /** The row number in a cell reference (`AB12` → 12); NaN when there is none. */
@@ -62,39 +55,47 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
   let hasValue = false;
   let inValue = false;
   let inInline = false;
+  /** Elements c, v and is open: a row read whole by the fast path must not be inside one. */
+  let inside = 0;
   // A row without `r` takes its number from its first cell's reference when there is one.
   let rowFromCell = false;
 
-  const refuse = (why: string) =>
-    new SourceError('WRONG_FORMAT', `${file}: row ${rowNumber}: ${why}; the workbook is damaged — export it again`, { file, line: rowNumber, setting: 'type' });
-  const tooLong = () =>
-    new SourceError('LIMIT_RECORD_BYTES', `${file}: row ${rowNumber} is longer than max_record_bytes (${maxChars}); if the export is genuine, raise limits.max_record_bytes`, {
+  const refuseAt = (row: number, why: string) =>
+    new SourceError('WRONG_FORMAT', `${file}: row ${row}: ${why}; the workbook is damaged — export it again`, { file, line: row, setting: 'type' });
+  const tooLongAt = (row: number) =>
+    new SourceError('LIMIT_RECORD_BYTES', `${file}: row ${row} is longer than max_record_bytes (${maxChars}); if the export is genuine, raise limits.max_record_bytes`, {
       file,
-      line: rowNumber,
+      line: row,
       setting: 'limits.max_record_bytes',
     });
+  const tooLong = () => tooLongAt(rowNumber);
+  const beyondLastColumn = (row: number, r: string | undefined, c: number) =>
+    refuseAt(row, `cell ${r !== undefined ? boundText(r, 20) : `number ${c}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
+  const noSuchString = (row: number, v: string) => refuseAt(row, `refers to shared string ${boundText(v, 20)}, but the workbook has ${sharedStrings.length}`);
 
-  const text = (): string => {
-    if (value === '') return '';
-    switch (type) {
+  /** A cell's text from its type (`t`), value and style, in row `row`. */
+  const cellText = (t: string | undefined, v: string, s: number, row: number): string => {
+    if (v === '') return '';
+    switch (t) {
       case 's': {
-        const s = sharedStrings[Number(value)];
-        if (s === undefined) throw refuse(`refers to shared string ${boundText(value, 20)}, but the workbook has ${sharedStrings.length}`);
-        return s;
+        const str = sharedStrings[Number(v)];
+        if (str === undefined) throw noSuchString(row, v);
+        return str;
       }
       case 'inlineStr':
       case 'str':
-        return unescapeXstring(value);
+        return unescapeXstring(v);
       case 'b':
-        return value === '0' || value === 'false' ? 'FALSE' : 'TRUE';
+        return v === '0' || v === 'false' ? 'FALSE' : 'TRUE';
       case 'e':
-        return value;
+        return v;
       case 'd':
-        return isoDateText(value);
+        return isoDateText(v);
       default:
-        return dateStyles[style] === true ? serialDateText(value, date1904) : numberText(value);
+        return dateStyles[s] === true ? serialDateText(v, date1904) : numberText(v);
     }
   };
+  const text = (): string => cellText(type, value, style, rowNumber);
 
   // The scanner's events for cells and values, shared by the general path and the fast one (plain-cell.ts).
   const openCell = (r: string | undefined, t: string | undefined, s: string | undefined) => {
@@ -105,7 +106,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       if (n > rowNumber) rowNumber = n;
     }
     // The padding below would otherwise try to allocate whatever a crafted reference asks for.
-    if (col > MAX_COLUMN) throw refuse(`cell ${r !== undefined ? boundText(r, 20) : `number ${col}`} is beyond column XFD (${MAX_COLUMN}), the last one Excel has`);
+    if (col > MAX_COLUMN) throw beyondLastColumn(rowNumber, r, col);
     type = t;
     style = s !== undefined ? Number(s) : 0;
     value = '';
@@ -137,12 +138,15 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     open(name, a) {
       switch (name) {
         case 'c':
+          inside++;
           openCell(a.r, a.t, a.s);
           return;
         case 'v':
+          inside++;
           openValue();
           return;
         case 'is':
+          inside++;
           inInline = true;
           return;
         case 'row':
@@ -158,12 +162,15 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     close(name) {
       switch (name) {
         case 'v':
+          inside--;
           closeValue();
           return;
         case 'c':
+          inside--;
           closeCell();
           return;
         case 'is':
+          inside--;
           inInline = false;
           value = inline.take();
           hasValue = true;
@@ -187,16 +194,77 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     }
     closeCell();
   };
-  const plainRow: PlainRow = { r: undefined, cells: [], n: 0 };
+  // The fast path for a whole row (issue 18): the cells' text straight off the part, with no string made for
+  // a reference, type, style or strings index; the state it leaves is what the scanner's events would have left.
+  const rowTag = new Int32Array(2 * MAX_ROW_ATTRIBUTES);
+  const rowRef = new Int32Array(2);
+  const at = new Int32Array(6);
+  const plainRow = (x: string, lt: number): number => {
+    let j = scanPlainRowTag(x, lt, rowTag, rowRef);
+    if (j < 0) return -1;
+    let fromCell = rowRef[0]! < 0;
+    let row = fromCell ? rowNumber + 1 : numberAt(x, rowRef[0]!, rowRef[1]!);
+    const out: string[] = [];
+    let c = 0;
+    for (;;) {
+      if (j + 1 >= x.length || x.charCodeAt(j) !== 0x3c) return -1;
+      const k = x.charCodeAt(j + 1);
+      if (k === 0x2f) {
+        if (!x.startsWith('</row>', j)) return -1;
+        rowNumber = row;
+        rowFromCell = fromCell;
+        cells = out;
+        col = c;
+        onRow(out, row);
+        return j + 6;
+      }
+      if (k !== 0x63) return -1; // c
+      const after = scanPlainCellTag(x, j, at);
+      if (after === 0) return -1;
+      const to = after > 0 ? plainValueEnd(x, after) : 0;
+      if (to < 0) return -1;
+      const r0 = at[0]!;
+      const r1 = at[1]!;
+      c = (r0 >= 0 ? columnAt(x, r0, r1) : 0) || c + 1;
+      if (fromCell) {
+        fromCell = false;
+        const n = r0 >= 0 ? rowOf(x.slice(r0, r1)) : NaN;
+        if (n > row) row = n;
+      }
+      if (c > MAX_COLUMN) throw beyondLastColumn(row, r0 >= 0 ? x.slice(r0, r1) : undefined, c);
+      if (after < 0) {
+        j = -after - 1; // <c …/>: no value
+        continue;
+      }
+      const from = after + 3;
+      if (to - from > maxChars) throw tooLongAt(row);
+      while (out.length < c - 1) out.push('');
+      const t0 = at[2]!;
+      const s0 = at[4]!;
+      if (to === from) out[c - 1] = '';
+      else if (t0 >= 0 && at[3] === t0 + 1 && x.charCodeAt(t0) === 0x73) {
+        // t="s", the commonest cell: its index read in place
+        const str = sharedStrings[numberAt(x, from, to)];
+        if (str === undefined) throw noSuchString(row, x.slice(from, to));
+        out[c - 1] = str;
+      } else {
+        out[c - 1] = cellText(t0 >= 0 ? x.slice(t0, at[3]) : undefined, x.slice(from, to), s0 >= 0 ? numberAt(x, s0, at[5]!) : 0, row);
+      }
+      j = to + 8;
+    }
+  };
   if (ctx.general !== true) {
     handlers.element = (x, lt) => {
-      // A whole row of plain cells at once, when it is all there: the scanner's work per row tag was a tenth of the read (issue 18).
+      // Every read stays within the text: one past its end would throw the optimised code away (a deopt per place it happens).
+      if (lt + 1 >= x.length) return -1;
       if (x.charCodeAt(lt + 1) === 0x72) {
-        const end = scanPlainRow(x, lt, plainRow);
-        if (end < 0) return -1;
-        handlers.open('row', plainRow.r !== undefined ? { r: plainRow.r } : {});
-        for (let i = 0; i < plainRow.n; i++) replayCell(plainRow.cells[i]!);
-        handlers.close('row');
+        // Row after row while they are plain and follow one another: the scanner's work between them was a tenth of the read.
+        if (inside !== 0) return -1;
+        let end = plainRow(x, lt);
+        for (let next = end; next > 0 && next + 1 < x.length && x.charCodeAt(next + 1) === 0x72 && x.charCodeAt(next) === 0x3c; ) {
+          next = plainRow(x, next);
+          if (next > 0) end = next;
+        }
         return end;
       }
       const end = scanPlainCell(x, lt, plain);
