@@ -12,24 +12,7 @@ import { decideAlerts, type AlertDecision, type DatasetAlertStatus } from './dec
 import { AlertHistory } from './history.js';
 
 export { alertsConfigSchema, callAlertConfigSchema, type AlertsConfig, type CallAlertConfig } from '../config/alerts.js';
-export { decideAlerts, withinHours, type AlertDecision, type DatasetAlertStatus } from './decide.js';
-
-/** Codes of a dataset stopped by its key (src/api/errors.ts): the "stopped by an auth error" alerts. */
-export const AUTH_STOP_CODES: readonly string[] = ['UNAUTHORIZED', 'FORBIDDEN', 'ACCOUNT_KEY_NOT_SUPPORTED'];
-
-/** Build a DatasetAlertStatus from the state db's held change and the dataset's health reasons. */
-export function alertStatus(
-  dataset: string,
-  held: { kind: string; reason: string; since: number } | null,
-  reasons: readonly { code: string; message?: string; since: number }[],
-): DatasetAlertStatus {
-  const stop = reasons.find((r) => AUTH_STOP_CODES.includes(r.code));
-  return {
-    dataset,
-    held: held ? { kind: held.kind, reason: held.reason, since: held.since } : null,
-    stopped: stop ? { code: stop.code, ...(stop.message === undefined ? {} : { message: stop.message }), since: stop.since } : null,
-  };
-}
+export { alertStatus, AUTH_STOP_CODES, decideAlerts, withinHours, type AlertDecision, type DatasetAlertStatus } from './decide.js';
 
 /**
  * CallAlerts for the `alerts` section, or undefined when call alerts are off

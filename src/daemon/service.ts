@@ -13,7 +13,8 @@ import { openStateDb, type StateDb } from '../snapshot/db.js';
 import { SyncEngine } from '../sync/engine.js';
 import type { CronStarter } from '../triggers/scheduler.js';
 import { AlertMonitor } from '../alerts/monitor.js';
-import { alertStatus, callAlertsFromConfig, type CallAlerts, type DatasetAlertStatus, type PlacedAlert } from '../alerts/alerts.js';
+import type { CallAlerts, PlacedAlert } from '../alerts/alerts.js';
+import { alertStatus, type DatasetAlertStatus } from '../alerts/decide.js';
 import { ClientPool } from './clients.js';
 import { DatasetSet } from './config-delta.js';
 import { ExportSet } from './fan-out.js';
@@ -327,7 +328,10 @@ export class Service {
 
   /** Call alerts of `config`, or undefined when off or when their key cannot be read (logged; the datasets go on). */
   async #buildAlerts(config: Config): Promise<CallAlerts | undefined> {
+    // The call client (src/a2a) is loaded only for a config that places calls: a shop without them never pays its memory (issue 18).
+    if (!config.alerts?.call?.enabled) return undefined;
     try {
+      const { callAlertsFromConfig } = await import('../alerts/alerts.js');
       return await callAlertsFromConfig(config.alerts, {
         stateDir: config.state_dir,
         timezone: config.timezone,

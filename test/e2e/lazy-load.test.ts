@@ -12,7 +12,7 @@ const REGISTER = pathToFileURL(join(import.meta.dirname, 'module-log/register.mj
 describe('daemon end to end: what a production run loads', () => {
   const fx = emulatorFixture();
 
-  it('a run on a production config syncs without loading exceljs, the emulator or the demo', async () => {
+  it('a run on a production config syncs without loading exceljs, the emulator, the demo or (without call alerts) the call client', async () => {
     const s = await scenario(fx.emu, 'e2e-lazy');
     await s.writeConfig({ shop: s.dataset() });
     const log = join(await mkdtemp(join(tmpdir(), 'dc-modules-')), 'modules.txt');
@@ -29,5 +29,7 @@ describe('daemon end to end: what a production run loads', () => {
     expect(loaded.some((u) => u.endsWith('/dist/daemon/service.js'))).toBe(true);
     expect(loaded.some((u) => u.endsWith('/dist/sync/engine.js') || u.includes('/dist/sync/'))).toBe(true);
     expect(loaded.filter((u) => /\/node_modules\/exceljs\/|\/dist\/emulator\/|\/dist\/daemon\/demo\.js$/.test(u))).toEqual([]);
+    // Issue 18: without call alerts in the config, the call client (src/a2a) stays out of the daemon's memory.
+    expect(loaded.filter((u) => /\/dist\/alerts\/alerts\.js$|\/dist\/a2a\/(client|conversation|transport)\.js$/.test(u))).toEqual([]);
   });
 });
