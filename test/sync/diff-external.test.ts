@@ -39,7 +39,8 @@ let n = 0;
 /** Sort `records` (given in this order) on disk with runs of `runBytes` bytes. */
 function sorted(records: DatasetRecord[], runBytes: number): { source: SortedSource; dups: Array<[string, number, number]> } {
   const sorter = new SourceSorter(t.dir, runBytes);
-  records.forEach((r, i) => sorter.add(r.record_id, i + 2, recordJson(r)));
+  // As readSource adds them: each record with its value flags (the diff counts unchanged records' values from those).
+  records.forEach((r, i) => sorter.addRecord(r, i + 2));
   const dups: Array<[string, number, number]> = [];
   const source = sorter.finish((id, line, first) => dups.push([id, line, first]));
   return { source, dups };
@@ -57,6 +58,7 @@ function contents(cs: Changeset) {
     counts: cs.counts,
     digest: cs.digest,
     foreignEdits: cs.foreignEdits,
+    values: cs.values,
     head: cs.head,
     records: all(cs.records),
     adds: all(cs.adds),
@@ -90,10 +92,11 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
         fc.constantFrom<DiffOptions['ownership']>('source', 'full'),
         fc.constantFrom<NonNullable<DiffOptions['onForeignEdit']>>('overwrite', 'keep'),
         fc.constantFrom(1, 40, 400, 1 << 20),
-        async (snap, src, ownership, onForeignEdit, runBytes) => {
+        fc.constantFrom<DiffOptions['values']>(undefined, [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 1 }]),
+        async (snap, src, ownership, onForeignEdit, runBytes, values) => {
           const seeds: SnapshotSeed[] = uniq(snap).map((x) => ({ record: toRec(x), owned: x.owned, foreignFields: x.owned ? x.foreign : [] }));
           const source = uniq(src).map(toRec); // in arbitrary (file) order
-          const options = { ownership, onForeignEdit };
+          const options = { ownership, onForeignEdit, values };
           const mem = diffSorted([...source].sort((a, b) => byBytes(a.record_id, b.record_id)), snapshotReaderFrom(seeds), options);
           const ext = await external(source, seeds, options, runBytes);
           expect(contents(ext)).toEqual(contents(mem));

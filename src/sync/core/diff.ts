@@ -67,13 +67,16 @@ const SLICE = 10_000;
 /**
  * The merge-join of source entries and the snapshot, both in record_id byte
  * order, into `sink`; it yields every SLICE records so a caller can let the
- * event loop run, and returns the summary.
+ * event loop run, and returns the summary. `shapes`: those of the entries'
+ * value flags (SortedSource.shapes); an entry without readable flags has its
+ * values read from its text.
  */
 export function* mergeJoin(
   source: Iterable<SourceEntry>,
   snapshot: SnapshotReader,
   options: DiffOptions,
   sink: ChangesetSink,
+  shapes: readonly (readonly string[])[] = [],
 ): Generator<void, Omit<ChangesetSummary, 'head'>> {
   const keep = options.onForeignEdit === 'keep';
   const foreignEdits: ForeignEditNote[] = [];
@@ -146,7 +149,8 @@ export function* mergeJoin(
       digest.update(`o\0${e.record_id}\n`);
     }
     if (src.json === e.json) {
-      tallier.comparedJson(e.json);
+      // Equal text, equal record: the source's flags are the snapshot record's.
+      if (src.flags === undefined || !tallier.comparedFlags(src.flags, shapes)) tallier.comparedJson(e.json);
       unchanged++;
       continue;
     }

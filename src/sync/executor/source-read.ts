@@ -3,7 +3,6 @@ import { stat } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import type { MappingConfig } from '../../mapping/config.js';
 import type { DatasetRecord } from '../../model/record.js';
-import { recordJson } from '../../model/record-json.js';
 import type { SourceConfig } from '../../sources/config.js';
 import { bomEncoding, iconvLite } from '../../sources/decode.js';
 import { boundText } from '../../model/excerpt.js';
@@ -74,7 +73,7 @@ export async function readSource(
       for (let i = 0; i < records.length; i++) {
         const rec = records[i]!;
         const line = lines[i]!;
-        sorter.add(rec.record_id, line, recordJson(rec));
+        sorter.addRecord(rec, line);
         if (!mayImport) continue;
         if (line !== ++n + 1) oneLineEach = false;
         if (!emptyAttributes && hasEmptyAttribute(rec)) emptyAttributes = true;
