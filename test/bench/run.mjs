@@ -164,8 +164,8 @@ async function diffPart(dir) {
     const [bare, diff] = interleaved([() => readMeasure('bare-csv', csv), () => child(node(here('diff.bench.mjs'), '--measure', csv, db))], n >= 3e6 ? 1 : RUNS);
     show('bare csv-parse', bare);
     show('read + diff + plan', diff, bare);
-    say(`    read ${(diff.readMs / 1000).toFixed(2)} s, diff ${(diff.diffMs / 1000).toFixed(2)} s, plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
-    const detail = { ...times(diff), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(diff.readMs), diffMs: Math.round(diff.diffMs), planMs: Math.round(diff.planMs) };
+    say(`    read ${(diff.readMs / 1000).toFixed(2)} s (CPU ${(diff.readCpuMs / 1000).toFixed(2)} s), diff ${(diff.diffMs / 1000).toFixed(2)} s (CPU ${(diff.diffCpuMs / 1000).toFixed(2)} s), plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
+    const detail = { ...times(diff), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(diff.readMs), diffMs: Math.round(diff.diffMs), planMs: Math.round(diff.planMs), readCpuMs: Math.round(diff.readCpuMs), diffCpuMs: Math.round(diff.diffCpuMs) };
     figure(`read+diff+plan ${label(n)}, CPU / bare csv-parse`, diff.cpuMs / bare.cpuMs, '×', { max: 2 }, detail);
     figure(`read+diff+plan ${label(n)}, wall / bare csv-parse`, diff.ms / bare.ms, '×', { max: 2 }, detail);
     figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 });

@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync, linkSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
 import { recordJson } from '../../model/record-json.js';
-import { compareIds, isPlainId } from '../../model/snapshot-reader.js';
+import { compareIds, isPlainId, plainCompare } from '../../model/snapshot-reader.js';
 import type { SourceEntry } from '../core/changeset.js';
 import { ValueFlagsWriter } from '../core/record-values.js';
 import { baseFlags } from '../core/value-guards.js';
@@ -212,7 +212,7 @@ export class SourceSorter {
       const path = this.#newRun();
       this.#writeRun(path, report);
       this.#release();
-      return new SortedSource([path], this.#added - dups, false, this.#flags.shapes);
+      return new SortedSource([path], this.#added - dups, this.#plain, this.#flags.shapes);
     }
     this.#spill();
     this.#release();
@@ -354,7 +354,6 @@ function grow(a: Int32Array): Int32Array {
 /** Characters of ASCII entries encoded at once. */
 const PENDING_CHARS = 8 * 1024;
 
-const plainCompare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A position in a sorted stream of lines (`id<TAB>line<TAB>…`); `next` moves to the next one (false at the end). */
 interface Cursor {
