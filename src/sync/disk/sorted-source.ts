@@ -151,12 +151,21 @@ export class SourceSorter {
     this.#buf = releasable(Math.max(runBytes, 1024));
   }
 
-  /** A mapped record: its canonical JSON, with the value guards' flags of its values beside it (so the diff does not read them from the text). */
+  /**
+   * A mapped record: its canonical JSON, with the value guards' flags of its values beside it (so the diff
+   * does not read them from the text). Only this sorter's own writer puts flags in its runs: they are read
+   * with its shapes (SortedSource.shapes), never another's.
+   */
   addRecord(rec: DatasetRecord, line: number): void {
-    this.add(rec.record_id, line, recordJson(rec), this.#flags.of(rec));
+    this.#add(rec.record_id, line, recordJson(rec), this.#flags.of(rec));
   }
 
-  add(recordId: string, line: number, json: string, flags?: string): void {
+  /** A record as its canonical JSON (its values are read from the text when it is compared). */
+  add(recordId: string, line: number, json: string): void {
+    this.#add(recordId, line, json, undefined);
+  }
+
+  #add(recordId: string, line: number, json: string, flags: string | undefined): void {
     const text = `${entryLine(recordId, line, json, flags)}\n`;
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
     if (this.#used + 3 * (this.#pending.length + text.length) > this.#buf.length) {
