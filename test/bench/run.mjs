@@ -201,6 +201,8 @@ function showSync(name, m, bare) {
   show(name, m, bare);
   const p = m.phases;
   say(`    ${m.summary.result} by ${m.summary.path}: +${m.summary.adds} ~${m.summary.changes} -${m.summary.deletes}, ${m.requestCount} requests; body as the server read it: ${m.requestBytes.map((b) => `${mb(b)} MB`).join(', ') || 'none'}`);
+  // A sync that did not publish says why: its figures are not those of a sync that did.
+  if (m.summary.result !== 'published' && m.summary.result !== 'unchanged') say(`    ${m.summary.code ?? ''}: ${m.summary.message ?? ''}`);
   say(`    where the time went (s): ${Object.entries(p).filter(([k]) => !['sendRequestMs', 'polls'].includes(k)).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ')}`);
   say(`    peak at ${(m.peak.atMs / 1000).toFixed(1)} s (after ${m.peak.after ?? 'start'}): heap ${m.peak.heapMb} of ${m.peak.heapTotalMb} MB, buffers ${m.peak.buffersMb} MB; RSS at start ${m.startRssMb} MB`);
 }
