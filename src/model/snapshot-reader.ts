@@ -60,6 +60,11 @@ export function compareIds(a: string, b: string): number {
   return lt ? -1 : 1;
 }
 
+/** compareIds where one of the two ids is plain (isPlainId): they then first differ below U+D800, where UTF-16 order is byte order. */
+export function plainCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** True when `id` holds no code unit at or above U+D800, where UTF-16 order and byte order agree (compareIds' fast case). */
 export function isPlainId(id: string): boolean {
   return !HIGH_UNIT.test(id);

@@ -55,10 +55,12 @@ if (mode === '--seed') {
     const src = await readSource(file, source, mapping, work);
     if (src.rejected) throw src.rejected;
     const t1 = performance.now();
+    const c1 = process.cpuUsage(c0);
     const store = db.snapshot('bench');
     // The diff options a sync takes from the default policy: value guards on (each compared record's values tallied).
     const cs = await diffSource(src.sorted, store.reader(), diffOptionsOf(policy), join(work, 'changeset'));
     const t2 = performance.now();
+    const c2 = process.cpuUsage(c0);
     const plan = planSync({
       dataset: 'bench',
       changeset: cs,
@@ -80,6 +82,8 @@ if (mode === '--seed') {
         readMs: t1 - t0,
         diffMs: t2 - t1,
         planMs: t3 - t2,
+        readCpuMs: (c1.user + c1.system) / 1000,
+        diffCpuMs: (c2.user + c2.system - c1.user - c1.system) / 1000,
         maxRssMb: process.resourceUsage().maxRSS / 1024,
         counts: cs.counts,
         path: plan.path,

@@ -168,8 +168,8 @@ async function diffPart(dir) {
     const [bare, diff] = interleaved([() => readMeasure('bare-csv', csv), () => child(node(here('diff.bench.mjs'), '--measure', csv, db))], n >= 3e6 ? 1 : RUNS);
     show('bare csv-parse', bare);
     show('read + diff + plan', diff, bare);
-    say(`    read ${(diff.readMs / 1000).toFixed(2)} s, diff ${(diff.diffMs / 1000).toFixed(2)} s, plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
-    const detail = { ...times(diff), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(diff.readMs), diffMs: Math.round(diff.diffMs), planMs: Math.round(diff.planMs) };
+    say(`    read ${(diff.readMs / 1000).toFixed(2)} s (CPU ${(diff.readCpuMs / 1000).toFixed(2)} s), diff ${(diff.diffMs / 1000).toFixed(2)} s (CPU ${(diff.diffCpuMs / 1000).toFixed(2)} s), plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
+    const detail = { ...times(diff), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(diff.readMs), diffMs: Math.round(diff.diffMs), planMs: Math.round(diff.planMs), readCpuMs: Math.round(diff.readCpuMs), diffCpuMs: Math.round(diff.diffCpuMs) };
     figure(`read+diff+plan ${label(n)}, CPU / bare csv-parse`, diff.cpuMs / bare.cpuMs, '×', { max: 2 }, detail);
     figure(`read+diff+plan ${label(n)}, wall / bare csv-parse`, diff.ms / bare.ms, '×', { max: 2 }, detail);
     figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 });
@@ -205,6 +205,8 @@ function showSync(name, m, bare) {
   show(name, m, bare);
   const p = m.phases;
   say(`    ${m.summary.result} by ${m.summary.path}: +${m.summary.adds} ~${m.summary.changes} -${m.summary.deletes}, ${m.requestCount} requests; body as the server read it: ${m.requestBytes.map((b) => `${mb(b)} MB`).join(', ') || 'none'}`);
+  // A sync that did not publish says why: its figures are not those of a sync that did.
+  if (m.summary.result !== 'published' && m.summary.result !== 'unchanged') say(`    ${m.summary.code ?? ''}: ${m.summary.message ?? ''}`);
   say(`    where the time went (s): ${Object.entries(p).filter(([k]) => !['sendRequestMs', 'polls'].includes(k)).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ')}`);
   say(`    peak at ${(m.peak.atMs / 1000).toFixed(1)} s (after ${m.peak.after ?? 'start'}): heap ${m.peak.heapMb} of ${m.peak.heapTotalMb} MB, buffers ${m.peak.buffersMb} MB; RSS at start ${m.startRssMb} MB`);
 }

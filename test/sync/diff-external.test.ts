@@ -14,7 +14,7 @@ import { diffSorted, type DiffOptions } from '../../src/sync/core/diff.js';
 import { diffSource } from '../../src/sync/disk/diff-source.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import { readSource } from '../../src/sync/executor/source-read.js';
-import { SourceSorter, type SortedSource } from '../../src/sync/disk/sorted-source.js';
+import { SortedSource, SourceSorter } from '../../src/sync/disk/sorted-source.js';
 import { rec, tempDir } from './diff-fixtures.js';
 
 /**
@@ -39,7 +39,8 @@ let n = 0;
 /** Sort `records` (given in this order) on disk with runs of `runBytes` bytes. */
 function sorted(records: DatasetRecord[], runBytes: number): { source: SortedSource; dups: Array<[string, number, number]> } {
   const sorter = new SourceSorter(t.dir, runBytes);
-  records.forEach((r, i) => sorter.add(r.record_id, i + 2, recordJson(r)));
+  // As readSource adds them: each record with its value flags (the diff counts unchanged records' values from those).
+  records.forEach((r, i) => sorter.addRecord(r, i + 2));
   const dups: Array<[string, number, number]> = [];
   const source = sorter.finish((id, line, first) => dups.push([id, line, first]));
   return { source, dups };
@@ -57,6 +58,7 @@ function contents(cs: Changeset) {
     counts: cs.counts,
     digest: cs.digest,
     foreignEdits: cs.foreignEdits,
+    values: cs.values,
     head: cs.head,
     records: all(cs.records),
     adds: all(cs.adds),
@@ -90,10 +92,11 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
         fc.constantFrom<DiffOptions['ownership']>('source', 'full'),
         fc.constantFrom<NonNullable<DiffOptions['onForeignEdit']>>('overwrite', 'keep'),
         fc.constantFrom(1, 40, 400, 1 << 20),
-        async (snap, src, ownership, onForeignEdit, runBytes) => {
+        fc.constantFrom<DiffOptions['values']>(undefined, [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 1 }]),
+        async (snap, src, ownership, onForeignEdit, runBytes, values) => {
           const seeds: SnapshotSeed[] = uniq(snap).map((x) => ({ record: toRec(x), owned: x.owned, foreignFields: x.owned ? x.foreign : [] }));
           const source = uniq(src).map(toRec); // in arbitrary (file) order
-          const options = { ownership, onForeignEdit };
+          const options = { ownership, onForeignEdit, values };
           const mem = diffSorted([...source].sort((a, b) => byBytes(a.record_id, b.record_id)), snapshotReaderFrom(seeds), options);
           const ext = await external(source, seeds, options, runBytes);
           expect(contents(ext)).toEqual(contents(mem));
@@ -152,6 +155,39 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     } finally {
       db.close();
     }
+  });
+
+  it('counts values from the flags in the runs only with the shapes of the sort that wrote them: runs found in a folder, or lines without flags, are read as text', async () => {
+    const options: DiffOptions = { ownership: 'source', values: [{ field: '*', max_zeroed_ratio: 0.25, jump_factor: 10, max_jump_ratio: 0.25, min_compared: 1 }] };
+    const at = (stock: number | null, price: number) => ({ attributes: { stock, price } });
+    const snap = [rec('a', at(5, 1)), rec('b', at(0, 2)), rec('c', at(3, 0)), rec('d', at(null, 4)), rec('e', at(7, 9))];
+    // a, b, d, e unchanged (counted from their flags), c zeroed; e's attributes in another key order (another shape).
+    const src = [rec('a', at(5, 1)), rec('b', at(0, 2)), rec('c', at(0, 0)), rec('d', at(null, 4)), rec('e', { attributes: { price: 9, stock: 7 } })];
+    const mem = diffSorted(src, snapshotReaderFrom(snap), options);
+    // Every compared record had a price (zeroable); all but c's 0 are non-zero. Stocks: a, c, e had a value to lose.
+    expect(mem.values?.fields['attributes.stock']).toMatchObject({ changed: 1, zeroed: 1, zeroable: 3, nonzero: 3 });
+
+    const { source } = sorted([...src].reverse(), 200); // several runs, merged as read
+    expect(source.runs.length).toBeGreaterThan(1);
+    expect(source.shapes).toEqual([['price', 'stock'], ['stock', 'price']]); // e was added first
+    // Shape, then display_name, api_value, aliases (empty: 0), active, then the attributes in the shape's order.
+    expect(all(source.entries()).map((e) => e.flags)).toEqual(['1.110133', '1.110103', '1.110100', '1.110103', '0.110133']);
+    const withFlags = await diffSource(source, snapshotReaderFrom(snap), options, join(t.dir, 'cs-flags'));
+
+    // The same runs as a plan's changeset folder holds them: their flags without the shapes, so read as text.
+    const found = SortedSource.inFolder(join(t.dir, 'cs-flags'));
+    expect(found.shapes).toEqual([]);
+    expect(all(found.entries()).every((e) => e.flags !== undefined)).toBe(true);
+    const fromFolder = await diffSource(found, snapshotReaderFrom(snap), options, join(t.dir, 'cs-folder'));
+
+    // The same entries without flags (an entry line as written before them, a restore's or a feed's).
+    const bare = new SourceSorter(t.dir, 200);
+    [...src].reverse().forEach((r, i) => bare.add(r.record_id, i + 2, recordJson(r)));
+    const noFlags = bare.finish(() => undefined);
+    expect(all(noFlags.entries()).every((e) => e.flags === undefined)).toBe(true);
+    const fromText = await diffSource(noFlags, snapshotReaderFrom(snap), options, join(t.dir, 'cs-text'));
+
+    for (const cs of [withFlags, fromFolder, fromText]) expect(contents(cs)).toEqual(contents(mem));
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/model/canonical.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { recordJson } from '../../src/model/record-json.js';
-import { RecordValues, ZEROABLE } from '../../src/sync/core/record-values.js';
+import { RecordValues, ValueFlagsWriter, ZEROABLE } from '../../src/sync/core/record-values.js';
 import { baseFlags, ValueTallier, type ValueRule } from '../../src/sync/core/value-guards.js';
 
 /** Issue 18: the value guards read a compared record's values from its JSON text; the tally must be the parse's. */
@@ -127,5 +127,61 @@ describe('value guards read from the JSON text (record-values.ts)', () => {
       const [slow, fast] = tallies([t, '{"attributes":{"stock":1},"display_name":"x","active":true}'], rs);
       expect(fast).toEqual(slow);
     }
+  });
+
+  it('flags written from the mapped record count exactly as its JSON text read back, values JSON changes too (not finite, undefined, -0)', () => {
+    // Values as a mapping may give them, before they are text: JSON writes a number that is not finite as null and leaves undefined out.
+    const raw = fc.oneof(value, fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, undefined, -0, [undefined], { a: undefined }));
+    const mapped = fc.record(
+      {
+        record_id: fc.string({ minLength: 1 }),
+        display_name: fc.oneof(tricky, fc.string(), fc.constant(undefined)),
+        api_value: fc.oneof(tricky, fc.string(), fc.constantFrom(Number.NaN, null)),
+        aliases: fc.array(fc.oneof(tricky, fc.string()), { maxLength: 3 }),
+        attributes: fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('stock', 'price', '__proto__', '10', 'a"b', 'toJSON')), raw, { maxKeys: 5 }),
+        active: fc.oneof(fc.boolean(), tricky),
+      },
+      { requiredKeys: ['record_id', 'attributes'] },
+    );
+    fc.assert(
+      fc.property(fc.array(mapped, { minLength: 1, maxLength: 8 }), rules, (recs, rs) => {
+        // One writer for all, as one sort uses it: records of the same keys share a shape.
+        const writer = new ValueFlagsWriter(baseFlags);
+        const fromText = new ValueTallier(rs);
+        const fromFlags = new ValueTallier(rs);
+        for (const r of recs as DatasetRecord[]) {
+          const text = recordJson(r);
+          const flags = writer.of(r);
+          // Only a key named toJSON (it could be a function) sends a record to its text.
+          expect(flags === undefined).toBe(Object.keys(r.attributes).includes('toJSON'));
+          fromText.comparedJson(text);
+          if (flags === undefined) fromFlags.comparedJson(text);
+          else expect(fromFlags.comparedFlags(flags, writer.shapes)).toBe(true);
+        }
+        // Every field of every record changed once, so that the tally shows the base of each.
+        for (const r of recs) {
+          const after = JSON.parse(recordJson(r as DatasetRecord)) as DatasetRecord;
+          const empty = { record_id: after.record_id, attributes: {} } as unknown as DatasetRecord;
+          fromText.observe(empty, after);
+          fromFlags.observe(empty, after);
+        }
+        expect(fromFlags.tally()).toEqual(fromText.tally());
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('flags of another writer, or not flags, count nothing and say so (the text is read instead)', () => {
+    const rs: ValueRule[] = [{ field: '*', max_zeroed_ratio: 0.25, min_compared: 1 }];
+    const writer = new ValueFlagsWriter(baseFlags);
+    const flags = writer.of({ record_id: 'a', display_name: 'x', api_value: 'y', aliases: [], attributes: { stock: 5 }, active: true })!;
+    expect(flags).toBe('0.11013');
+    const tallier = new ValueTallier(rs);
+    for (const bad of ['1.11013', '0.1101', '0.110133', '0.1101x', '.11013', 'x', '']) expect(tallier.comparedFlags(bad, writer.shapes)).toBe(false);
+    expect(tallier.comparedFlags(flags, [])).toBe(false);
+    tallier.observe({ record_id: 'a', display_name: 'x', api_value: 'y', aliases: [], attributes: { stock: 5 }, active: true }, { record_id: 'a', display_name: 'x', api_value: 'y', aliases: [], attributes: { stock: 0 }, active: true });
+    expect(tallier.tally().fields['attributes.stock']).toMatchObject({ zeroable: 0, nonzero: 0 });
+    expect(tallier.comparedFlags(flags, writer.shapes)).toBe(true);
+    expect(tallier.tally().fields['attributes.stock']).toMatchObject({ zeroable: 1, nonzero: 1 });
   });
 });

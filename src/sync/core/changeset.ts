@@ -64,6 +64,8 @@ export interface SourceEntry {
   record_id: string;
   line: number;
   json: string;
+  /** The value guards' base flags of the record (ValueFlagsWriter, record-values.ts), when its sort wrote them. */
+  flags?: string;
 }
 
 /** Where the merge of a diff puts what it finds (diff.ts): arrays in memory, or files (sync/disk/changeset-files.ts). */

@@ -15,6 +15,8 @@
  * hand.
  */
 
+import type { DatasetRecord } from '../../model/record.js';
+
 /** The value is not zero or empty (isZeroOrEmpty is false). */
 export const ZEROABLE = 1;
 /** The value is a non-zero number (or text that is one). */
@@ -22,6 +24,9 @@ export const NONZERO = 2;
 
 /** The flags of a value as JSON.parse gives it (value-guards.ts supplies it). */
 export type Classify = (value: unknown) => number;
+
+/** The top-level fields the value guards look at (attributes aside), in the order their flags are written. */
+export const TOP_FIELDS = ['display_name', 'api_value', 'aliases', 'active'] as const;
 
 const FAIL = -1;
 
@@ -203,4 +208,102 @@ function skipNested(json: string, i: number, plain: boolean): number {
     }
   }
   return -1;
+}
+
+/** Shapes (attribute key lists) told apart per sort; past this many, records of a new shape carry no flags. */
+const MAX_SHAPES = 256;
+
+/**
+ * The base flags of a record's values, worked out from the record as it is
+ * mapped (before it is ever text) and carried beside its JSON in the sorted
+ * runs (sorted-source.ts): an unchanged record's values are then counted
+ * from these, and its text is not read again (issue 18; reading it was the
+ * diff's largest cost). `of` gives `<shape>.<digits>`: the index of the
+ * record's attribute keys (in `shapes`), then one digit (the flags) a top
+ * field in TOP_FIELDS order and one an attribute in the shape's order. The
+ * flags are those of the value JSON.parse would give back from recordJson
+ * (a number that is not finite is written null, an absent value is 0); a
+ * record with anything whose JSON is not plain (a toJSON, a class instance,
+ * a function, a bigint) gets none, and is read from its text as before.
+ */
+export class ValueFlagsWriter {
+  /** Attribute keys of each shape, in the records' key order. */
+  readonly shapes: string[][] = [];
+  readonly #index = new Map<string, number>();
+  #lastKeys: string[] = [];
+  #lastShape = -1;
+
+  constructor(private readonly classify: Classify) {}
+
+  /** The flags of `rec` as text, or undefined (then its JSON is read instead). */
+  of(record: DatasetRecord): string | undefined {
+    const rec = record as unknown as Readonly<Record<string, unknown>>;
+    const attrs = rec['attributes'];
+    if (!isPlainObject(attrs)) return undefined;
+    const keys = Object.keys(attrs);
+    const shape = this.#shape(keys);
+    if (shape < 0) return undefined;
+    let out = `${shape}.`;
+    for (const f of TOP_FIELDS) {
+      const flags = this.#flags(rec[f]);
+      if (flags === FAIL) return undefined;
+      out += DIGITS[flags];
+    }
+    for (const k of keys) {
+      const flags = this.#flags(attrs[k]);
+      if (flags === FAIL) return undefined;
+      out += DIGITS[flags];
+    }
+    return out;
+  }
+
+  #shape(keys: string[]): number {
+    const last = this.#lastKeys;
+    let same = keys.length === last.length;
+    for (let i = 0; same && i < keys.length; i++) same = keys[i] === last[i];
+    if (same && this.#lastShape >= 0) return this.#lastShape;
+    const name = JSON.stringify(keys);
+    let shape = this.#index.get(name);
+    if (shape === undefined) {
+      if (this.shapes.length >= MAX_SHAPES) return -1;
+      shape = this.shapes.length;
+      this.shapes.push(keys);
+      this.#index.set(name, shape);
+    }
+    this.#lastKeys = keys;
+    this.#lastShape = shape;
+    return shape;
+  }
+
+  /** The flags of a value as JSON.parse gives it back from its JSON, or FAIL. */
+  #flags(v: unknown): number {
+    switch (typeof v) {
+      case 'string': {
+        // As RecordValues: text starting with an ASCII letter is no number and not empty.
+        const d = v.charCodeAt(0);
+        return (d >= 0x61 && d <= 0x7a) || (d >= 0x41 && d <= 0x5a) ? ZEROABLE : this.classify(v);
+      }
+      case 'number':
+        return this.classify(Number.isFinite(v) ? v : null);
+      case 'boolean':
+        return this.classify(v);
+      case 'undefined':
+        return 0; // absent from the JSON: counted as absent
+      case 'object':
+        if (v === null) return this.classify(null);
+        if (Array.isArray(v)) return Object.getPrototypeOf(v) === Array.prototype && !('toJSON' in v) ? this.classify(v.length === 0 ? LIST_EMPTY : LIST) : FAIL;
+        return isPlainObject(v) ? this.classify(OBJECT) : FAIL;
+      default:
+        return FAIL;
+    }
+  }
+}
+
+const DIGITS = ['0', '1', '2', '3'] as const;
+
+/** An object JSON writes as its own keys: a plain (or null-prototype) object without a toJSON. */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return (proto === Object.prototype || proto === null) && !('toJSON' in v);
 }

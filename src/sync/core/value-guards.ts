@@ -2,7 +2,7 @@ import { canonicalJson } from '../../model/canonical.js';
 import type { DatasetRecord } from '../../model/record.js';
 import type { GuardEvaluation, GuardResult } from './guards.js';
 import type { FieldTally, ValueSample, ValueTally } from './changeset.js';
-import { NONZERO, RecordValues, ZEROABLE } from './record-values.js';
+import { NONZERO, RecordValues, TOP_FIELDS, ZEROABLE } from './record-values.js';
 
 export type { FieldTally, ValueSample, ValueTally } from './changeset.js';
 
@@ -40,8 +40,6 @@ export const DEFAULT_MIN_ALL_COMPARED = 3;
 /** Samples kept per field and kind (guard.held shows five, old → new). */
 export const VALUE_SAMPLES = 5;
 
-const TOP_FIELDS = ['display_name', 'api_value', 'aliases', 'active'] as const;
-
 /** The rule that applies to a field: the one naming it, else `*`; null when none. */
 export function ruleFor(rules: readonly ValueRule[], field: string): ValueRule | null {
   return rules.find((r) => r.field === field) ?? rules.find((r) => r.field === '*') ?? null;
@@ -50,11 +48,14 @@ export function ruleFor(rules: readonly ValueRule[], field: string): ValueRule |
 /** Counts value changes record by record, as the diff finds changed records (pure; rules decide what a jump is). */
 export class ValueTallier {
   readonly #fields: Record<string, FieldTally> = {};
-  readonly #bases: Record<string, { zeroable: number; nonzero: number }> = {};
+  readonly #bases: Record<string, Base> = {};
   /** ruleFor of each field met, and each attribute key's field name (a million records name the same few). */
   readonly #rules = new Map<string, ValueRule | null>();
   readonly #attrFields = new Map<string, string>();
   readonly #values = new RecordValues(baseFlags);
+  /** The base counters of each shape's fields (comparedFlags), for the shapes last given. */
+  #shapesOf: readonly (readonly string[])[] | null = null;
+  #byShape: Array<Array<Base | null>> = [];
 
   constructor(private readonly rules: readonly ValueRule[]) {}
 
@@ -85,6 +86,49 @@ export class ValueTallier {
       this.#base(f, flags);
     }
     for (let i = 0; i < r.attrCount; i++) this.#base(this.#attrField(r.attrKeys[i]!), r.attrFlags[i]!);
+  }
+
+  /**
+   * compared() of a record given as the flags ValueFlagsWriter wrote for it
+   * (`shapes`: that writer's), which must be of the record whose text
+   * comparedJson would read. False, counting nothing, when they cannot be
+   * read (another writer's shape, not flags): the caller reads the text.
+   */
+  comparedFlags(flags: string, shapes: readonly (readonly string[])[]): boolean {
+    if (this.rules.length === 0) return true;
+    const dot = flags.indexOf('.');
+    if (dot < 1) return false;
+    const bases = this.#shapeBases(Number(flags.slice(0, dot)), shapes);
+    if (bases === null || flags.length !== dot + 1 + bases.length) return false;
+    for (let i = dot + 1; i < flags.length; i++) {
+      const d = flags.charCodeAt(i) - 0x30;
+      if (d < 0 || d > 3) return false;
+    }
+    for (let i = 0; i < bases.length; i++) {
+      const b = bases[i];
+      if (!b) continue;
+      const d = flags.charCodeAt(dot + 1 + i) - 0x30;
+      if (d & ZEROABLE) b.zeroable++;
+      if (d & NONZERO) b.nonzero++;
+    }
+    return true;
+  }
+
+  /** The base counters of a shape's fields (null where no rule applies), TOP_FIELDS first; null when there is no such shape. */
+  #shapeBases(shape: number, shapes: readonly (readonly string[])[]): Array<Base | null> | null {
+    if (this.#shapesOf !== shapes) {
+      this.#shapesOf = shapes;
+      this.#byShape = [];
+    }
+    let bases = this.#byShape[shape];
+    if (bases === undefined) {
+      const keys = Number.isInteger(shape) ? shapes[shape] : undefined;
+      if (keys === undefined) return null;
+      const fields = [...TOP_FIELDS, ...keys.map((k) => this.#attrField(k))];
+      bases = fields.map((f) => (this.#ruleFor(f) ? (this.#bases[f] ??= { zeroable: 0, nonzero: 0 }) : null));
+      this.#byShape[shape] = bases;
+    }
+    return bases;
   }
 
   #attrField(key: string): string {
@@ -152,6 +196,12 @@ export class ValueTallier {
       keep(t.samples.jumped, sample);
     }
   }
+}
+
+/** A field's base counts: compared records whose value could be zeroed, and could jump. */
+interface Base {
+  zeroable: number;
+  nonzero: number;
 }
 
 /** What a value counts for in the bases: ZEROABLE when not zero or empty, NONZERO when a non-zero number. */

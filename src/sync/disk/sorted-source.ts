@@ -1,7 +1,11 @@
 import { chmodSync, copyFileSync, linkSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { compareIds, isPlainId } from '../../model/snapshot-reader.js';
+import type { DatasetRecord } from '../../model/record.js';
+import { recordJson } from '../../model/record-json.js';
+import { compareIds, isPlainId, plainCompare } from '../../model/snapshot-reader.js';
 import type { SourceEntry } from '../core/changeset.js';
+import { ValueFlagsWriter } from '../core/record-values.js';
+import { baseFlags } from '../core/value-guards.js';
 import { ByteWriter, LineWriter, idField, parseIdField, readLines } from './line-file.js';
 
 /**
@@ -37,6 +41,8 @@ export class SortedSource {
     readonly count: number,
     /** Every id compares right with `<` (isPlainId): the merge compares them so, not with compareIds. */
     readonly plain = false,
+    /** The attribute key lists of the entries' flags (ValueFlagsWriter); none when the runs were found in a folder. */
+    readonly shapes: readonly (readonly string[])[] = [],
   ) {}
 
   /** The runs of a folder that linkInto wrote (with `name`: linkInto(dir, name)). */
@@ -55,7 +61,10 @@ export class SortedSource {
       return;
     }
     const merged = mergeCursors(this.runs.map((r) => fileCursor(r)), this.plain ? plainCompare : compareIds, true);
-    for (let c = merged(); c !== null; c = merged()) yield { record_id: c.id, line: c.line, json: c.text.slice(c.jsonAt) };
+    for (let c = merged(); c !== null; c = merged()) {
+      const json = c.text.slice(c.jsonAt);
+      yield c.flagsAt < 0 ? { record_id: c.id, line: c.line, json } : { record_id: c.id, line: c.line, json, flags: c.text.slice(c.flagsAt, c.jsonAt - 1) };
+    }
   }
 
   /** The file lines of the given record ids (one pass). */
@@ -81,14 +90,26 @@ export function* readEntries(path: string): Generator<SourceEntry> {
   for (const text of readLines(path)) {
     const a = text.indexOf('\t');
     const b = text.indexOf('\t', a + 1);
-    yield { record_id: parseIdField(text.slice(0, a)), line: Number(text.slice(a + 1, b)), json: text.slice(b + 1) };
+    const record_id = parseIdField(text.slice(0, a));
+    const line = Number(text.slice(a + 1, b));
+    if (text.charCodeAt(b + 1) !== FLAGS_MARK) yield { record_id, line, json: text.slice(b + 1) };
+    else {
+      const c = text.indexOf('\t', b + 1);
+      yield { record_id, line, json: text.slice(c + 1), flags: text.slice(b + 2, c) };
+    }
   }
 }
 
-/** One entry as a line (no line break). */
-export function entryLine(id: string, line: number, json: string): string {
-  return `${idField(id)}\t${line}\t${json}`;
+/**
+ * One entry as a line (no line break): id, file line, then the value flags when given (after FLAGS_MARK, a
+ * character no JSON starts with, so lines without them, and files written before them, read the same), JSON.
+ */
+export function entryLine(id: string, line: number, json: string, flags?: string): string {
+  return flags === undefined ? `${idField(id)}\t${line}\t${json}` : `${idField(id)}\t${line}\t~${flags}\t${json}`;
 }
+
+/** `~`: starts the flags field of an entry line. */
+const FLAGS_MARK = 0x7e;
 
 /** A record_id met again, at `line`; `first`: the line it was first met at. */
 export type OnDuplicate = (recordId: string, line: number, first: number) => void;
@@ -121,6 +142,7 @@ export class SourceSorter {
   #idRuns: string[] = [];
   #seq = 0;
   #added = 0;
+  readonly #flags = new ValueFlagsWriter(baseFlags);
 
   constructor(
     private readonly dir: string,
@@ -129,8 +151,22 @@ export class SourceSorter {
     this.#buf = releasable(Math.max(runBytes, 1024));
   }
 
+  /**
+   * A mapped record: its canonical JSON, with the value guards' flags of its values beside it (so the diff
+   * does not read them from the text). Only this sorter's own writer puts flags in its runs: they are read
+   * with its shapes (SortedSource.shapes), never another's.
+   */
+  addRecord(rec: DatasetRecord, line: number): void {
+    this.#add(rec.record_id, line, recordJson(rec), this.#flags.of(rec));
+  }
+
+  /** A record as its canonical JSON (its values are read from the text when it is compared). */
   add(recordId: string, line: number, json: string): void {
-    const text = `${entryLine(recordId, line, json)}\n`;
+    this.#add(recordId, line, json, undefined);
+  }
+
+  #add(recordId: string, line: number, json: string, flags: string | undefined): void {
+    const text = `${entryLine(recordId, line, json, flags)}\n`;
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
     if (this.#used + 3 * (this.#pending.length + text.length) > this.#buf.length) {
       this.#spill();
@@ -185,7 +221,7 @@ export class SourceSorter {
       const path = this.#newRun();
       this.#writeRun(path, report);
       this.#release();
-      return new SortedSource([path], this.#added - dups);
+      return new SortedSource([path], this.#added - dups, this.#plain, this.#flags.shapes);
     }
     this.#spill();
     this.#release();
@@ -206,7 +242,7 @@ export class SourceSorter {
     }
     for (const r of this.#idRuns) rmSync(r, { force: true });
     this.#idRuns = [];
-    return new SortedSource(this.#runs, this.#added - dups, this.#plain);
+    return new SortedSource(this.#runs, this.#added - dups, this.#plain, this.#flags.shapes);
   }
 
   /** Remove the run files and drop what is held (also when the read is abandoned). */
@@ -327,15 +363,16 @@ function grow(a: Int32Array): Int32Array {
 /** Characters of ASCII entries encoded at once. */
 const PENDING_CHARS = 8 * 1024;
 
-const plainCompare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A position in a sorted stream of lines (`id<TAB>line<TAB>…`); `next` moves to the next one (false at the end). */
 interface Cursor {
   id: string;
   line: number;
   text: string;
-  /** Where the third field (the JSON) starts in `text`. */
+  /** Where the JSON starts in `text`. */
   jsonAt: number;
+  /** Where the value flags start in `text` (after their mark), or -1. */
+  flagsAt: number;
   next(): boolean;
 }
 
@@ -346,6 +383,7 @@ function fileCursor(path: string): Cursor {
     line: 0,
     text: '',
     jsonAt: 0,
+    flagsAt: -1,
     next() {
       const r = lines.next();
       if (r.done) return false;
@@ -356,7 +394,13 @@ function fileCursor(path: string): Cursor {
       this.id = parseIdField(text.slice(0, a));
       this.line = Number(text.slice(a + 1, b));
       this.text = text;
-      this.jsonAt = b + 1;
+      if (text.charCodeAt(b + 1) === FLAGS_MARK) {
+        this.flagsAt = b + 2;
+        this.jsonAt = text.indexOf('\t', b + 1) + 1;
+      } else {
+        this.flagsAt = -1;
+        this.jsonAt = b + 1;
+      }
       return true;
     },
   };

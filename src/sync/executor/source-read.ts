@@ -3,7 +3,6 @@ import { stat } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import type { MappingConfig } from '../../mapping/config.js';
 import type { DatasetRecord } from '../../model/record.js';
-import { recordJson } from '../../model/record-json.js';
 import type { SourceConfig } from '../../sources/config.js';
 import { bomEncoding, iconvLite } from '../../sources/decode.js';
 import { boundText } from '../../model/excerpt.js';
@@ -148,7 +147,7 @@ class TakerSort {
     for (let i = 0; i < records.length; i++) {
       const rec = records[i]!;
       const line = lines[i]!;
-      this.#sorter.add(rec.record_id, line, recordJson(rec));
+      this.#sorter.addRecord(rec, line);
       if (!this.#mayImport) continue;
       if (line !== ++this.#n + 1) this.#oneLineEach = false;
       if (!this.#emptyAttributes && hasEmptyAttribute(rec)) this.#emptyAttributes = true;
