@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import { event } from '../log/events.js';
 import { redactText, type Secret } from '../secret.js';
 import { ApiError, CLIENT_CODES } from './errors.js';
+import { AttemptTimer } from './attempt-timer.js';
 import type { Admission, RateLimiter } from './rate-limiter.js';
 import { decideRetry, isNotSentCode, parseRetryAfter, type FailureKind, type RetryPolicy } from './retry.js';
 import { errorBodySchema, preconditionDetailsSchema, rowErrorsInDetailsSchema } from './wire.js';
@@ -254,8 +255,10 @@ export class Transport {
   }
 
   async #dispatch(req: HttpRequest, attempt: number, sent: { key?: Secret }): Promise<{ response: HttpResponse } | { error: ApiError; kind: FailureKind }> {
-    const timeout = AbortSignal.timeout(this.#o.requestTimeoutMs);
-    const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
+    const timer = new AttemptTimer(this.#o.requestTimeoutMs);
+    // A form's file goes out through undici, whose headersTimeout is the same limit between writes and after the last.
+    if (!req.stream && !req.form) timer.arm();
+    const signal = req.signal ? AbortSignal.any([timer.signal, req.signal]) : timer.signal;
     const key = this.#keys.key;
     sent.key = key;
     const headers: Record<string, string> = {
@@ -270,7 +273,7 @@ export class Transport {
     }
     if (req.ifMatch) headers['if-match'] = req.ifMatch;
     if (req.idempotencyKey) headers['idempotency-key'] = req.idempotencyKey;
-    const body = req.json !== undefined ? JSON.stringify(req.json) : req.stream ? Readable.from(req.stream.open(), { objectMode: false }) : (req.form ?? null);
+    const body = req.json !== undefined ? JSON.stringify(req.json) : req.stream ? Readable.from(timer.paced(req.stream.open()), { objectMode: false }) : (req.form ?? null);
 
     let status: number;
     let text: string;
@@ -280,14 +283,16 @@ export class Transport {
       status = res.statusCode;
       resHeaders = res.headers;
       text = await res.body.text();
+      timer.stop();
     } catch (cause) {
+      timer.stop();
       if (req.signal?.aborted) {
         // The caller gave up; a non-repeatable request in flight has an unknown outcome.
         const aborted = this.#aborted(req, attempt, cause);
         throw req.safe ? aborted : this.#unknownOutcome(req, attempt, aborted);
       }
       const code = (cause as { code?: unknown })?.code;
-      const timedOut = timeout.aborted || (typeof code === 'string' && /TIMEOUT/.test(code) && code !== 'UND_ERR_CONNECT_TIMEOUT');
+      const timedOut = timer.fired || (typeof code === 'string' && /TIMEOUT/.test(code) && code !== 'UND_ERR_CONNECT_TIMEOUT');
       const errno = typeof code === 'string' ? code : (cause as { cause?: { code?: unknown } })?.cause?.code;
       const error = new ApiError({
         status: null,
