@@ -133,4 +133,18 @@ describe('change list: a command per row', () => {
     expect(sc.published().find((r) => r.record_id === 'r-001')).toMatchObject({ display_name: 'Item r-001', attributes: { stock: 5 } });
     expect(sc.published().find((r) => r.record_id === 'r-002')).toBeUndefined();
   });
+  // Review of #13 (rv13): command words are checked only when no other row has an error, so a list with a bad
+  // value on one row and an unknown word on another lists only the first in its reject file, though the summary
+  // says "every row error is in …rejected.csv": the person fixes one row, and the re-export is refused again.
+  it.fails('the reject file lists every row error: an unknown command word beside a row with a bad value', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    const file = join(sc.dir, 'c-1.csv');
+    await writeFile(file, 'SKU,Name,Code,Qty,Op\nr-001,Tea,c1,x,create\nr-002,Coffee,c2,2,frobnicate\n');
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'ROW_ERRORS', rowErrors: 2 });
+    const rejects = await readFile(rejectFilePath(file), 'utf8');
+    expect(rejects).toContain('TRANSFORM_FAILED');
+    expect(rejects).toContain('3,command,frobnicate,INVALID_COMMAND');
+  });
 });
