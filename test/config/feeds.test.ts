@@ -100,6 +100,15 @@ describe('feeds (issue 13): the config', () => {
     ]);
   });
 
+  // Review of #13 (rv13): the check compares the path text, so one folder written as /srv/exports and
+  // /srv/exports/ (or /srv/./exports) gets two watchers that race for each file. Fails until paths are normalised.
+  it.fails('validate refuses two watchers on one folder written differently (trailing slash, ./)', async () => {
+    const watched = (text: string, path: string) => `${text}\n        watch: { path: ${path} }`;
+    expect(await issuesOf(feedsYaml(`${watched(CATALOGUE, '/srv/exports')}\n${watched(STOCK, '/srv/exports/')}`))).toEqual([
+      { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.watch.path', message: expect.stringMatching(/is watched by dataset "shop-1" feed "main" too/) },
+    ]);
+  });
+
   it('validate accepts every missing strategy beside a full feed (the feed state keeps what set and deactivate did)', async () => {
     for (const strategy of ['set, values: { attributes.stock: 0 }', 'deactivate', 'leave']) {
       await loads(feedsYaml(`${CATALOGUE}\n${STOCK}\n        missing: { strategy: ${strategy} }`));

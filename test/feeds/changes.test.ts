@@ -117,4 +117,34 @@ describe('change list: a command per row', () => {
     expect(sum).toMatchObject({ result: 'held', code: 'HELD_GUARD', deletes: 5 });
     expect(sc.published()).toHaveLength(10);
   });
+  // Review of #13 (rv13): a change list that maps display_name/api_value (it must, to create) refuses every
+  // update and delete row whose Name/Code cells are empty ("display_name must not be empty"), so a typical
+  // change list (delete rows carry only the id) is rejected whole. An update row's empty cell should be "no
+  // value" as in an update feed, and a delete/ignore row needs nothing but its id. Fails until then.
+  it.fails('update and delete rows need only the id: empty Name/Code cells of a change list that maps them are no value', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    const ids = Array.from({ length: 10 }, (_, i) => `r-${String(i + 1).padStart(3, '0')}`);
+    expect((await sc.engine.sync(ds, { file: await changeList(sc, ids.map((id) => [id, `Item ${id}`, 1, 'new']), 'c-1.csv') })).result).toBe('published');
+    const file = join(sc.dir, 'c-2.csv');
+    await writeFile(file, 'SKU,Name,Code,Qty,Op\nr-001,,,5,update\nr-002,,,,delete\nr-003,,,,ignore\n');
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'published', rowErrors: 0, changes: 1, deletes: 1 });
+    expect(sc.published().find((r) => r.record_id === 'r-001')).toMatchObject({ display_name: 'Item r-001', attributes: { stock: 5 } });
+    expect(sc.published().find((r) => r.record_id === 'r-002')).toBeUndefined();
+  });
+  // Review of #13 (rv13): command words are checked only when no other row has an error, so a list with a bad
+  // value on one row and an unknown word on another lists only the first in its reject file, though the summary
+  // says "every row error is in …rejected.csv": the person fixes one row, and the re-export is refused again.
+  it.fails('the reject file lists every row error: an unknown command word beside a row with a bad value', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    const file = join(sc.dir, 'c-1.csv');
+    await writeFile(file, 'SKU,Name,Code,Qty,Op\nr-001,Tea,c1,x,create\nr-002,Coffee,c2,2,frobnicate\n');
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'ROW_ERRORS', rowErrors: 2 });
+    const rejects = await readFile(rejectFilePath(file), 'utf8');
+    expect(rejects).toContain('TRANSFORM_FAILED');
+    expect(rejects).toContain('3,command,frobnicate,INVALID_COMMAND');
+  });
 });
