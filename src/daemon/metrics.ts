@@ -68,14 +68,15 @@ export class DaemonMetrics {
       }
     }
     if (s.guards.held) this.guardHolds.inc({ dataset: s.dataset });
-    if (s.feed) this.#recordFeed(s, s.feed);
+    // A coalesced plan: every feed of it with its own labels and rows; otherwise the one feed with the sync's rows.
+    for (const f of s.feeds ?? (s.feed ? [{ ...s.feed, rows: s.rows }] : [])) this.#recordFeed(s, f);
     if (s.result === 'published' || s.result === 'unchanged') this.lastSuccess.set({ dataset: s.dataset }, nowMs / 1000);
   }
 
-  #recordFeed(s: SyncSummary, f: NonNullable<SyncSummary['feed']>): void {
+  #recordFeed(s: SyncSummary, f: NonNullable<SyncSummary['feed']> & { rows: number }): void {
     const labels = { dataset: s.dataset, feed: f.name };
     this.feedSyncs.inc({ ...labels, outcome: s.result });
-    this.feedRows.inc({ ...labels, kind: 'read' }, s.rows);
+    this.feedRows.inc({ ...labels, kind: 'read' }, f.rows);
     if (f.matched) this.feedRows.inc({ ...labels, kind: 'matched' }, f.matched);
     if (f.unmatched) this.feedRows.inc({ ...labels, kind: 'unmatched' }, f.unmatched);
     if (s.result === 'published' && f.fieldsChanged) this.feedFieldsChanged.inc(labels, f.fieldsChanged);

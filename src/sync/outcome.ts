@@ -62,6 +62,8 @@ export interface SyncSummary {
   feed?: FeedSummary;
   /** Several files made this one plan (issue 13, the daemon's coalescing): each file, its feed and what became of it. */
   files?: FeedFileOutcome[];
+  /** Several files made this one plan: one entry per feed, its files' counts added up (`feed` is the lead feed's), with the rows they had. */
+  feeds?: Array<FeedSummary & { rows: number }>;
   /** A file rejected for its rows: the first row errors, and the reject file that lists them all (as plan names them). */
   firstRowErrors?: RowErrorBrief[];
   rejectFile?: string | null;

@@ -10,6 +10,7 @@ import { ConnectorError } from '../../errors.js';
 import { historyPoint, type PointOptions } from '../history-point.js';
 import { commandLogger, humanOutput, loadConfigFor, onDataset, runAction } from '../context.js';
 import { rowErrorLines } from '../report-error.js';
+import { unmatchedLine } from '../unmatched-line.js';
 
 /** The plan as lines for a person. */
 export function planLines(p: PlanPreview): string[] {
@@ -39,6 +40,8 @@ export function planLines(p: PlanPreview): string[] {
   const c = p.plan.counts;
   out.push(`changes: ${c.adds} add, ${c.changes} change, ${c.deletes} delete (${c.unchanged} unchanged)`);
   out.push(`records: ${c.snapshot} now → ${c.result} after; owned ${c.owned}, not owned ${c.notOwned} (left alone)`);
+  const unmatched = unmatchedLine(p.feed, p.file, false);
+  if (unmatched) out.push(unmatched);
   out.push(`path: ${p.plan.path} — ${p.plan.reason}`);
   for (const op of p.plan.operations.slice(0, 10)) out.push(`  ${op.op} ${op.record_id}`);
   if (p.discardsHeld) out.push(p.discardsHeld);

@@ -8,6 +8,7 @@ import type { Config } from '../../config/schema.js';
 import { ConnectorError } from '../../errors.js';
 import type { Taker } from '../../snapshot/export-takers.js';
 import { worstExitCode } from '../exit-codes.js';
+import { unmatchedLine } from '../unmatched-line.js';
 // The operator named the file: a link is followed, as any command would (issue 11 keeps links out of watch folders).
 import { ALWAYS_FOLLOW } from '../../sources/open-file.js';
 
@@ -19,7 +20,8 @@ export function syncSummaryLine(s: SyncSummary): string {
   const how = [`${s.rows.toLocaleString('en')} rows`, s.rowErrors ? `${s.rowErrors} row errors` : '', s.path !== 'none' ? s.path : '', `${s.requests} requests`, `${(s.durationMs / 1000).toFixed(1)} s`]
     .filter(Boolean)
     .join(', ');
-  return `${s.dataset}: ${s.result}${version}${from}: ${counts} (${how})`;
+  const unmatched = unmatchedLine(s.feed, s.file, true);
+  return `${s.dataset}: ${s.result}${version}${from}: ${counts} (${how})${unmatched ? `; ${unmatched}` : ''}`;
 }
 
 /** `sync <dataset> --file F` or `sync --export E --file F`: one sync (or one per dataset taking the export), then exit (0 published/unchanged, 3 held for a person, 75 try again later: the API unreachable or busy, the dataset busy; 1 failed; the worst over the datasets). */

@@ -16,7 +16,7 @@ import { linkOrCopy, SourceSorter } from '../disk/sorted-source.js';
 import { feedStateEntries, FeedStateWriter, FEED_STATE_FILE } from './feed-state-file.js';
 import type { FeedFileOutcome, FeedSummary } from '../outcome.js';
 import type { ExecContext } from './context.js';
-import { feedRead, feedRowVerdict, feedStage, feedWarnings, newChangesTally, planFeedOf, rowsOfTally, summaryOfTally, type Desired } from './feed-desired.js';
+import { feedRead, feedRowVerdict, feedTotals, feedStage, feedWarnings, newChangesTally, planFeedOf, rowsOfTally, summaryOfTally, type Desired } from './feed-desired.js';
 import { runFrom, type BatchMerge, type SyncOptions } from './run-sync.js';
 import { readSource, type SourceRead } from './source-read.js';
 
@@ -167,10 +167,12 @@ function mergeAll(ctx: ExecContext, ds: DatasetConfig, members: Member[], dir: s
   });
   // The reject file of each file: its reader's own row errors, then its unmatched rows and change-list rows not applied.
   const unmatched = members.flatMap((m, i) => (perFile[i]!.rows.length > 0 ? [...m.src.rowErrors, ...perFile[i]!.rows] : []));
-  const leadSummary = perFile[0]!.summary;
+  // Per feed, the sums over its files (two stock files: both files' counts, not the first's).
+  const feeds = feedTotals(members.map((m, i) => ({ summary: perFile[i]!.summary, rows: m.src.rows })));
+  const { rows: _rows, ...leadSummary } = feeds[0]!;
   return {
     // Each file's warnings, naming that file: the lead's summary alone would hide what the others' rows did.
-    desired: { sorted: sorted!, feed: leadSummary, unmatched, rowErrors: perFile.reduce((n, f) => n + f.rowErrors, 0), stateFile: null, warnings: members.flatMap((m, i) => feedWarnings(m.src.file, perFile[i]!.summary)) },
+    desired: { sorted: sorted!, feed: leadSummary, unmatched, rowErrors: perFile.reduce((n, f) => n + f.rowErrors, 0), stateFile: null, feeds, warnings: members.flatMap((m, i) => feedWarnings(m.src.file, perFile[i]!.summary)) },
     perFile,
     states,
   };

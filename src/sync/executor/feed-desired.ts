@@ -43,6 +43,31 @@ export interface Desired {
   listed?: Listed;
   /** Several files (feed-batch.ts): the summary warnings of every file, each naming its file; absent: feedWarnings of `feed`. */
   warnings?: string[];
+  /** Several files (feed-batch.ts): each feed's counts summed over its files, with the rows it read; `feed` is the lead feed's. */
+  feeds?: FeedTotal[];
+}
+
+/** A feed's counts over every file of it in one plan, and the rows those files had (issue 13's coalescing). */
+export type FeedTotal = FeedSummary & { rows: number };
+
+/** One entry per feed, in first-seen order: the counts of its files added up (the first unmatched ids of all of them, up to the summary's limit). */
+export function feedTotals(files: ReadonlyArray<{ summary: FeedSummary; rows: number }>): FeedTotal[] {
+  const byFeed = new Map<string, FeedTotal>();
+  for (const { summary: f, rows } of files) {
+    const had = byFeed.get(f.name);
+    if (!had) {
+      byFeed.set(f.name, { ...f, firstUnmatched: [...f.firstUnmatched], ...(f.firstDeletesNotOwned ? { firstDeletesNotOwned: [...f.firstDeletesNotOwned] } : {}), rows });
+      continue;
+    }
+    for (const k of ['matched', 'unmatched', 'notOwned', 'changeable', 'missing', 'fieldsChanged', 'blankCells', 'skippedListed', 'missingNotRun'] as const) had[k] += f[k];
+    had.rows += rows;
+    had.firstUnmatched = [...had.firstUnmatched, ...f.firstUnmatched].slice(0, FIRST_UNMATCHED);
+    if (f.deletesNotOwned) {
+      had.deletesNotOwned = (had.deletesNotOwned ?? 0) + f.deletesNotOwned;
+      had.firstDeletesNotOwned = [...(had.firstDeletesNotOwned ?? []), ...(f.firstDeletesNotOwned ?? [])].slice(0, FIRST_UNMATCHED);
+    }
+  }
+  return [...byFeed.values()];
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { RowErrorBrief } from '../outcome.js';
+import type { FeedSummary, RowErrorBrief } from '../outcome.js';
 import type { DatasetConfig } from '../../config/schema.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
 import type { ExecContext } from './context.js';
@@ -40,6 +40,8 @@ export interface PlanPreview {
   rejectFile?: string | null;
   /** What the sync's summary would warn of (a feed's empty cells, delete rows of records not owned…). */
   warnings?: string[];
+  /** A feed's file: what its rows would match (the rows matching no record among them). */
+  feed?: FeedSummary;
 }
 
 /** An open plan of ours that a sync finishes before it plans this export. */
@@ -90,7 +92,7 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     const changeset = await diffDesired(ctx, desired ?? { sorted: src.sorted! }, work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
     const warnings = desired?.feed ? feedWarnings(file, desired.feed) : [];
-    return { ...facts, ...discards, ...(warnings.length > 0 ? { warnings } : {}), rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
+    return { ...facts, ...discards, ...(warnings.length > 0 ? { warnings } : {}), ...(desired?.feed ? { feed: desired.feed } : {}), rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();
   }

@@ -222,6 +222,7 @@ export function reportResumed(ctx: ExecContext, resumed: ResumedPlan | null): bo
 function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   if (!desired.feed) return;
   ctx.summary.feed = desired.feed;
+  if (desired.feeds) ctx.summary.feeds = desired.feeds;
   const mine = new Set(['UNMATCHED_RECORD', 'RECORD_EXISTS', 'INVALID_COMMAND']);
   ctx.refused = [...ctx.refused.filter((r) => !mine.has(r.code)), ...desired.unmatched];
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
