@@ -1,5 +1,6 @@
 import type { Command, CommandsConfig } from '../config/feeds.js';
 import type { DatasetRecord } from '../model/record.js';
+import type { RowCheck } from '../mapping/config.js';
 import { recordJson } from '../model/record-json.js';
 import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
 import { fieldValue, type FeedEntry } from './fields.js';
@@ -78,8 +79,8 @@ export function* mergeChanges(
   // A row whose record does not exist: created (create, upsert) or counted unmatched.
   const absent = function* (r: Parsed): Generator<FeedEntry> {
     if (r.cmd === 'create' || r.cmd === 'upsert') {
-      if (!r.record.display_name || !r.record.api_value || !r.hasRequired) {
-        tally.problems.push({ record_id: r.entry.record_id, line: r.entry.line, value: r.word, code: 'INVALID_RECORD', reason: `${r.cmd} needs display_name and api_value: map them in this feed` });
+      if (!hasRequired(r.record, opts.fields)) {
+        tally.problems.push(createProblem(r.record, r.entry.line, r.word, r.cmd));
         return;
       }
       tally.created++;
@@ -136,7 +137,6 @@ interface Parsed {
   record: DatasetRecord;
   cmd: Command;
   word: string;
-  hasRequired: boolean;
 }
 
 /** The next row with a known command; rows with an unknown word are problems (INVALID_COMMAND), never applied. */
@@ -149,7 +149,7 @@ function nextRow(it: Iterator<FeedEntry>, opts: ChangesMergeOptions, tally: Chan
       tally.problems.push(problem);
       continue;
     }
-    return { entry: r.value, record, cmd: cmd!, word, hasRequired: opts.fields.includes('display_name') && opts.fields.includes('api_value') };
+    return { entry: r.value, record, cmd: cmd!, word };
   }
 }
 
@@ -167,6 +167,35 @@ export function changeRow(rec: DatasetRecord, line: number, opts: Pick<ChangesMe
   const accepted = (Object.entries(opts.commands.words) as Array<[Command, string[]]>).map(([c, w]) => `${c}: ${w.join(', ')}`).join('; ');
   const reason = `line ${line}, column ${opts.column}: "${word}" is not a command (accepted words: ${accepted})`;
   return { record, cmd, word, problem: { record_id: rec.record_id, line, value: word, code: 'INVALID_COMMAND', reason } };
+}
+
+/**
+ * The reader's check of a change list's row (mapping/compile.ts), so that the file's every row error is known
+ * as it is read, whatever else is wrong in it: an unknown command word (INVALID_COMMAND); a create without
+ * display_name or api_value (INVALID_RECORD). A delete or ignore row needs only its record_id. An upsert is
+ * judged by the merge: when its record exists an empty cell is no value, when it does not it creates and
+ * needs both fields (the merge's INVALID_RECORD).
+ */
+export function changeRowCheck(opts: Pick<ChangesMergeOptions, 'commands' | 'column' | 'fields'>): RowCheck {
+  return (rec, line) => {
+    const { cmd, problem } = changeRow(rec as DatasetRecord, line, opts);
+    if (problem) return { problems: [{ column: 'command', value: problem.value, reason: problem.reason, code: problem.code }], idOnly: false };
+    if (cmd === 'delete' || cmd === 'ignore') return { problems: [], idOnly: true };
+    if (cmd === 'create' && !hasRequired(rec as DatasetRecord, opts.fields)) {
+      const p = createProblem(rec as DatasetRecord, line, String(rec.attributes[COMMAND_KEY] ?? ''), cmd);
+      return { problems: [{ column: 'record', value: p.value, reason: p.reason, code: p.code }], idOnly: false };
+    }
+    return { problems: [], idOnly: false };
+  };
+}
+
+/** Whether a row carries what a new record needs (the feed maps display_name and api_value, and they are not empty). */
+function hasRequired(rec: DatasetRecord, fields: readonly string[]): boolean {
+  return fields.includes('display_name') && fields.includes('api_value') && !!rec.display_name && !!rec.api_value;
+}
+
+function createProblem(rec: DatasetRecord, line: number, word: string, cmd: Command): ChangeRowProblem {
+  return { record_id: rec.record_id, line, value: word, code: 'INVALID_RECORD', reason: `line ${line}: ${cmd} of ${rec.record_id} needs display_name and api_value: map them in this feed, and fill them in the row` };
 }
 
 /** How a change list's command column is named in messages (a header name, or its column spec). */

@@ -3,7 +3,7 @@ import { fieldsOf } from '../config/feed-fields.js';
 import { ConnectorError } from '../errors.js';
 import type { MappingConfig } from '../mapping/config.js';
 import type { FeedRole } from '../config/feeds.js';
-import { COMMAND_KEY, commandColumnName } from './merge-changes.js';
+import { COMMAND_KEY, changeRowCheck, commandColumnName } from './merge-changes.js';
 
 /**
  * The dataset as one of its feeds reads a file (issue 13): the feed's source,
@@ -54,8 +54,10 @@ export function readerMapping(ds: DatasetConfig): MappingConfig {
   const fill = { const: '-', separator: '-', transforms: [], empty_is_null: false };
   const fields: MappingConfig['fields'] = { display_name: fill, api_value: fill, ...ds.mapping.fields };
   const commands = ds.feeds[ds.feed]?.commands;
+  // An empty cell of a feed is no value (its field is left as it is), also display_name's: only a create needs it.
+  const mapped = Object.keys(ds.mapping.fields);
   // A change list's command word rides along as an attribute the merge takes out (merge-changes.ts).
-  if (!(role === 'changes' && commands)) return { ...ds.mapping, fields };
+  if (!(role === 'changes' && commands)) return { ...ds.mapping, fields, blanksAreNoValue: true };
   const key = `attributes.${COMMAND_KEY}`;
   fields[key] = { ...(typeof commands.column === 'string' ? { column: commands.column } : commands.column), separator: '-', transforms: [], empty_is_null: false };
   const setting = `feeds.${ds.feed}.commands.column`;
@@ -64,5 +66,6 @@ export function readerMapping(ds: DatasetConfig): MappingConfig {
     what: `the command column of change list ${ds.feed} of dataset ${ds.name}`,
     fix: `Each row of a change list needs its command (create, upsert, update, delete, ignore): name the column that holds it in ${setting}${ds.file ? ` (${ds.file})` : ''}, or have the export write a "${commandColumnName(commands)}" column`,
   };
-  return { ...ds.mapping, fields, made: { ...ds.mapping.made, fields: { ...ds.mapping.made?.fields, [key]: command } } };
+  const rowCheck = changeRowCheck({ commands, column: commandColumnName(commands), fields: mapped });
+  return { ...ds.mapping, fields, blanksAreNoValue: true, rowCheck, made: { ...ds.mapping.made, fields: { ...ds.mapping.made?.fields, [key]: command } } };
 }

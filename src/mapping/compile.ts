@@ -147,6 +147,7 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
       for (let i = 0; i < attrFields.length; i++) attributes[attrKeys[i]!] = toAttribute(value(attrFields[i]!, cells, line, errors));
       const idAt = errors.length;
       const id = toText(value(fId, cells, line, errors));
+      const idErrors = errors.slice(idAt);
       badId = errors.length === idAt && id.trim() !== '' ? id : null;
       const record = {
         record_id: id,
@@ -171,12 +172,19 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
           }
         }
       }
+      const verdict = mapping.rowCheck?.(record, line);
+      if (verdict?.idOnly) errors.splice(before, errors.length - before, ...idErrors);
+      for (const p of verdict?.problems ?? []) fail(errors, line, p.column, p.value, p.reason, p.code);
       if (errors.length > before) return BAD;
       if (quickValid(record)) return record;
       // A6: every record is checked before it goes anywhere; the quick check only lets obviously valid ones through.
-      const checked = validateRecord(record);
-      if (checked.ok) return checked.record;
+      // A feed's empty display_name or api_value is no value (the merge judges it): checked as if it had one.
+      const blanks = mapping.blanksAreNoValue ? { display_name: record.display_name || '-', api_value: record.api_value || '-' } : {};
+      const checked = validateRecord({ ...record, ...blanks });
+      if (checked.ok) return mapping.blanksAreNoValue ? { ...checked.record, display_name: record.display_name, api_value: record.api_value } : checked.record;
       if (checked.issues.some((i) => i.field === 'record_id')) badId = null;
+      // A delete or ignore row uses only its record_id.
+      if (verdict?.idOnly && !checked.issues.some((i) => i.field === 'record_id')) return record as DatasetRecord;
       for (const issue of checked.issues) {
         const top = issue.field.startsWith('attributes.') ? issue.field : issue.field.split('.')[0]!;
         const cf = byName.get(top);

@@ -201,5 +201,19 @@ export interface MadeSetting {
 export type MappingConfig = z.output<typeof mappingConfigSchema> & {
   /** Never in YAML: the settings that fields (by field) and keep_when_match filters (by index) the connector made stand for. */
   made?: { fields?: Readonly<Record<string, MadeSetting>>; keep?: ReadonlyArray<MadeSetting | undefined> };
+  /** Never in YAML: a feed's row (issue 13) may leave display_name and api_value empty, "no value" for the merge to judge. */
+  blanksAreNoValue?: boolean;
+  /** Never in YAML: a check of each row's record as mapped (a change list's command, issue 13), see RowCheck. */
+  rowCheck?: RowCheck;
+};
+
+/**
+ * What a row's own meaning makes of it, beside its values (a change list's command word): its row errors
+ * (`problems`), and `idOnly` when only its record_id is used (a delete or ignore row: errors of its other cells
+ * are no errors of the file).
+ */
+export type RowCheck = (record: { record_id: string; display_name: string; api_value: string; attributes: Record<string, unknown> }, line: number) => {
+  problems: Array<{ column: string; value: string; reason: string; code: 'INVALID_COMMAND' | 'INVALID_RECORD' }>;
+  idOnly: boolean;
 };
 export type MappingConfigInput = z.input<typeof mappingConfigSchema>;

@@ -121,7 +121,7 @@ describe('change list: a command per row', () => {
   // update and delete row whose Name/Code cells are empty ("display_name must not be empty"), so a typical
   // change list (delete rows carry only the id) is rejected whole. An update row's empty cell should be "no
   // value" as in an update feed, and a delete/ignore row needs nothing but its id. Fails until then.
-  it.fails('update and delete rows need only the id: empty Name/Code cells of a change list that maps them are no value', async () => {
+  it('update and delete rows need only the id: empty Name/Code cells of a change list that maps them are no value', async () => {
     sc = await scenario({ manualClock: true });
     const ds = withFeeds(sc, { changes: CHANGES });
     const ids = Array.from({ length: 10 }, (_, i) => `r-${String(i + 1).padStart(3, '0')}`);
@@ -136,7 +136,7 @@ describe('change list: a command per row', () => {
   // Review of #13 (rv13): command words are checked only when no other row has an error, so a list with a bad
   // value on one row and an unknown word on another lists only the first in its reject file, though the summary
   // says "every row error is in …rejected.csv": the person fixes one row, and the re-export is refused again.
-  it.fails('the reject file lists every row error: an unknown command word beside a row with a bad value', async () => {
+  it('the reject file lists every row error: an unknown command word beside a row with a bad value', async () => {
     sc = await scenario({ manualClock: true });
     const ds = withFeeds(sc, { changes: CHANGES });
     const file = join(sc.dir, 'c-1.csv');
@@ -146,5 +146,34 @@ describe('change list: a command per row', () => {
     const rejects = await readFile(rejectFilePath(file), 'utf8');
     expect(rejects).toContain('TRANSFORM_FAILED');
     expect(rejects).toContain('3,command,frobnicate,INVALID_COMMAND');
+  });
+  it('every row error of a change list, whatever else is wrong in it, is in the reject file, the count and the first errors of plan and sync', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    const file = join(sc.dir, 'mix.csv');
+    await writeFile(file, 'SKU,Name,Code,Qty,Op\nr-001,,c1,1,create\nr-002,Coffee,c2,2,wipe\nr-003,Tea,c3,x,update\n');
+    const planned = await sc.engine.plan(ds, file);
+    expect(planned).toMatchObject({ rejectedCode: 'ROW_ERRORS', rowErrors: 3 });
+    expect(planned.firstRowErrors!.map((e) => [e.line, e.code])).toEqual([[2, 'INVALID_RECORD'], [3, 'INVALID_COMMAND'], [4, 'TRANSFORM_FAILED']]);
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'ROW_ERRORS', rowErrors: 3 });
+    expect(sum.firstRowErrors!.map((e) => e.line)).toEqual([2, 3, 4]);
+    const rejects = await readFile(rejectFilePath(file), 'utf8');
+    expect(rejects).toContain('2,record,create,INVALID_RECORD');
+    expect(rejects).toContain('3,command,wipe,INVALID_COMMAND');
+    expect(rejects).toContain('4,Qty,x,TRANSFORM_FAILED');
+  });
+  it('a delete row needs only its id (a bad value beside it is no error); an upsert of a record that exists leaves its empty cells, of one that does not needs the fields', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: { ...CHANGES, source: { type: 'csv', on_row_errors: 'skip_rows', max_bad_row_ratio: 0.5 } } });
+    const ids = Array.from({ length: 10 }, (_, i) => `r-${String(i + 1).padStart(3, '0')}`);
+    expect((await sc.engine.sync(ds, { file: await changeList(sc, ids.map((id) => [id, `Item ${id}`, 1, 'new']), 'c-1.csv') })).result).toBe('published');
+    const file = join(sc.dir, 'c-2.csv');
+    await writeFile(file, 'SKU,Name,Code,Qty,Op\nr-001,,,7,upsert\nr-002,,,x,delete\nr-099,,,3,upsert\n');
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'published', rowErrors: 1, changes: 1, deletes: 1, adds: 0 });
+    expect(sc.published().find((r) => r.record_id === 'r-001')).toMatchObject({ display_name: 'Item r-001', attributes: { stock: 7 } });
+    expect(sc.published().find((r) => r.record_id === 'r-002')).toBeUndefined();
+    expect(await readFile(rejectFilePath(file), 'utf8')).toContain('4,record,upsert,INVALID_RECORD');
   });
 });
