@@ -137,6 +137,21 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     expect(source.runs.length).toBeLessThanOrEqual(64);
   });
 
+  it('grows its buffer in place past the first megabyte up to the run size: one run, every entry whole and in order', () => {
+    // ~3 MB of entries (non-ASCII names, one record of 2 MB) into a 16 MB run: the buffer starts at 1 MB and grows, never spills.
+    const records = Array.from({ length: 6000 }, (_, i) => rec(`g-${String((i * 7919) % 6000).padStart(5, '0')}`, { display_name: `Größe ${'é'.repeat(40)} ${i}` }));
+    records[3000] = rec('g-big', { display_name: 'x'.repeat(2_000_000) });
+    const { source, dups } = sorted(records, 16 * 1024 * 1024);
+    expect(dups).toEqual([]);
+    expect(source.runs).toHaveLength(1);
+    const entries = all(source.entries());
+    expect(entries.map((e) => e.record_id)).toEqual(records.map((r) => r.record_id).sort(byBytes));
+    const byId = new Map(records.map((r) => [r.record_id, recordJson(r)]));
+    for (const e of entries) expect(e.json).toBe(byId.get(e.record_id));
+    // A run size below what is added still spills (the buffer never grows past it).
+    expect(sorted(records.slice(0, 4000), 256 * 1024).source.runs.length).toBeGreaterThan(1);
+  });
+
   it('diffs a sorted export against the SQLite snapshot reader and reads the changeset back from disk', async () => {
     const db = openStateDb(join(t.dir, 'state.db'));
     try {

@@ -71,7 +71,8 @@ export interface SourceEntry {
 /** Where the merge of a diff puts what it finds (diff.ts): arrays in memory, or files (sync/disk/changeset-files.ts). */
 export interface ChangesetSink {
   add(e: SourceEntry): void;
-  change(c: RecordChange, line: number): void;
+  /** `recordText`: c.record as JSON text, when the caller has it (JSON.parse of it gives c.record). */
+  change(c: RecordChange, line: number, recordText?: string): void;
   delete(d: RecordDelete): void;
   adopt(recordId: string): void;
   /** The record to publish differs from the source's (kept foreign fields): replace bodies send this one. */

@@ -179,8 +179,9 @@ export function* mergeJoin(
       unchanged++;
       continue;
     }
-    sink.change({ record_id: e.record_id, fields, patch: patchOf(desired, fields), record: desired, adopted: !e.owned }, src.line);
-    tallier.observe(before, desired);
+    // The source's text is the record's when no kept field replaced it (the sink writes it, not a second serialisation).
+    sink.change({ record_id: e.record_id, fields, patch: patchOf(desired, fields), record: desired, adopted: !e.owned }, src.line, desired === rec ? src.json : undefined);
+    tallier.observe(before, desired, fields);
     changes++;
     digest.update(`c\0${e.record_id}\0${fields.join(',')}\0${textHash(recordJson(desired))}\n`);
   }

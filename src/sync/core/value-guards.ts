@@ -149,14 +149,19 @@ export class ValueTallier {
     return r;
   }
 
-  /** A compared record that changed: tally each field whose value differs. */
-  observe(before: DatasetRecord, after: DatasetRecord): void {
+  /**
+   * A compared record that changed: tally each field whose value differs. `fields`: the top-level fields that
+   * differ (changedFields), when the caller has them: no other field, nor attribute key, can.
+   */
+  observe(before: DatasetRecord, after: DatasetRecord, fields?: readonly string[]): void {
     if (this.rules.length === 0) return;
     for (const f of TOP_FIELDS) {
+      if (fields && !fields.includes(f)) continue;
       const a = before[f];
       const b = after[f];
       if (canonicalJson(a) !== canonicalJson(b)) this.#one(f, before.record_id, a, b);
     }
+    if (fields && !fields.includes('attributes')) return;
     const ba = before.attributes ?? {};
     const aa = after.attributes ?? {};
     for (const k of new Set([...Object.keys(ba), ...Object.keys(aa)])) {

@@ -54,8 +54,13 @@ export class ChangesetFiles implements ChangesetSink {
     this.#w.adds.write(entryLine(e.record_id, e.line, e.json));
     if (this.#head.adds.length < HEAD_OPERATIONS) this.#head.adds.push(JSON.parse(e.json) as DatasetRecord);
   }
-  change(c: RecordChange, line: number): void {
-    this.#w.changes.write(JSON.stringify(line > 0 ? { ...c, line } : c));
+  change(c: RecordChange, line: number, recordText?: string): void {
+    if (recordText === undefined) this.#w.changes.write(JSON.stringify(line > 0 ? { ...c, line } : c));
+    else {
+      // JSON.stringify's text of the same object, its record spliced in as given (the keys in RecordChange's order).
+      const head = JSON.stringify({ record_id: c.record_id, fields: c.fields, patch: c.patch });
+      this.#w.changes.write(`${head.slice(0, -1)},"record":${recordText},"adopted":${c.adopted}${line > 0 ? `,"line":${line}` : ''}}`);
+    }
     if (this.#head.changes.length < HEAD_OPERATIONS) this.#head.changes.push(c);
   }
   delete(d: RecordDelete): void {
