@@ -16,6 +16,7 @@ import { FolderWatcher } from '../triggers/watcher.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays } from './file-order.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine } from './ports.js';
+import { keepsAll } from './feed-triggers.js';
 import { runSchedule } from './schedule-actions.js';
 import type { DaemonState } from './ports.js';
 import { WatchSupervisor } from './watch-supervisor.js';
@@ -66,6 +67,8 @@ export class ExportRuntime {
   #watch: WatchSupervisor | undefined;
   #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
   readonly #stopping = new AbortController();
+  /** Files held behind an older one waiting for its retry (an update or changes taker must take each, oldest first). */
+  #held: FileJob[] = [];
 
   constructor(
     readonly name: string,
@@ -123,7 +126,8 @@ export class ExportRuntime {
     this.#stopping.abort();
     this.#order.cancel();
     await this.#stopTriggers();
-    const left = await this.#queue.stop();
+    const left = [...(await this.#queue.stop()), ...this.#held];
+    this.#held = [];
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
     this.#deps.health.removeDataset(exportHealthName(this.name));
   }
@@ -138,8 +142,31 @@ export class ExportRuntime {
     });
   }
 
+  /**
+   * Whether every file of the export counts: some taker's feed is an update feed or change list (each file
+   * says something the others may not, and a change list applies in order), or a taker not served now (its
+   * role unknown: kept safe). Only when every taker is a full feed does the newest file win.
+   */
+  #keepsAll(): boolean {
+    return this.#takers.some((t) => {
+      const served = this.#deps.served(t.dataset);
+      return !served || keepsAll(served.config, t.feed);
+    });
+  }
+
+  /** A queue slot per file when every file counts (none replaces another), else the export's one slot. */
+  #slot(file: ReadyFile): { slot?: string } {
+    return this.#keepsAll() ? { slot: file.path } : {};
+  }
+
   async #run(job: DatasetJob): Promise<void> {
     if (job.kind !== 'file') return;
+    if (this.#keepsAll() && this.#order.hasPending() && !this.#order.isPending(job) && job.origin !== 'reapply') {
+      // An older file waits for a taker's retry: this one waits behind it rather than superseding it.
+      this.#log.info(event('file.kept', { export: this.name, file: job.file.path, reason: 'older_file_retrying' }), 'file waits: an older file of the export is not taken by every dataset yet');
+      this.#held.push(job);
+      return;
+    }
     if (await this.#order.stale(job)) return;
     const deps = this.#deps;
     const next = await runFanOutJob(this.name, this.#cfg, this.#takerRuns(), job, {
@@ -156,6 +183,14 @@ export class ExportRuntime {
     this.#order.accepted(job, next);
     if (this.#stopping.signal.aborted) return;
     this.#order.ran(job, next);
+    if (next.next !== 'retry') this.#releaseHeld();
+  }
+
+  /** The files held behind one that is now taken go back on the queue, oldest first. */
+  #releaseHeld(): void {
+    const held = this.#held.sort((a, b) => a.file.mtimeMs - b.file.mtimeMs);
+    this.#held = [];
+    for (const j of held) this.#queue.push(j);
   }
 
   async #startTriggers(): Promise<void> {
@@ -163,8 +198,8 @@ export class ExportRuntime {
     if (this.#cfg.watch) {
       this.#watch = new WatchSupervisor(
         this.#cfg.watch,
-        { onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch' }), onSuperseded: (file) => void this.#archive(file) },
-        { dataset: health, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock },
+        { onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch', ...this.#slot(file) }), onSuperseded: (file) => void this.#archive(file) },
+        { dataset: health, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock, ...(this.#keepsAll() ? { keepAll: true } : {}) },
       );
       await this.#watch.start();
     }
@@ -208,6 +243,10 @@ export class ExportRuntime {
       this.#log.error(event('watch.failed', { watch: this.#cfg.watch!.path, code: 'WATCH_FAILED', errno: (err as NodeJS.ErrnoException).code ?? null }), 'cannot read the export folder');
       return [] as ReadyFile[];
     });
+    if (this.#keepsAll()) {
+      for (const f of [...files].reverse()) this.#queue.push({ kind: 'file', file: f, origin: 'startup', slot: f.path });
+      return;
+    }
     const [newest, ...older] = files;
     for (const f of older) await this.#archive(f);
     if (newest) this.#queue.push({ kind: 'file', file: newest, origin: 'startup' });

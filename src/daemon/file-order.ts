@@ -65,6 +65,11 @@ export class FileOrder {
     return this.#pendingRetry !== undefined;
   }
 
+  /** True when `job` is the file waiting for its retry. */
+  isPending(job: FileJob): boolean {
+    return this.#pendingRetry?.job === job;
+  }
+
   /** True when `job` must not run (it was dropped through `supersede`); call before running a file job. */
   async stale(job: FileJob): Promise<boolean> {
     const pending = this.#pendingRetry;
