@@ -6,6 +6,7 @@ import type { DatasetConfig } from '../config/schema.js';
 import { feedView } from '../feeds/view.js';
 import { disposeReported } from '../files/dispose-reported.js';
 import { runFanOutJob, type TakerMarks, type TakerRun } from '../files/fan-out-job.js';
+import type { Taker } from '../snapshot/export-takers.js';
 import type { ReadyFile } from '../files/ready-file.js';
 import { event } from '../log/events.js';
 import { canonicalJson } from '../model/canonical.js';
@@ -14,6 +15,7 @@ import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter } from '../triggers/scheduler.js';
 import { FolderWatcher } from '../triggers/watcher.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays } from './file-order.js';
+import { PAUSE_POLL_MS } from './dataset-runtime.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine } from './ports.js';
 import { keepsAll } from './feed-triggers.js';
@@ -69,6 +71,8 @@ export class ExportRuntime {
   readonly #stopping = new AbortController();
   /** Files held behind an older one waiting for its retry (an update or changes taker must take each, oldest first). */
   #held: FileJob[] = [];
+  /** While the kept file waits for a paused taker: the cancel of the next look at the state db for its resume. */
+  #resumePoll: (() => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -125,6 +129,7 @@ export class ExportRuntime {
   async stop(): Promise<void> {
     this.#stopping.abort();
     this.#order.cancel();
+    this.#resumePoll?.();
     await this.#stopTriggers();
     const left = [...(await this.#queue.stop()), ...this.#held];
     this.#held = [];
@@ -184,6 +189,25 @@ export class ExportRuntime {
     if (this.#stopping.signal.aborted) return;
     this.#order.ran(job, next);
     if (next.next !== 'retry') this.#releaseHeld();
+    else this.#pollResume(next.outcomes.filter((o) => o.outcome === 'retry' && o.result === 'paused'));
+  }
+
+  /** The kept file waits for paused takers: once none is paused any more, its retry runs at once (not after its back-off). */
+  #pollResume(paused: readonly Taker[]): void {
+    this.#resumePoll?.();
+    this.#resumePoll = undefined;
+    if (paused.length === 0 || this.#stopping.signal.aborted) return;
+    const { state, clock } = this.#deps;
+    this.#resumePoll = clock.after(
+      PAUSE_POLL_MS,
+      () => {
+        this.#resumePoll = undefined;
+        if (this.#stopping.signal.aborted || !this.#order.hasPending()) return;
+        if (paused.some((t) => state.paused?.(t.dataset) || state.feedPaused?.(t.dataset, t.feed))) return this.#pollResume(paused);
+        this.#order.retryNow('resumed', false);
+      },
+      'pause',
+    );
   }
 
   /** The files held behind one that is now taken go back on the queue, oldest first. */

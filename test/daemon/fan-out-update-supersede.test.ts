@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { Service } from '../../src/daemon/service.js';
+import { openStateDb } from '../../src/snapshot/db.js';
 import { capture, daemonFixture, drop, events, ManualClock, until, waitEvent } from './service-harness.js';
 
 // Review of #13 (rv13). An update feed's own folder keeps every waiting file (none is superseded: each lists
@@ -45,7 +46,7 @@ async function storeWithStock(fx: ReturnType<typeof daemonFixture>, id: string) 
   const first = await Service.start({ configPath, logger: capture().logger, env, clock: new ManualClock(), once: true });
   await first.idle();
   await first.stop();
-  return { ho, configPath, env, stocks };
+  return { ho, configPath, env, stocks, stateDb: join(dir, 'state', 'state.db') };
 }
 
 describe('daemon: an export taken by an update feed (review of issue 13)', () => {
@@ -86,5 +87,29 @@ describe('daemon: an export taken by an update feed (review of issue 13)', () =>
     await until(async () => (await readdir(ho)).join() === 'processed', 'both archived', log.lines);
     expect(events(log.lines, 'file.processed', { export: 'ho' }).map((e) => e.file)).toEqual([join(ho, 'stock-1.csv'), join(ho, 'stock-2.csv')]);
     expect(stocks()).toMatchObject({ A1: 7, A2: 6 });
+  });
+
+  it('a kept file waiting for a paused dataset is taken at its resume, not after the retry back-off', async () => {
+    const { ho, configPath, env, stocks, stateDb } = await storeWithStock(fx, 'rv13-store-3');
+    const log = capture();
+    const timers = new ManualClock();
+    const service = await Service.start({ configPath, logger: log.logger, env, clock: timers });
+    fx.services.push(service);
+    // The CLI's pause and resume write the state db; the daemon holds its own connection to it.
+    const cli = openStateDb(stateDb);
+    try {
+      cli.snapshot('store-001').pause({ at: Date.now(), by: 'test' });
+      await drop(ho, 'stock-1.csv', 'SKU,Store,Qty\nA1,001,5\nA2,001,6\n');
+      await waitEvent(log.lines, 'file.kept', { export: 'ho' });
+      await waitEvent(log.lines, 'sync.retry_scheduled');
+      cli.snapshot('store-001').unpause();
+      // The look at the state db for the resume, not the retry timer, takes the file.
+      expect(timers.fire('pause')).toBe(1);
+      await waitEvent(log.lines, 'file.processed', { export: 'ho' });
+      expect(stocks()).toMatchObject({ A1: 5, A2: 6 });
+      expect(events(log.lines, 'sync.retry_now')[0]).toMatchObject({ reason: 'resumed' });
+    } finally {
+      cli.close();
+    }
   });
 });
