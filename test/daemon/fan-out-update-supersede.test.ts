@@ -16,7 +16,7 @@ import { capture, daemonFixture, drop, events, ManualClock, until, waitEvent } f
 // behind one kept for a retry).
 
 /** Store 001 with its catalogue published (run --once), taking export ho's stock rows as an update feed. */
-async function storeWithStock(fx: ReturnType<typeof daemonFixture>, id: string) {
+async function storeWithStock(fx: ReturnType<typeof daemonFixture>, id: string, role: 'update' | 'changes' = 'update') {
   const dir = await mkdtemp(join(tmpdir(), 'dc-rv13-'));
   const cat = join(dir, 'cat');
   const ho = join(dir, 'ho');
@@ -34,7 +34,7 @@ async function storeWithStock(fx: ReturnType<typeof daemonFixture>, id: string) 
         policy: { staging: false, guards: { values: [] } },
         feeds: {
           main: { role: 'full', source: { type: 'csv' }, mapping: { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'SKU' } }, watch: { path: cat, include: ['*.csv'], settle_ms: 100, poll_interval_ms: 30, after: 'move' } },
-          stock: { role: 'update', from: 'ho', rows: { column: 'Store', equals: '001' }, mapping: { fields: { record_id: 'SKU', 'attributes.stock': { column: 'Qty', transforms: [{ integer: {} }] } } } },
+          stock: { role, from: 'ho', rows: { column: 'Store', equals: '001' }, mapping: { fields: { record_id: 'SKU', 'attributes.stock': { column: 'Qty', transforms: [{ integer: {} }] } } }, ...(role === 'changes' ? { commands: { column: 'op' } } : {}) },
         },
       },
     },
@@ -111,5 +111,16 @@ describe('daemon: an export taken by an update feed (review of issue 13)', () =>
     } finally {
       cli.close();
     }
+  });
+
+  it('run --once with two change lists waiting applies both, oldest first (a change list is never superseded)', async () => {
+    const { ho, configPath, env, stocks } = await storeWithStock(fx, 'rv13-store-4', 'changes');
+    const t0 = Date.now() - 60_000;
+    await drop(ho, 'stock-1.csv', 'SKU,Store,Qty,op\nA1,001,5,update\nA2,001,6,update\n', t0);
+    await drop(ho, 'stock-2.csv', 'SKU,Store,Qty,op\nA1,001,7,update\nA3,001,0,delete\n', t0 + 1_000);
+    const run = await Service.start({ configPath, logger: capture().logger, env, clock: new ManualClock(), once: true });
+    await run.idle();
+    await run.stop();
+    expect(stocks()).toEqual({ A1: 7, A2: 6, A4: undefined, A5: undefined });
   });
 });
