@@ -44,7 +44,7 @@ export interface ExportDeps {
   served(name: string): ServedDataset | undefined;
   cronStarter?: CronStarter;
   retry?: RetryDelays;
-  /** `run --once`: take the newest file waiting in each export's folder, start no watcher and no schedule. */
+  /** `run --once`: take the newest file waiting in each export's folder (every one, oldest first, for an update or changes taker), start no watcher and no schedule. */
   once?: boolean;
 }
 
@@ -54,7 +54,8 @@ export const exportHealthName = (name: string) => `export:${name}`;
 /**
  * One shared export served by the daemon (issue 13's fan-out): ONE watcher
  * and ONE set of schedules, and a queue of its own (one file at a time, a
- * newer file replacing a waiting one, retries with back-off as a dataset's),
+ * newer file replacing a waiting one only when every taker is a full feed,
+ * else each taken oldest first; retries with back-off as a dataset's),
  * whose job hands each file to every feed taking it (runFanOutJob). The
  * datasets' own queues are not involved: the engine's per-dataset lock keeps
  * a taker's sync apart from the dataset's other work.
