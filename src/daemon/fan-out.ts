@@ -6,6 +6,7 @@ import type { DatasetConfig } from '../config/schema.js';
 import { feedView } from '../feeds/view.js';
 import { disposeReported } from '../files/dispose-reported.js';
 import { runFanOutJob, type TakerMarks, type TakerRun } from '../files/fan-out-job.js';
+import type { Taker } from '../snapshot/export-takers.js';
 import type { ReadyFile } from '../files/ready-file.js';
 import { event } from '../log/events.js';
 import { canonicalJson } from '../model/canonical.js';
@@ -14,8 +15,10 @@ import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter } from '../triggers/scheduler.js';
 import { FolderWatcher } from '../triggers/watcher.js';
 import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays } from './file-order.js';
+import { PAUSE_POLL_MS } from './dataset-runtime.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine } from './ports.js';
+import { keepsAll } from './feed-triggers.js';
 import { runSchedule } from './schedule-actions.js';
 import type { DaemonState } from './ports.js';
 import { WatchSupervisor } from './watch-supervisor.js';
@@ -41,7 +44,7 @@ export interface ExportDeps {
   served(name: string): ServedDataset | undefined;
   cronStarter?: CronStarter;
   retry?: RetryDelays;
-  /** `run --once`: take the newest file waiting in each export's folder, start no watcher and no schedule. */
+  /** `run --once`: take the newest file waiting in each export's folder (every one, oldest first, for an update or changes taker), start no watcher and no schedule. */
   once?: boolean;
 }
 
@@ -51,7 +54,8 @@ export const exportHealthName = (name: string) => `export:${name}`;
 /**
  * One shared export served by the daemon (issue 13's fan-out): ONE watcher
  * and ONE set of schedules, and a queue of its own (one file at a time, a
- * newer file replacing a waiting one, retries with back-off as a dataset's),
+ * newer file replacing a waiting one only when every taker is a full feed,
+ * else each taken oldest first; retries with back-off as a dataset's),
  * whose job hands each file to every feed taking it (runFanOutJob). The
  * datasets' own queues are not involved: the engine's per-dataset lock keeps
  * a taker's sync apart from the dataset's other work.
@@ -66,6 +70,10 @@ export class ExportRuntime {
   #watch: WatchSupervisor | undefined;
   #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
   readonly #stopping = new AbortController();
+  /** Files held behind an older one waiting for its retry (an update or changes taker must take each, oldest first). */
+  #held: FileJob[] = [];
+  /** While the kept file waits for a paused taker: the cancel of the next look at the state db for its resume. */
+  #resumePoll: (() => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -122,8 +130,10 @@ export class ExportRuntime {
   async stop(): Promise<void> {
     this.#stopping.abort();
     this.#order.cancel();
+    this.#resumePoll?.();
     await this.#stopTriggers();
-    const left = await this.#queue.stop();
+    const left = [...(await this.#queue.stop()), ...this.#held];
+    this.#held = [];
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
     this.#deps.health.removeDataset(exportHealthName(this.name));
   }
@@ -138,8 +148,31 @@ export class ExportRuntime {
     });
   }
 
+  /**
+   * Whether every file of the export counts: some taker's feed is an update feed or change list (each file
+   * says something the others may not, and a change list applies in order), or a taker not served now (its
+   * role unknown: kept safe). Only when every taker is a full feed does the newest file win.
+   */
+  #keepsAll(): boolean {
+    return this.#takers.some((t) => {
+      const served = this.#deps.served(t.dataset);
+      return !served || keepsAll(served.config, t.feed);
+    });
+  }
+
+  /** A queue slot per file when every file counts (none replaces another), else the export's one slot. */
+  #slot(file: ReadyFile): { slot?: string } {
+    return this.#keepsAll() ? { slot: file.path } : {};
+  }
+
   async #run(job: DatasetJob): Promise<void> {
     if (job.kind !== 'file') return;
+    if (this.#keepsAll() && this.#order.hasPending() && !this.#order.isPending(job) && job.origin !== 'reapply') {
+      // An older file waits for a taker's retry: this one waits behind it rather than superseding it.
+      this.#log.info(event('file.kept', { export: this.name, file: job.file.path, reason: 'older_file_retrying' }), 'file waits: an older file of the export is not taken by every dataset yet');
+      this.#held.push(job);
+      return;
+    }
     if (await this.#order.stale(job)) return;
     const deps = this.#deps;
     const next = await runFanOutJob(this.name, this.#cfg, this.#takerRuns(), job, {
@@ -156,6 +189,33 @@ export class ExportRuntime {
     this.#order.accepted(job, next);
     if (this.#stopping.signal.aborted) return;
     this.#order.ran(job, next);
+    if (next.next !== 'retry') this.#releaseHeld();
+    else this.#pollResume(next.outcomes.filter((o) => o.outcome === 'retry' && o.result === 'paused'));
+  }
+
+  /** The kept file waits for paused takers: once none is paused any more, its retry runs at once (not after its back-off). */
+  #pollResume(paused: readonly Taker[]): void {
+    this.#resumePoll?.();
+    this.#resumePoll = undefined;
+    if (paused.length === 0 || this.#stopping.signal.aborted) return;
+    const { state, clock } = this.#deps;
+    this.#resumePoll = clock.after(
+      PAUSE_POLL_MS,
+      () => {
+        this.#resumePoll = undefined;
+        if (this.#stopping.signal.aborted || !this.#order.hasPending()) return;
+        if (paused.some((t) => state.paused?.(t.dataset) || state.feedPaused?.(t.dataset, t.feed))) return this.#pollResume(paused);
+        this.#order.retryNow('resumed', false);
+      },
+      'pause',
+    );
+  }
+
+  /** The files held behind one that is now taken go back on the queue, oldest first. */
+  #releaseHeld(): void {
+    const held = this.#held.sort((a, b) => a.file.mtimeMs - b.file.mtimeMs);
+    this.#held = [];
+    for (const j of held) this.#queue.push(j);
   }
 
   async #startTriggers(): Promise<void> {
@@ -163,8 +223,8 @@ export class ExportRuntime {
     if (this.#cfg.watch) {
       this.#watch = new WatchSupervisor(
         this.#cfg.watch,
-        { onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch' }), onSuperseded: (file) => void this.#archive(file) },
-        { dataset: health, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock },
+        { onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch', ...this.#slot(file) }), onSuperseded: (file) => void this.#archive(file) },
+        { dataset: health, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock, ...(this.#keepsAll() ? { keepAll: true } : {}) },
       );
       await this.#watch.start();
     }
@@ -208,6 +268,10 @@ export class ExportRuntime {
       this.#log.error(event('watch.failed', { watch: this.#cfg.watch!.path, code: 'WATCH_FAILED', errno: (err as NodeJS.ErrnoException).code ?? null }), 'cannot read the export folder');
       return [] as ReadyFile[];
     });
+    if (this.#keepsAll()) {
+      for (const f of [...files].reverse()) this.#queue.push({ kind: 'file', file: f, origin: 'startup', slot: f.path });
+      return;
+    }
     const [newest, ...older] = files;
     for (const f of older) await this.#archive(f);
     if (newest) this.#queue.push({ kind: 'file', file: newest, origin: 'startup' });

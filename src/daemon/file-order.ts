@@ -17,8 +17,8 @@ export interface RetryDelays {
 
 export const DEFAULT_RETRY: RetryDelays = { firstMs: 30_000, maxMs: 30 * 60_000, slowMs: 15 * 60_000 };
 
-/** Why a reload brings a pending retry forward: it changed what the failed sync depended on. */
-export type RetryNowReason = 'key_changed' | 'config_changed';
+/** Why a pending retry is brought forward: a reload changed what the failed sync depended on, or the paused dataset it waited for was resumed. */
+export type RetryNowReason = 'key_changed' | 'config_changed' | 'resumed';
 
 /** A file job of a dataset's queue. */
 export type FileJob = Extract<DatasetJob, { kind: 'file' }>;
@@ -63,6 +63,11 @@ export class FileOrder {
   /** True when an export waits for its retry (its timer pending, or already on the queue): it is newer than any reapply. */
   hasPending(): boolean {
     return this.#pendingRetry !== undefined;
+  }
+
+  /** True when `job` is the file waiting for its retry. */
+  isPending(job: FileJob): boolean {
+    return this.#pendingRetry?.job === job;
   }
 
   /** True when `job` must not run (it was dropped through `supersede`); call before running a file job. */
@@ -165,7 +170,7 @@ export class FileOrder {
 
   /** Put `job` on the queue now instead of after its back-off (`slow`: the delay skipped was the slow one); it stays the pending retry until it runs. */
   #retryNow(job: FileJob, reason: RetryNowReason, slow: boolean): void {
-    this.#deps.logger.info(event('sync.retry_now', { file: job.file.path, reason, slow }), 'sync retried now: a reload changed its key or config');
+    this.#deps.logger.info(event('sync.retry_now', { file: job.file.path, reason, slow }), reason === 'resumed' ? 'sync retried now: the dataset it waited for was resumed' : 'sync retried now: a reload changed its key or config');
     this.#pendingRetry = { job, cancel: () => undefined, slow };
     void this.#retry(job);
   }
