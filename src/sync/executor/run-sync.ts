@@ -96,6 +96,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       Object.assign(s, { firstRowErrors: first_row_errors.map(({ line, column, code }) => ({ line, column, code })), rejectFile: src.rejectFile });
       return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
     }
+    // A feed's rows that took none of the file's rows: the summary says why (the values the column held).
+    if (src.rowsNote) ctx.summary.warnings.push(src.rowsNote);
     checkpoint(ctx);
     const resumed = await resumeOpenPlan(ctx);
     checkpoint(ctx);
