@@ -81,6 +81,7 @@ export function withRows<M extends Pick<MappingConfig, 'filters' | 'made'>>(mapp
     setting,
     what: `the column that picks the rows dataset ${origin.dataset} takes from export ${origin.export}`,
     fix: `This file of export ${origin.export} is refused for dataset ${origin.dataset} only: fix ${setting} of dataset ${origin.dataset} to name the column of the export that says whose row it is, or have the export write a ${column} column`,
+    rows: { setting: `feeds.${origin.feed}.rows`, says: `${typeof rows.column === 'string' ? rows.column : column} equals ${(Array.isArray(rows.equals) ? rows.equals : [rows.equals]).map((v) => JSON.stringify(v)).join(' or ')}`, dataset: origin.dataset },
   };
   const keep = mapping.filters.keep_when_match;
   return {

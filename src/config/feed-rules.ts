@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { ConfigRule, RuleIssue } from './rule-types.js';
 import { mappersOf } from './feed-fields.js';
 import { takersOf } from './exports.js';
@@ -36,33 +37,49 @@ export const oneOwnerPerField: ConfigRule = (c) =>
     return issues;
   });
 
-/**
- * One watcher per folder: two would race for each file (the first moves it away). A folder that feeds several
- * datasets is one export under exports:, which the datasets take with from (one watcher, the file kept until
- * every taker is done with it).
- */
-export const oneWatcherPerFolder: ConfigRule = (c) => {
-  const seen = new Map<string, string>();
-  const issues: RuleIssue[] = [];
-  const watches = [
+/** Every watched folder in the configuration: who watches it and the setting that says so. */
+export function watchesOf(c: Parameters<ConfigRule>[0]): { who: string; path: (string | number)[]; dir: string }[] {
+  return [
     ...Object.entries(c.exports).flatMap(([name, e]) => (e.watch ? [{ who: `export "${name}"`, path: ['exports', name, 'watch', 'path'], dir: e.watch.path }] : [])),
     ...Object.entries(c.datasets).flatMap(([name, ds]) =>
       Object.entries(ds.feeds).flatMap(([feed, f]) => (f.watch ? [{ who: `dataset "${name}" feed "${feed}"`, path: ['datasets', name, 'feeds', feed, 'watch', 'path'], dir: f.watch.path }] : [])),
     ),
   ];
+}
+
+/**
+ * Watches whose folders are one folder by `key` (the resolved path; the real path when checked on this machine),
+ * each after the first reported with the first one's setting in `see`.
+ */
+export function sameFolderIssues(watches: ReturnType<typeof watchesOf>, key: (dir: string) => string): RuleIssue[] {
+  const seen = new Map<string, ReturnType<typeof watchesOf>[number]>();
+  const issues: RuleIssue[] = [];
   for (const w of watches) {
-    const first = seen.get(w.dir);
-    if (first === undefined) seen.set(w.dir, w.who);
+    const k = key(w.dir);
+    const first = seen.get(k);
+    if (first === undefined) seen.set(k, w);
     else
       issues.push({
         path: w.path,
+        see: first.path,
         message:
-          `${w.dir} is watched by ${first} too: expected one watcher per folder (two would race for each file, the first moving it away). ` +
+          `${w.dir} is watched by ${first.who} too (${SEE}${first.dir === w.dir ? '' : `, written ${first.dir}; both are ${k}`}): expected one watcher per folder (two would race for each file, the first moving it away). ` +
           'For one file feeding several datasets, write the folder once under exports: { <name>: { watch: …, source: … } } and give each feed from: <name> (with rows: to take its rows)',
       });
   }
   return issues;
-};
+}
+
+/** Where a RuleIssue's message names the setting in its `see` (file:line and option path, filled in by the loader). */
+export const SEE = '{see}';
+
+/**
+ * One watcher per folder: two would race for each file (the first moves it away). A folder that feeds several
+ * datasets is one export under exports:, which the datasets take with from (one watcher, the file kept until
+ * every taker is done with it). Paths are compared resolved (a trailing / or ./ is the same folder); the
+ * local check (validate) also compares real paths, so a symlink to a watched folder is caught.
+ */
+export const oneWatcherPerFolder: ConfigRule = (c) => sameFolderIssues(watchesOf(c), (dir) => resolve(dir));
 
 /** An export no feed takes would be watched (its files moved away) for nobody. */
 export const exportTaken: ConfigRule = (c) =>

@@ -1,4 +1,4 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LineCounter, isMap, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -8,7 +8,8 @@ import { isSingleFeed, normaliseConfig } from './normalise.js';
 import { MAIN_FEED } from './feeds.js';
 import { lineOf, type SourceFile } from './positions.js';
 import { localIssues } from './local-checks.js';
-import { checkRules, configWarningRules } from './rules.js';
+import { checkRules, configWarningRules, type RuleIssue } from './rules.js';
+import { SEE } from './feed-rules.js';
 import { yamlIssues } from './yaml-errors.js';
 import { configSchema, type Config, type DatasetConfig } from './schema.js';
 import { allowedKeysAt } from './zod-walk.js';
@@ -66,10 +67,15 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH, opts: LoadO
   const parsed = configSchema.safeParse(normaliseConfig(raw, bases), { error: friendlyMessage });
   if (!parsed.success) throw new ConfigError(sorted(parsed.error.issues.flatMap((i) => zodIssueToConfigIssues(i, fileFor, written))));
 
+  // A rule's issue at its setting; another setting it names (see) written as file:line and option path.
+  const place = (r: RuleIssue): ConfigIssue => {
+    const see = r.see && `${fileFor(r.see).file}:${lineOf(fileFor(r.see), written(r.see)) ?? '?'} ${written(r.see).map(String).join('.')}`;
+    return locate(fileFor(r.path), written(r.path), see ? r.message.replace(SEE, see) : r.message);
+  };
   const ruleIssues = checkRules(parsed.data);
-  if (opts.local && ruleIssues.length === 0) ruleIssues.push(...(await localIssues(parsed.data, stat)));
+  if (opts.local && ruleIssues.length === 0) ruleIssues.push(...(await localIssues(parsed.data, stat, realpath)));
   if (ruleIssues.length > 0) {
-    throw new ConfigError(sorted(ruleIssues.map((r) => locate(fileFor(r.path), written(r.path), r.message))));
+    throw new ConfigError(sorted(ruleIssues.map(place)));
   }
 
   const { $schema: _ignored, ...rest } = parsed.data;
@@ -77,7 +83,7 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH, opts: LoadO
   for (const [name, ds] of Object.entries(parsed.data.datasets)) {
     datasets[name] = { ...ds, name, file: fileFor(['datasets', name]).file, api: { ...ds.api, dataset_id: ds.api.dataset_id ?? name } };
   }
-  const warnings = sorted(checkRules(parsed.data, configWarningRules).map((r) => locate(fileFor(r.path), written(r.path), r.message)));
+  const warnings = sorted(checkRules(parsed.data, configWarningRules).map(place));
   return { ...rest, datasets, files: [main.file, ...extras.map((e) => e.file)], warnings };
 }
 

@@ -1,12 +1,15 @@
 import type { Stats } from 'node:fs';
 import type { z } from 'zod';
 import type { RuleIssue } from './rules.js';
+import { sameFolderIssues, watchesOf } from './feed-rules.js';
 import type { configSchema } from './schema.js';
 
 type Parsed = z.output<typeof configSchema>;
 
 /** How the checks look at a path (fs.promises.stat in the loader). */
 export type StatFn = (path: string) => Promise<Stats>;
+/** How the checks find a folder's real path, links followed (fs.promises.realpath in the loader). */
+export type RealpathFn = (path: string) => Promise<string>;
 
 /**
  * What on this machine would make the service useless although the YAML is
@@ -16,7 +19,7 @@ export type StatFn = (path: string) => Promise<Stats>;
  * service that starts with nothing to do. A key file that is absent is not
  * checked here (another source may give the key; `validate --keys` reads them).
  */
-export async function localIssues(config: Parsed, stat: StatFn): Promise<RuleIssue[]> {
+export async function localIssues(config: Parsed, stat: StatFn, realpath: RealpathFn): Promise<RuleIssue[]> {
   const issues: RuleIssue[] = [];
   const keyFiles = [
     ...Object.entries(config.datasets).map(([name, ds]) => ({ path: ['datasets', name, 'api', 'key', 'file'], file: ds.api.key.file })),
@@ -33,12 +36,7 @@ export async function localIssues(config: Parsed, stat: StatFn): Promise<RuleIss
       });
     }
   }
-  const watches = [
-    ...Object.entries(config.exports).flatMap(([name, e]) => (e.watch ? [{ path: ['exports', name, 'watch', 'path'], dir: e.watch.path }] : [])),
-    ...Object.entries(config.datasets).flatMap(([name, ds]) =>
-      Object.entries(ds.feeds).flatMap(([feed, f]) => (f.watch ? [{ path: ['datasets', name, 'feeds', feed, 'watch', 'path'], dir: f.watch.path }] : [])),
-    ),
-  ];
+  const watches = watchesOf(config);
   for (const { path, dir } of watches) {
     const problem = await stat(dir).then(
       (st) => (st.isDirectory() ? null : 'is not a folder'),
@@ -51,5 +49,9 @@ export async function localIssues(config: Parsed, stat: StatFn): Promise<RuleIss
       });
     }
   }
+  // Two watch paths through a symlink are one folder: the rule compared the written paths, this compares real ones.
+  const real = new Map<string, string>();
+  for (const { dir } of watches) real.set(dir, await realpath(dir).catch(() => dir));
+  issues.push(...sameFolderIssues(watches, (dir) => real.get(dir) ?? dir));
   return issues;
 }

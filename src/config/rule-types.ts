@@ -7,6 +7,8 @@ type Parsed = z.output<typeof configSchema>;
 export interface RuleIssue {
   path: (string | number)[];
   message: string;
+  /** Another setting the message names (at SEE in it): the loader writes its file:line and option path there. */
+  see?: (string | number)[];
 }
 
 /** A cross-field check over the parsed configuration; pure. */

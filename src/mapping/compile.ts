@@ -22,7 +22,21 @@ export interface RowMapper {
   map(cells: string[], line: number, errors: RowError[]): DatasetRecord | typeof FILTERED | typeof BAD;
   /** The record_id of the last row `map` found BAD, when its own cell read without error (a feed needs it, issue 13); else null. */
   readonly badId: string | null;
+  /** Per keep_when_match filter (by index): the rows it was asked about, those it took, and the first distinct values it saw. */
+  readonly kept: readonly KeepTally[];
 }
+
+/** What one keep_when_match filter did (a fan-out feed's rows: taking no row says why, issue 13). */
+export interface KeepTally {
+  tested: number;
+  taken: number;
+  /** The first KEEP_VALUES_SEEN distinct values (spaces around them aside), in file order; `more` when there were others. */
+  seen: string[];
+  more: boolean;
+}
+
+/** Enough values to show how the file writes the column, bounded whatever the file. */
+export const KEEP_VALUES_SEEN = 5;
 
 interface CompiledField {
   field: string;
@@ -99,6 +113,22 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
     index: header.resolve(k.column, mapping.made?.keep?.[i] ?? 'filters.keep_when_match').index,
     re: new RegExp(k.pattern, 'u'),
   }));
+  const kept: KeepTally[] = keep.map(() => ({ tested: 0, taken: 0, seen: [], more: false }));
+  // The values as read (seen holds them bounded and escaped for messages); at most KEEP_VALUES_SEEN each.
+  const raw = keep.map(() => new Set<string>());
+  const tally = (i: number, cell: string, took: boolean): boolean => {
+    const t = kept[i]!;
+    t.tested++;
+    if (took) t.taken++;
+    if (t.more) return took;
+    const v = cell.trim();
+    if (raw[i]!.has(v)) return took;
+    if (raw[i]!.size < KEEP_VALUES_SEEN) {
+      raw[i]!.add(v);
+      t.seen.push(boundText(v, 40));
+    } else t.more = true;
+    return took;
+  };
   const width = names.length;
   const f = (name: string) => byName.get(name) ?? null;
   const [fId, fName, fValue, fAliases, fActive] = [f('record_id')!, f('display_name')!, f('api_value')!, f('aliases'), f('active')];
@@ -136,9 +166,13 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
     get badId() {
       return badId;
     },
+    kept,
     map(cells, line, errors) {
       for (let i = 0; i < skipEmpty.length; i++) if ((cells[skipEmpty[i]!] ?? '').trim() === '') return FILTERED;
-      for (let i = 0; i < keep.length; i++) if (!keep[i]!.re.test(cells[keep[i]!.index] ?? '')) return FILTERED;
+      for (let i = 0; i < keep.length; i++) {
+        const cell = cells[keep[i]!.index] ?? '';
+        if (!tally(i, cell, keep[i]!.re.test(cell))) return FILTERED;
+      }
       const before = errors.length;
       for (let i = width; i < cells.length; i++) {
         if (cells[i] !== '') fail(errors, line, `#${i + 1}`, cells[i]!, `a value in column ${i + 1}, beyond the ${width} columns of the header`, 'EXTRA_CELLS');

@@ -196,6 +196,8 @@ export interface MadeSetting {
   what: string;
   /** What to do when its column cannot be found. */
   fix: string;
+  /** A feed's rows, as written (e.g. Store equals "000"): a file of which it takes no row is told with it. */
+  rows?: { setting: string; says: string; dataset: string };
 }
 
 export type MappingConfig = z.output<typeof mappingConfigSchema> & {

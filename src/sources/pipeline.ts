@@ -1,6 +1,6 @@
 import type { DatasetRecord } from '../model/record.js';
 import type { MappingConfig } from '../mapping/config.js';
-import { BAD, FILTERED, compileMapping, truncateValue, type RowMapper } from '../mapping/compile.js';
+import { BAD, FILTERED, compileMapping, truncateValue, type KeepTally, type RowMapper } from '../mapping/compile.js';
 import type { SourceConfig } from './config.js';
 import { SourceError } from '../model/source-error.js';
 import { excerpt } from '../model/excerpt.js';
@@ -55,6 +55,11 @@ export class RowPipeline {
   /** Rows whose aliases listed one alias more than once (the mapping keeps it once). */
   get aliasesMerged(): number {
     return this.mapper?.aliasesMerged ?? 0;
+  }
+
+  /** What each keep_when_match filter did so far (none before the header). */
+  get kept(): readonly KeepTally[] {
+    return this.mapper?.kept ?? [];
   }
 
   /** The records mapped since the last call. */

@@ -122,6 +122,7 @@ export class ExportPass {
         bad_ids: p.badIds,
         bad_without_id: p.badWithoutId,
         aliases_merged_rows: p.aliasesMerged,
+        kept_by_filter: p.kept,
         compression: this.compression,
         // A file that changed while it was read is nobody's (each is read again); else the mapping's own verdict.
         rejected: changed ?? stopped[i]?.err ?? (failed || p.finish()),

@@ -1,6 +1,7 @@
 import type { DatasetRecord } from '../model/record.js';
 import type { SourceError } from '../model/source-error.js';
 import type { RowError } from '../model/row-error.js';
+import type { KeepTally } from '../mapping/compile.js';
 
 /** An export opened for one read (open-file.ts): its path for messages, its descriptor, its size when opened. */
 export interface OpenExport {
@@ -54,6 +55,8 @@ export interface ExportResult {
   bad_without_id: number;
   /** Rows whose aliases listed one alias more than once; the mapping kept it once. */
   aliases_merged_rows: number;
+  /** What each of the mapping's keep_when_match filters did (a feed's rows: among them); absent when not counted. */
+  kept_by_filter?: readonly KeepTally[];
   /** The CSV came compressed (gzip, or the one file of a zip), as its content showed; null when plain. */
   compression: 'gzip' | 'zip' | null;
   /** Set when nothing from the file may be used. */

@@ -12,6 +12,8 @@ export interface DatasetStatus {
   owned: number;
   notOwned: number;
   lastSync: { result: string; at: string; detail: unknown } | null;
+  /** When a sync last published or found nothing to change: beside a refused last attempt, how stale the dataset is. */
+  lastSuccessAt: string | null;
   held: { kind: string; version: number | null; reason: string; ageMs: number; since: string } | null;
   openPlan: { planId: string; path: string; ageMs: number } | null;
   /** Paused by a person (issue 14): exports wait in the folder until resume. */
@@ -36,6 +38,7 @@ export function datasetStatus(db: StateDb, dataset: string, now: number): Datase
     owned: info.ownedCount,
     notOwned: info.notOwnedCount,
     lastSync: info.lastOutcome ? { result: info.lastOutcome.outcome, at: iso(info.lastOutcome.at), detail: info.lastOutcome.detail } : null,
+    lastSuccessAt: ((at) => (at === null ? null : iso(at)))(db.snapshot(dataset).lastSuccessAt()),
     held: info.held
       ? { kind: info.held.kind, version: info.held.version, reason: info.held.reason, ageMs: now - info.held.since, since: iso(info.held.since) }
       : null,

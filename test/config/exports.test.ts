@@ -88,7 +88,7 @@ describe('exports: one export fanned out to several datasets (issue 13)', () => 
       file: 'connector.yaml',
       line: 22,
       path: 'datasets.shop-9.watch.path',
-      message: expect.stringMatching(/^\/srv\/ho is watched by export "ho" too: .*write the folder once under exports:/),
+      message: expect.stringMatching(/^\/srv\/ho is watched by export "ho" too \(\S+:\d+ exports\.ho\.watch\.path\): .*write the folder once under exports:/),
     });
   });
 

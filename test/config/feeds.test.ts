@@ -1,3 +1,4 @@
+import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type ConfigIssue } from '../../src/config/index.js';
@@ -96,16 +97,39 @@ describe('feeds (issue 13): the config', () => {
   it('validate refuses two watchers on one folder, across feeds and datasets', async () => {
     const watched = (text: string) => `${text}\n        watch: { path: /srv/exports }`;
     expect(await issuesOf(feedsYaml(`${watched(CATALOGUE)}\n${watched(STOCK)}`))).toEqual([
-      { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.watch.path', message: expect.stringMatching(/^\/srv\/exports is watched by dataset "shop-1" feed "main" too: expected one watcher per folder/) },
+      { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.watch.path', message: expect.stringMatching(/^\/srv\/exports is watched by dataset "shop-1" feed "main" too \(\S+connector\.yaml:11 datasets\.shop-1\.feeds\.main\.watch\.path\): expected one watcher per folder/) },
     ]);
   });
 
   // Review of #13 (rv13): the check compares the path text, so one folder written as /srv/exports and
   // /srv/exports/ (or /srv/./exports) gets two watchers that race for each file. Fails until paths are normalised.
-  it.fails('validate refuses two watchers on one folder written differently (trailing slash, ./)', async () => {
+  it('validate refuses two watchers on one folder written differently (trailing slash, ./)', async () => {
     const watched = (text: string, path: string) => `${text}\n        watch: { path: ${path} }`;
     expect(await issuesOf(feedsYaml(`${watched(CATALOGUE, '/srv/exports')}\n${watched(STOCK, '/srv/exports/')}`))).toEqual([
       { file: 'connector.yaml', line: 17, path: 'datasets.shop-1.feeds.stock.watch.path', message: expect.stringMatching(/is watched by dataset "shop-1" feed "main" too/) },
+    ]);
+    const [issue] = await issuesOf(feedsYaml(`${watched(CATALOGUE, '/srv/x/ho')}\n${watched(STOCK, '/srv/x/./ho')}`));
+    // Both settings are named with file:line, so a person finds the other one.
+    expect(issue!.message).toMatch(/^\/srv\/x\/\.\/ho is watched by dataset "shop-1" feed "main" too \(\S+connector\.yaml:11 datasets\.shop-1\.feeds\.main\.watch\.path, written \/srv\/x\/ho; both are \/srv\/x\/ho\)/);
+    expect(issue!.message).toContain('exports:');
+  });
+
+  it('validate refuses a watch folder reached through a symlink to another watched folder', async () => {
+    const dir = await tempFiles({});
+    await mkdir(join(dir, 'real'));
+    await symlink(join(dir, 'real'), join(dir, 'link'));
+    const text = feedsYaml(`${CATALOGUE}\n        watch: { path: real }\n${STOCK}\n        watch: { path: link }`);
+    await writeFile(join(dir, 'connector.yaml'), text);
+    await loadConfig(join(dir, 'connector.yaml')); // the written paths differ: only validate (local) looks at the disk
+    const err = await loadConfig(join(dir, 'connector.yaml'), { local: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues).toEqual([
+      {
+        file: join(dir, 'connector.yaml'),
+        line: 17,
+        path: 'datasets.shop-1.feeds.stock.watch.path',
+        message: expect.stringContaining(`${join(dir, 'link')} is watched by dataset "shop-1" feed "main" too (${join(dir, 'connector.yaml')}:11 datasets.shop-1.feeds.main.watch.path, written ${join(dir, 'real')}; both are ${await realpath(join(dir, 'real'))})`),
+      },
     ]);
   });
 

@@ -27,7 +27,7 @@ export function register(program: Command): void {
           if (!humanOutput(opts)) process.stdout.write(`${JSON.stringify({ datasets: all })}\n`);
           else {
             for (const s of all) {
-              const last = s.lastSync ? `${s.lastSync.result} at ${s.lastSync.at}` : 'never synced';
+              const last = s.lastSync ? `${s.lastSync.result} at ${s.lastSync.at}${refusedText(s.lastSync, s.lastSuccessAt)}` : 'never synced';
               const what = s.held ? (s.held.version === null ? 'change kept unsent' : `draft v${s.held.version}`) : '';
               const held = s.held ? `; ${s.held.kind} ${what} for ${Math.round(s.held.ageMs / 60_000)} min: ${s.held.reason}` : '';
               const next = s.nextRun ? `; next run ${s.nextRun.at} (${s.nextRun.schedule})` : '; no schedule';
@@ -50,6 +50,14 @@ export function register(program: Command): void {
         }
       }),
     );
+}
+
+/** A refused last attempt: its file and code, and the last success (the shop shows that one's data until a good file comes). */
+function refusedText(last: { result: string; detail: unknown }, lastSuccessAt: string | null): string {
+  if (last.result !== 'rejected') return '';
+  const d = (last.detail ?? {}) as { file?: string; code?: string };
+  const what = d.file ? ` (${d.file}${d.code ? `: ${d.code}` : ''})` : d.code ? ` (${d.code})` : '';
+  return `${what}; last published or unchanged ${lastSuccessAt ?? 'never'}: the dataset still holds that one`;
 }
 
 /** Each feed's last file with where it is now (after: move archived it), so that a person can open it. */

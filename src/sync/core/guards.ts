@@ -30,6 +30,8 @@ export interface GuardCounts {
   sourceRows?: number | undefined;
   /** An update feed's missing strategy: records it changes of those it may change (issue 13); absent skips it. */
   missing?: { count: number; base: number; strategy: string } | undefined;
+  /** Why the result may be empty (a feed's rows took no row of the file), said by the empty_result guard. */
+  emptyWhy?: string | undefined;
 }
 
 /** One guard's verdict with its numbers. */
@@ -108,7 +110,7 @@ export function evaluateGuards(
     allowedByPolicy: empty && g.allow_empty,
     value: counts.result,
     limit: null,
-    message: empty ? `leaves no records (the dataset has ${counts.base})` : `leaves ${counts.result} records`,
+    message: empty ? `leaves no records (the dataset has ${counts.base})${counts.emptyWhy ? `: ${counts.emptyWhy}` : ''}` : `leaves ${counts.result} records`,
   });
 
   const last = snapshotInfo.lastSource?.rowCount;

@@ -44,6 +44,8 @@ export interface PlanSource {
   /** 1-based file line of the header: an upload's row errors count data lines after it (A3). */
   headerLine?: number;
   fileBytes?: number;
+  /** Why a feed's rows took none of the file's rows: said with the empty_result guard, which holds such a change. */
+  rowsNote?: string;
 }
 
 /** The feed a plan is made of (issue 13): the ledger records its values as the feed state when the plan is published. */
@@ -210,6 +212,8 @@ interface SyncPlanFields {
   estimate: { perRecord: CostEstimate | null; replace: CostEstimate | null };
   foreignEdits: ForeignEditNote[];
   source: SourceIdentity | null;
+  /** Why a feed's rows took none of the file's rows (PlanSource.rowsNote), said again by the draft's empty_result guard. */
+  rowsNote?: string;
   file: string | null;
   /** 1-based file line of the header (preamble lines + 1): an upload's row errors count data lines after it (A3). */
   headerLine: number;
@@ -235,7 +239,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
   const can = { write: keyRoles.includes('write'), replace: keyRoles.includes('replace'), publish: keyRoles.includes('publish') };
   const sourceRows = options.source?.rowCount ?? c.source;
   // Issue 14: the value guards from the diff's tally of the records present before and after.
-  const guards = withValueGuards(evaluateGuards({ ...guardCountsOf(c, sourceRows), missing: inp.feed?.missing }, snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
+  const guards = withValueGuards(evaluateGuards({ ...guardCountsOf(c, sourceRows), missing: inp.feed?.missing, emptyWhy: options.source?.rowsNote }, snapshotInfo, policy), changeset.values, c.changes + c.unchanged, policy.guards.values);
   const ops = c.adds + c.changes + c.deletes;
   const reasons: string[] = [];
 
@@ -348,6 +352,7 @@ export function planSync(inp: PlanInputs): SyncPlan {
     estimate: { perRecord, replace },
     foreignEdits: changeset.foreignEdits,
     source: src?.fileHash !== undefined ? { fileHash: src.fileHash, rowCount: sourceRows, at: inp.now } : null,
+    ...(src?.rowsNote ? { rowsNote: src.rowsNote } : {}),
     // A restore has no export: nothing of it goes to a reject file, and why names the restore instead.
     file: inp.restore ? null : (src?.file ?? null),
     headerLine: src?.headerLine ?? 1,

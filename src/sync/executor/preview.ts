@@ -91,7 +91,7 @@ export async function previewFrom(ctx: ExecContext, ds: DatasetConfig, produce: 
     if (badRows) return { ...facts, rowErrors: facts.rowErrors + desired!.rowErrors, rejected: badRows.message, rejectedCode: badRows.code, stopped: null, resumes: null, plan: null };
     const changeset = await diffDesired(ctx, desired ?? { sorted: src.sorted! }, work.changesetDir());
     const plan = makePlan(ctx, ds, src, changeset, view.dataset.active_version, { stageOnly: opts.stageOnly, ...(restore ? { restore } : {}), merged: desired?.feed ?? null });
-    const warnings = desired?.feed ? feedWarnings(file, desired.feed) : [];
+    const warnings = [...(src.rowsNote ? [src.rowsNote] : []), ...(desired?.feed ? feedWarnings(file, desired.feed) : [])];
     return { ...facts, ...discards, ...(warnings.length > 0 ? { warnings } : {}), ...(desired?.feed ? { feed: desired.feed } : {}), rejected: null, rejectedCode: null, stopped: null, resumes: null, plan };
   } finally {
     work.remove();

@@ -31,7 +31,7 @@ export function draftGuards(ctx: ExecContext, run: PlanRun, counts: DraftCounts)
   // Issue 13: a feed's missing strategy is counted by the plan (a draft's counts do not tell it from other changes).
   // An update feed's file is no catalogue: the row-drop guard compares catalogues only.
   const rows = plan.feed && plan.feed.role !== 'full' ? undefined : plan.source?.rowCount;
-  const gc = { ...guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, rows), missing: plan.feed?.missing };
+  const gc = { ...guardCountsOfDraft(counts, plan.baseCount, plan.counts.deletable, rows), missing: plan.feed?.missing, emptyWhy: plan.rowsNote };
   // Issue 14: the value guards from the plan's own tally (a draft's counts say nothing of values).
   const c = plan.counts;
   return withValueGuards(evaluateGuards(gc, ctx.store.state(), ctx.policy), plan.changeset.values, c.changes + c.unchanged, ctx.policy.guards.values);

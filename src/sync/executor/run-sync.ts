@@ -94,8 +94,11 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         src.rejected.message,
       );
       Object.assign(s, { firstRowErrors: first_row_errors.map(({ line, column, code }) => ({ line, column, code })), rejectFile: src.rejectFile });
+      if (!src.virtual) ledger.ended(ctx, 'rejected', { file, code: src.rejected.code, message: src.rejected.message, rejectFile: src.rejectFile });
       return end(ctx, 'rejected', src.rejected.code, src.rejected.message, src.rejected.action);
     }
+    // A feed's rows that took none of the file's rows: the summary says why (the values the column held).
+    if (src.rowsNote) ctx.summary.warnings.push(src.rowsNote);
     checkpoint(ctx);
     const resumed = await resumeOpenPlan(ctx);
     checkpoint(ctx);
@@ -126,6 +129,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         const rejectFile = src.virtual ? null : rejectFilePath(file);
         Object.assign(s, { firstRowErrors, rejectFile });
         ctx.logger.error(event('file.rejected', { file, code: badRows.code, rejectFile, row_errors: ctx.summary.rowErrors, first_row_errors: firstRowErrors }), badRows.message);
+        // status shows the refusal as the last attempt, beside the last publish (the shop is stale until a good file).
+        ledger.ended(ctx, 'rejected', { file, code: badRows.code, message: badRows.message, rejectFile });
         return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
       }
       const changeset = await diffDesired(ctx, desired, work.changesetDir());

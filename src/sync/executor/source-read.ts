@@ -1,7 +1,8 @@
 import { read } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
-import type { MappingConfig } from '../../mapping/config.js';
+import type { MadeSetting, MappingConfig } from '../../mapping/config.js';
+import type { KeepTally } from '../../mapping/compile.js';
 import type { DatasetRecord } from '../../model/record.js';
 import type { SourceConfig } from '../../sources/config.js';
 import { bomEncoding, iconvLite } from '../../sources/decode.js';
@@ -42,6 +43,8 @@ export interface SourceRead {
   mtimeMs?: number;
   /** A feed's file (feed-desired.ts feedRead): the time of its values, its modification time but never after it was read. */
   valuesAt?: number;
+  /** Why a feed's rows took none of the file's rows (rowsTookNone), for the summary, the plan and a held change. */
+  rowsNote?: string;
 }
 
 /**
@@ -212,8 +215,30 @@ class TakerSort {
       rejectFile: null,
       importability: imp,
       links,
+      ...(rejected ? {} : rowsNotes(file, map, r.kept_by_filter)),
     };
   }
+}
+
+/**
+ * A feed's rows that took none of a file's rows (issue 13's fan-out): the
+ * values the column held, so a person sees why, e.g. a spreadsheet that wrote
+ * store 000 as 0. Bounded: the first few distinct values.
+ */
+export function rowsTookNone(file: string, made: NonNullable<MadeSetting['rows']>, t: KeepTally): string {
+  const seen = t.seen.length === 0 ? 'none' : `${t.seen.map((v) => (v === '' ? '(empty)' : v)).join(', ')}${t.more ? ', …' : ''}`;
+  return (
+    `rows: ${made.says} took 0 of ${t.tested} rows of ${file} (values seen: ${seen}): dataset ${made.dataset} gets none of them; ` +
+    `write ${made.setting}.equals of dataset ${made.dataset} as the export writes the value (a spreadsheet may drop leading zeros: 000 becomes 0)`
+  );
+}
+
+function rowsNotes(file: string, map: MappingConfig, kept: readonly KeepTally[] | undefined): { rowsNote?: string } {
+  const notes = (kept ?? []).flatMap((t, i) => {
+    const made = map.made?.keep?.[i]?.rows;
+    return made && t.tested > 0 && t.taken === 0 ? [rowsTookNone(file, made, t)] : [];
+  });
+  return notes.length > 0 ? { rowsNote: notes.join('; ') } : {};
 }
 
 function hasEmptyAttribute(rec: DatasetRecord): boolean {
@@ -273,6 +298,7 @@ export function planSource(src: SourceRead, imp: Importability = src.importabili
     rowCount: src.rows,
     fileBytes: src.bytes,
     headerLine,
+    ...(src.rowsNote ? { rowsNote: src.rowsNote } : {}),
     importable: imp.importable,
     ...(imp.importable ? { uploadFields: imp.fields } : { notImportableReason: imp.reason }),
   };
