@@ -33,7 +33,7 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 const CONFIG_CODES = new Set(['CONFIG_INVALID', 'KEY_NOT_FOUND', 'KEY_FILE_PERMISSIONS', 'KEY_UNREADABLE', 'KEY_MALFORMED', 'WATCH_FOLDER_UNUSABLE']);
 
 /** Codes of errors that mean "the command line was wrong" (a dataset name not in the configuration). */
-const USAGE_CODES = new Set(['UNKNOWN_DATASET', 'UNKNOWN_EXPORT', 'BAD_ARGUMENTS', 'POINT_INVALID', 'VERSION_TOO_NEW']);
+const USAGE_CODES = new Set(['UNKNOWN_DATASET', 'UNKNOWN_EXPORT', 'UNKNOWN_FEED', 'BAD_ARGUMENTS', 'POINT_INVALID', 'VERSION_TOO_NEW']);
 
 // For the daemon a missing file is worth retrying (it may be on its way); a file named on the command line is a typo
 // or a path that isn't there, so it gets its own code rather than 75.

@@ -53,6 +53,15 @@ describe('pause --feed at the engine', () => {
     const f = await feedScenario(recs(2));
     sc = f.sc;
     expect(() => sc!.engine.pause(f.ds, 'test', 'stok')).toThrow(/has no feed "stok" \(its feeds: main, stock\)/);
+    // A misspelt --feed is a usage error (exit 2), as README's exit codes say, not a failure to retry.
+    let err: unknown = null;
+    try {
+      feedView(f.ds, 'stok');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'UNKNOWN_FEED' });
+    expect(cliExitCodeFor(err)).toBe(2);
   });
   it('--feed on a dataset without feeds is refused naming the command for the dataset (usage, exit 2); a feed with feeds passes', async () => {
     sc = await scenario({ records: recs(2) });
