@@ -92,7 +92,7 @@ export function* mergeChanges(
     if (r.cmd === 'ignore') tally.ignored++;
     else {
       tally.unmatched++;
-      tally.unmatchedIds.push({ record_id: r.entry.record_id, line: r.entry.line, why: 'absent' });
+      if (tally.unmatchedIds.length < opts.keepUnmatched) tally.unmatchedIds.push({ record_id: r.entry.record_id, line: r.entry.line, why: 'absent' });
     }
   };
   for (const e of snapshot) {
@@ -116,7 +116,7 @@ export function* mergeChanges(
     }
     if (listed.cmd === 'create') {
       tally.unmatched++;
-      tally.unmatchedIds.push({ record_id: e.record_id, line: listed.entry.line, why: 'exists' });
+      if (tally.unmatchedIds.length < opts.keepUnmatched) tally.unmatchedIds.push({ record_id: e.record_id, line: listed.entry.line, why: 'exists' });
       yield { record_id: e.record_id, line: 0, json: e.json };
       continue;
     }

@@ -48,13 +48,16 @@ export interface RowOptions {
   /** Fields an empty cell clears (empty_clears); any other empty cell leaves its field as it is. */
   emptyClears: ReadonlySet<string>;
   rules: MergeRules;
+  /**
+   * Unmatched rows kept with their lines, at most (the source's max_row_errors_kept, as for the reader's row errors):
+   * the count is exact; a file of a million ids that match nothing kept them all and took a gigabyte.
+   */
+  keepUnmatched: number;
 }
 
 export interface UpdateMergeOptions extends RowOptions {
   /** source: records not owned are never put in the desired records (the diff would adopt them). */
   ownership: 'source' | 'full';
-  /** Unmatched ids listed at most (the reject file lists these; the count is exact). */
-  keepUnmatched: number;
   /** Records not listed: left as they are, fields set to values, or deactivated. */
   missing?: { strategy: 'leave' | 'set' | 'deactivate'; values?: Record<string, unknown> | undefined };
   /** The file's rows skipped as row errors (skip_rows): the record_ids that could be read, and how many could not. */

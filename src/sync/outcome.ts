@@ -100,6 +100,8 @@ export interface FeedSummary extends Omit<UpdateTally, 'unmatchedIds'> {
   /** A change list's delete rows of records the connector does not own (not deleted), and the first of them by id and line; absent: none. */
   deletesNotOwned?: number;
   firstDeletesNotOwned?: Array<{ record_id: string; line: number }>;
+  /** Unmatched rows the reject file lists when that is fewer than all (source.max_row_errors_kept); absent: all. */
+  unmatchedListed?: number;
 }
 
 /** A summary with nothing done yet; the engine fills it in as it goes. */

@@ -175,13 +175,13 @@ export type StateValues = Pick<FeedState, 'valuesOf' | 'othersThan'>;
 export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, rows: Iterable<FeedEntry>, base: Iterable<SnapshotEntry>, state: StateValues, tally: ChangesTally, put: StateSink, skipped?: SourceRead['badRows']): Iterable<FeedEntry> {
   const cfg = ds.feeds[feed.name]!;
   const rules = mergeRulesOf(ds, feed.name, feed.at);
-  const row = { fields: feed.fields, emptyClears: new Set(cfg.empty_clears ?? []), rules };
+  const row = { fields: feed.fields, emptyClears: new Set(cfg.empty_clears ?? []), rules, keepUnmatched: (cfg.source ?? ds.source).max_row_errors_kept };
   if (feed.role === 'changes' && cfg.commands) {
     const column = commandColumnName(cfg.commands);
     return mergeChanges(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, commands: cfg.commands, column }, tally, put);
   }
   if (feed.role === 'update') {
-    return mergeUpdate(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, keepUnmatched: Number.POSITIVE_INFINITY, missing: cfg.missing, skipped }, tally, put);
+    return mergeUpdate(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, missing: cfg.missing, skipped }, tally, put);
   }
   return overlayFull(rows, state.othersThan(feed.name), { shared: feed.fields, rules }, put);
 }
@@ -194,6 +194,7 @@ export function summaryOfTally(name: string, role: FeedRole, tally: ChangesTally
     matched: read + tally.matched,
     unmatched: tally.unmatched,
     firstUnmatched: tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id),
+    ...(tally.unmatchedIds.length < tally.unmatched ? { unmatchedListed: tally.unmatchedIds.length } : {}),
     notOwned: tally.notOwned,
     changeable: tally.changeable,
     missing: tally.missing,
