@@ -169,7 +169,7 @@ export class ExportRuntime {
     if (job.kind !== 'file') return;
     if (this.#keepsAll() && this.#order.hasPending() && !this.#order.isPending(job) && job.origin !== 'reapply') {
       // An older file waits for a taker's retry: this one waits behind it rather than superseding it.
-      this.#log.info(event('file.kept', { export: this.name, file: job.file.path, reason: 'older_file_retrying' }), 'file waits: an older file of the export is not taken by every dataset yet');
+      this.#log.info(event('file.kept', { file: job.file.path, reason: 'older_file_retrying' }), 'file waits: an older file of the export is not taken by every dataset yet');
       this.#held.push(job);
       return;
     }

@@ -95,17 +95,17 @@ export async function runFanOutJob(
   const { file, origin } = job;
   const log = deps.logger;
   const links = linkPolicyFor(origin, exp.watch);
-  log.info(event('file.ready', { export: name, file: file.path, origin, bytes: file.size, takers: takers.map((t) => t.dataset) }), 'file ready');
+  log.info(event('file.ready', { file: file.path, origin, bytes: file.size, takers: takers.map((t) => t.dataset) }), 'file ready');
   let hash: string;
   try {
     hash = await hashFile(file.path, links);
   } catch (err) {
     const code = err instanceof SourceError ? String(err.context.errno ?? err.code) : ((err as NodeJS.ErrnoException).code ?? 'INTERNAL');
     if (code === 'ENOENT' || code === 'LINK_NOT_FOLLOWED' || code === 'NOT_REGULAR_FILE') {
-      log.warn(event('file.skipped', { export: name, file: file.path, origin, reason: code === 'ENOENT' ? 'gone' : 'not_regular_file' }), 'file skipped');
+      log.warn(event('file.skipped', { file: file.path, origin, reason: code === 'ENOENT' ? 'gone' : 'not_regular_file' }), 'file skipped');
       return { next: 'dispose', fate: 'processed', accepted: false, outcomes: [] };
     }
-    log.error(event('file.unreadable', { export: name, file: file.path, origin, code, hint: 'grant the service user read access to the file (and search access to its folder)', err }), 'cannot read the export');
+    log.error(event('file.unreadable', { file: file.path, origin, code, hint: 'grant the service user read access to the file (and search access to its folder)', err }), 'cannot read the export');
     return { next: 'retry', slow: false, accepted: false, outcomes: [] };
   }
 
@@ -123,7 +123,7 @@ export async function runFanOutJob(
   const accepted = next.next === 'dispose' && next.fate === 'processed';
   const byDataset = outcomes.map((o) => `${o.dataset}${takers.filter((t) => t.dataset === o.dataset).length > 1 ? `/${o.feed}` : ''}: ${o.result}`);
   if (next.next === 'retry') {
-    log.warn(event('file.kept', { export: name, file: file.path, takers: byDataset, waiting: outcomes.filter((o) => o.outcome === 'retry').map((o) => o.dataset) }), 'file kept: a dataset taking it must try it again');
+    log.warn(event('file.kept', { file: file.path, takers: byDataset, waiting: outcomes.filter((o) => o.outcome === 'retry').map((o) => o.dataset) }), 'file kept: a dataset taking it must try it again');
     return { ...next, accepted, outcomes };
   }
   if ((origin === 'watch' || origin === 'startup') && exp.watch) {
@@ -132,7 +132,7 @@ export async function runFanOutJob(
     if (d === null) return { next: 'retry', slow: false, accepted, outcomes };
     const dir = exp.watch.after === 'leave' ? null : fateDir(exp.watch, next.fate);
     const rejects = await archiveRejectFiles(file, takers, dir, d.action === 'moved' ? d.to : join(dir ?? '', archiveName(file.name, deps.clock.now(), deps.timezone)));
-    const fields = { export: name, file: file.path, fate: next.fate, takers: byDataset, ...d, ...(rejects.length > 0 ? { rejectFiles: rejects } : {}) };
+    const fields = { file: file.path, fate: next.fate, takers: byDataset, ...d, ...(rejects.length > 0 ? { rejectFiles: rejects } : {}) };
     if (next.fate === 'failed') {
       const refused = outcomes.filter((o) => o.outcome === 'rejected');
       const every = outcomes.every((o) => o.outcome === 'rejected' || o.outcome === 'skipped');
@@ -164,7 +164,7 @@ interface FileRun {
 async function readOnce(run: FileRun, takers: readonly TakerRun[], deps: FanOutDeps): Promise<{ shared: SharedRead; reads: Map<TakerRun, SourceRead | null> } | null> {
   const todo = takers.filter((t) => t.view !== null && deps.marks.doneWith(run.name, t) !== run.hash);
   if (!deps.engine.readShared || todo.length < 2 || deps.signal?.aborted) return null;
-  const fields = { export: run.name, file: run.file.path, origin: run.origin, takers: todo.map((t) => `${t.dataset}/${t.feed}`) };
+  const fields = { file: run.file.path, origin: run.origin, takers: todo.map((t) => `${t.dataset}/${t.feed}`) };
   try {
     const shared = await deps.engine.readShared(
       todo.map((t) => t.view!),
@@ -187,12 +187,12 @@ async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: Reado
     if (deps.signal?.aborted) return;
     const who = { dataset: t.dataset, feed: t.feed };
     if (deps.marks.doneWith(name, t) === hash) {
-      log.info(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
+      log.info(event('file.skipped', { file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
       outcomes.push({ ...who, outcome: 'skipped', result: 'skipped', code: null });
       continue;
     }
     if (!t.view) {
-      log.warn(event('file.skipped', { export: name, file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
+      log.warn(event('file.skipped', { file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
       outcomes.push({ ...who, outcome: 'retry', result: 'failed', code: 'NOT_SERVED' });
       continue;
     }
@@ -210,7 +210,7 @@ async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: Reado
     } catch (err) {
       deps.onError?.(t.dataset, err);
       code = err instanceof ConnectorError ? err.code : 'INTERNAL';
-      log.error(event('sync.failed', { export: name, file: file.path, ...who, code, err }), 'sync failed');
+      log.error(event('sync.failed', { file: file.path, ...who, code, err }), 'sync failed');
       next = nextForError(err);
       result = 'failed';
       message = err instanceof Error ? err.message : null;

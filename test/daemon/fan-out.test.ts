@@ -38,6 +38,8 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     // Read once for the three (one decode and parse, each its rows and mapping), its scratch gone after.
     expect(events(log.lines, 'file.read')).toEqual([expect.objectContaining({ export: 'ho', takers: ['store-001/stock', 'store-002/stock', 'store-003/stock'], rows: 4 })]);
     expect((await readdir(join(c.dir, 'state', 'state.db.plans'))).filter((n) => n.startsWith('shared.'))).toEqual([]);
+    // The export is named once a line (the logger's binding), not twice as "export":"ho","export":"ho".
+    expect(log.raw().split('\n').filter((l) => (l.match(/"export":/g) ?? []).length > 1)).toEqual([]);
   });
 
   it('a dataset refusing the file (bad rows under its mapping) leaves the others published; the file goes to failed/ with that dataset\'s reject file', async () => {
