@@ -13,10 +13,10 @@ export function unmatchedLine(feed: FeedSummary | undefined, file: string | null
   const more = n - first.length;
   const ids = first.length > 0 ? `first: ${first.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : '';
   // A plan of several files (joined with " + ") has one reject file each, beside its file.
-  const where = file && !file.includes(' + ') ? rejectFilePath(file) : null;
+  const where = file && !file.includes(' + ') ? rejectFilePath(file) : "each file's .rejected.csv";
   // Past source.max_row_errors_kept the reject file lists the first ones only (the count is exact).
-  const them = feed.unmatchedListed === undefined ? 'them all' : `the first ${feed.unmatchedListed} (source.max_row_errors_kept)`;
-  const all = where ? (written ? `${them === 'them all' ? 'all' : them} in ${where}` : `a sync lists ${them} in ${where}`) : written ? `${them === 'them all' ? 'all' : them} in each file's .rejected.csv` : `a sync lists ${them} in each file's .rejected.csv`;
+  const listed = feed.unmatchedListed === undefined ? null : `the first ${feed.unmatchedListed} (source.max_row_errors_kept)`;
+  const all = written ? `${listed ?? 'all'} in ${where}` : `a sync lists ${listed ?? 'them all'} in ${where}`;
   const verb = written ? 'matched' : 'would match';
   return `${n} row${n === 1 ? '' : 's'} ${verb} no record (${[ids, all].filter(Boolean).join('; ')})`;
 }

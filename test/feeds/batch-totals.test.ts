@@ -1,9 +1,7 @@
-import { utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import { recs, scenario, type Scenario } from '../sync/harness.js';
-import { CATALOGUE, STOCK, withFeeds } from './helpers.js';
+import { CATALOGUE, STOCK, withFeeds, writeFileAt } from './helpers.js';
 
 /**
  * Issue 13 review (D5): a plan several files make counts each feed over all
@@ -16,15 +14,6 @@ afterEach(async () => {
   sc = undefined;
 });
 
-const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-
-async function write(s: Scenario, name: string, lines: string[], at: number): Promise<string> {
-  const file = join(s.dir, name);
-  await writeFile(file, lines.join('\n') + '\n');
-  await utimes(file, new Date(T0 + at * 1000), new Date(T0 + at * 1000));
-  return file;
-}
-
 describe('a coalesced plan counts every file of each feed', () => {
   it('two stock files: the summary feed is their sum, consistent with files; metrics count both', async () => {
     sc = await scenario({ manualClock: true });
@@ -32,8 +21,8 @@ describe('a coalesced plan counts every file of each feed', () => {
     const five = recs(5);
     expect((await sc.engine.sync(ds, { file: await sc.writeExport(five, 'cat-0.csv') })).result).toBe('published');
     const ids = five.map((r) => r.record_id);
-    const s1 = await write(sc, 'stock-1.csv', ['SKU,Qty', `${ids[0]},4`, `${ids[1]},5`, 'NOPE1,1'], 10);
-    const s2 = await write(sc, 'stock-2.csv', ['SKU,Qty', `${ids[2]},6`, `${ids[3]},7`, `${ids[4]},8`, 'NOPE2,1'], 20);
+    const s1 = await writeFileAt(sc, 'stock-1.csv', ['SKU,Qty', `${ids[0]},4`, `${ids[1]},5`, 'NOPE1,1'], 10);
+    const s2 = await writeFileAt(sc, 'stock-2.csv', ['SKU,Qty', `${ids[2]},6`, `${ids[3]},7`, `${ids[4]},8`, 'NOPE2,1'], 20);
     const sum = await sc.engine.syncFeedFiles(ds, [
       { feed: 'stock', file: s1 },
       { feed: 'stock', file: s2 },
@@ -57,8 +46,8 @@ describe('a coalesced plan counts every file of each feed', () => {
     const ds = withFeeds(sc, { main: CATALOGUE, stock: STOCK });
     const five = recs(5);
     expect((await sc.engine.sync(ds, { file: await sc.writeExport(five, 'cat-0.csv') })).result).toBe('published');
-    const cat = await write(sc, 'cat-1.csv', ['SKU,Name,Code', ...five.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)], 10);
-    const stock = await write(sc, 'stock-1.csv', ['SKU,Qty', `${five[0]!.record_id},4`, `${five[1]!.record_id},9`], 20);
+    const cat = await writeFileAt(sc, 'cat-1.csv', ['SKU,Name,Code', ...five.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)], 10);
+    const stock = await writeFileAt(sc, 'stock-1.csv', ['SKU,Qty', `${five[0]!.record_id},4`, `${five[1]!.record_id},9`], 20);
     const sum = await sc.engine.syncFeedFiles(ds, [
       { feed: 'main', file: cat },
       { feed: 'stock', file: stock },

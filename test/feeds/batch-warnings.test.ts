@@ -1,8 +1,6 @@
-import { utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rec, recs, scenario, type Scenario } from '../sync/harness.js';
-import { CATALOGUE, STOCK, withFeeds } from './helpers.js';
+import { CATALOGUE, STOCK, withFeeds, writeFileAt } from './helpers.js';
 
 /**
  * Issue 13 review: a plan several files make (the daemon's coalescing) warns
@@ -16,15 +14,6 @@ afterEach(async () => {
   sc = undefined;
 });
 
-const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-
-async function write(s: Scenario, name: string, lines: string[], at: number): Promise<string> {
-  const file = join(s.dir, name);
-  await writeFile(file, lines.join('\n') + '\n');
-  await utimes(file, new Date(T0 + at * 1000), new Date(T0 + at * 1000));
-  return file;
-}
-
 describe('a coalesced plan gathers the warnings of every file', () => {
   it('a catalogue, a stock file with an empty cell and a change list deleting a hand-made record: both warnings, each naming its file', async () => {
     sc = await scenario({ manualClock: true, records: [rec('h-001', 'Hand made')] });
@@ -32,9 +21,9 @@ describe('a coalesced plan gathers the warnings of every file', () => {
     const ds = withFeeds(sc, { main: CATALOGUE, stock: STOCK, changes });
     const five = recs(5);
     expect((await sc.engine.sync(ds, { file: await sc.writeExport(five, 'cat-0.csv') })).result).toBe('published');
-    const cat = await write(sc, 'cat-1.csv', ['SKU,Name,Code', ...five.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)], 10);
-    const stock = await write(sc, 'stock-1.csv', ['SKU,Qty', `${five[0]!.record_id},4`, `${five[1]!.record_id},`], 20);
-    const list = await write(sc, 'changes-1.csv', ['SKU,Price,Op', 'h-001,0,delete'], 30);
+    const cat = await writeFileAt(sc, 'cat-1.csv', ['SKU,Name,Code', ...five.map((r) => `${r.record_id},${r.display_name},${r.api_value}`)], 10);
+    const stock = await writeFileAt(sc, 'stock-1.csv', ['SKU,Qty', `${five[0]!.record_id},4`, `${five[1]!.record_id},`], 20);
+    const list = await writeFileAt(sc, 'changes-1.csv', ['SKU,Price,Op', 'h-001,0,delete'], 30);
     const sum = await sc.engine.syncFeedFiles(ds, [
       { feed: 'main', file: cat },
       { feed: 'stock', file: stock },

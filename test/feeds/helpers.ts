@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { datasetConfigSchema, type DatasetConfig } from '../../src/config/schema.js';
 import type { DatasetRecord } from '../../src/model/record.js';
@@ -35,4 +35,14 @@ export async function feedScenario(records: DatasetRecord[], extra: Record<strin
   const first = await sc.engine.sync(ds, { file: await sc.writeExport(records, 'catalogue-0.csv') });
   if (first.result !== 'published') throw new Error(`first sync: ${first.result} ${first.message}`);
   return { sc, ds };
+}
+
+const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
+
+/** Write `lines` as `name` in the scenario's folder, modified `at` seconds after a fixed time (a batch orders its files by it). */
+export async function writeFileAt(s: Scenario, name: string, lines: string[], at: number): Promise<string> {
+  const file = join(s.dir, name);
+  await writeFile(file, lines.join('\n') + '\n');
+  await utimes(file, new Date(T0 + at * 1000), new Date(T0 + at * 1000));
+  return file;
 }
