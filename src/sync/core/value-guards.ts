@@ -203,6 +203,56 @@ export class ValueTallier {
   }
 }
 
+/**
+ * The value-guard bases (baseFlags) of every field of a set of records, TOP_FIELDS and each `attributes.<key>`, as
+ * records are added (+1) and taken away (-1), read from their canonical JSON as ValueTallier.comparedJson reads it.
+ * The snapshot keeps these of its owned records (value-bases.ts); an indexed diff takes away the records it read.
+ */
+export class FieldBaseCounts {
+  readonly #bases = new Map<string, Base>();
+  readonly #values = new RecordValues(baseFlags);
+  readonly #attrFields = new Map<string, string>();
+
+  add(json: string, sign: 1 | -1 = 1): void {
+    const r = this.#values;
+    if (!r.read(json)) {
+      const rec = JSON.parse(json) as DatasetRecord;
+      for (const f of TOP_FIELDS) this.#count(f, baseFlags(rec[f]), sign);
+      for (const [k, v] of Object.entries(rec.attributes ?? {})) this.#count(this.#attrField(k), baseFlags(v), sign);
+      return;
+    }
+    for (let i = 0; i < r.topCount; i++) {
+      const k = r.topKeys[i]!;
+      if ((TOP_FIELDS as readonly string[]).includes(k)) this.#count(k, r.topFlags[i]!, sign);
+    }
+    for (let i = 0; i < r.attrCount; i++) this.#count(this.#attrField(r.attrKeys[i]!), r.attrFlags[i]!, sign);
+  }
+
+  /** The fields whose counts are not both zero. */
+  bases(): Record<string, Base> {
+    const out: Record<string, Base> = {};
+    for (const [f, b] of this.#bases) if (b.zeroable !== 0 || b.nonzero !== 0) out[f] = { ...b };
+    return out;
+  }
+
+  #count(field: string, flags: number, sign: number): void {
+    if (flags === 0) return;
+    const b = this.#bases.get(field) ?? { zeroable: 0, nonzero: 0 };
+    this.#bases.set(field, b);
+    if (flags & ZEROABLE) b.zeroable += sign;
+    if (flags & NONZERO) b.nonzero += sign;
+  }
+
+  #attrField(key: string): string {
+    let f = this.#attrFields.get(key);
+    if (f === undefined) {
+      f = `attributes.${key}`;
+      this.#attrFields.set(key, f);
+    }
+    return f;
+  }
+}
+
 /** A field's base counts: compared records whose value could be zeroed, and could jump. */
 interface Base {
   zeroable: number;
