@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../model/canonical.js';
+import { canonicalJson, sameJson } from '../../model/canonical.js';
 import type { DatasetRecord } from '../../model/record.js';
 import type { GuardEvaluation, GuardResult } from './guards.js';
 import type { FieldTally, ValueSample, ValueTally } from './changeset.js';
@@ -159,13 +159,13 @@ export class ValueTallier {
       if (fields && !fields.includes(f)) continue;
       const a = before[f];
       const b = after[f];
-      if (canonicalJson(a) !== canonicalJson(b)) this.#one(f, before.record_id, a, b);
+      if (!sameJson(a, b)) this.#one(f, before.record_id, a, b);
     }
     if (fields && !fields.includes('attributes')) return;
     const ba = before.attributes ?? {};
     const aa = after.attributes ?? {};
     for (const k of new Set([...Object.keys(ba), ...Object.keys(aa)])) {
-      if (canonicalJson(ba[k]) !== canonicalJson(aa[k])) this.#one(`attributes.${k}`, before.record_id, ba[k], aa[k]);
+      if (!sameJson(ba[k], aa[k])) this.#one(this.#attrField(k), before.record_id, ba[k], aa[k]);
     }
   }
 
@@ -186,7 +186,7 @@ export class ValueTallier {
   }
 
   #one(field: string, id: string, old: unknown, now: unknown): void {
-    const rule = ruleFor(this.rules, field);
+    const rule = this.#ruleFor(field);
     if (!rule) return;
     const t = (this.#fields[field] ??= { changed: 0, zeroed: 0, jumped: 0, samples: { changed: [], zeroed: [], jumped: [] } });
     const sample = { record_id: id, old: old ?? null, new: now ?? null };
