@@ -49,8 +49,8 @@ export class SnapshotStore extends DatasetState {
   }
 
   /**
-   * Everything known about the dataset, with record counts (for `status`). Counting reads every record
-   * of the dataset (a second or more at 1,000,000): a sync, which needs no counts, reads state() instead.
+   * Everything known about the dataset, with record counts (for `status`): kept since migration 15
+   * (tallies.ts); a dataset without them is counted, reading every record (a second or more at 1,000,000).
    */
   info(): SnapshotInfo {
     const c = this.counts();
