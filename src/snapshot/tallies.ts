@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { FieldBaseCounts } from '../sync/core/value-guards.js';
+import { FieldBaseCounts } from '../model/value-flags.js';
 
 /**
  * Issue 13's speed: a dataset's record counts and its owned records'
