@@ -1,4 +1,4 @@
-import { canonicalJson } from './canonical.js';
+import { sameJson } from './canonical.js';
 import { RECORD_FIELDS, type DatasetRecord, type RecordField, type RecordPatch } from './record.js';
 
 /** Top-level fields (other than record_id) whose values differ; aliases and attributes compare whole (A33). */
@@ -6,7 +6,7 @@ export function changedFields(before: DatasetRecord, after: DatasetRecord): Reco
   const out: RecordField[] = [];
   for (const f of RECORD_FIELDS) {
     if (f === 'record_id') continue;
-    if (canonicalJson(before[f]) !== canonicalJson(after[f])) out.push(f);
+    if (!sameJson(before[f], after[f])) out.push(f);
   }
   return out;
 }

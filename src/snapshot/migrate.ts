@@ -41,6 +41,7 @@ function step(conn: Database.Database, path: string, m: Migration): void {
     if (tables > 0) throw stateCorrupt(path, 'not a dataset-connector state database (no schema version)');
   }
   conn.exec(m.sql);
+  m.fill?.(conn);
   conn.pragma(`user_version = ${m.version}`);
 }
 

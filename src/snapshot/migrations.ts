@@ -1,3 +1,6 @@
+import type Database from 'better-sqlite3';
+import { fillTallies } from './tallies.js';
+
 /**
  * The state database schema, as ordered migrations. `PRAGMA user_version`
  * holds the number of migrations applied; each runs once, in its own
@@ -9,6 +12,8 @@ export interface Migration {
   version: number;
   description: string;
   sql: string;
+  /** Run after `sql` in the same transaction: what SQL alone cannot compute (migration 15's value-guard bases). */
+  fill?: (conn: Database.Database) => void;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -318,6 +323,30 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (dataset, key_id)
       ) STRICT;
     `,
+  },
+  {
+    version: 15,
+    description: 'record counts and value-guard bases kept per dataset, for the indexed merge',
+    sql: `
+      -- Issue 13's speed (src/snapshot/tallies.ts): what an indexed merge of a small feed file needs of the records
+      -- it does not read, kept instead of counted: the dataset's records and owned records, and per field
+      -- (display_name, api_value, aliases, active, attributes.<key>) how many owned records have a value that could
+      -- be zeroed and how many a non-zero number (the value guards' bases). Changed in the transaction of every write
+      -- of records; a dataset without a row here is counted from its records. The fill counts existing datasets.
+      CREATE TABLE record_tallies (
+        dataset TEXT PRIMARY KEY,
+        records INTEGER NOT NULL,
+        owned   INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE value_bases (
+        dataset  TEXT NOT NULL,
+        field    TEXT NOT NULL,
+        zeroable INTEGER NOT NULL,
+        nonzero  INTEGER NOT NULL,
+        PRIMARY KEY (dataset, field)
+      ) STRICT, WITHOUT ROWID;
+    `,
+    fill: fillTallies,
   },
 ];
 

@@ -5,6 +5,7 @@ import { recordJson, textHash, type RecordText } from '../model/record-json.js';
 import type { RebuildReport } from './types.js';
 import { HistoryWriter, type Provenance } from './history-writer.js';
 import type { Clock } from '../clock.js';
+import { talliesKept, TallyDelta } from './tallies.js';
 
 /** What the connector itself published, for a rebuild to recognise (SnapshotRebuild.commit). */
 export interface OurRecords {
@@ -59,6 +60,8 @@ export class SnapshotRebuild {
     this.assertOpen();
     const ds = this.dataset;
     const report = this.conn.transaction((): RebuildReport => {
+      const kept = talliesKept(this.conn, ds);
+      const tally = new TallyDelta();
       const count = (sql: string): number => this.conn.prepare(sql).pluck().get(ds, ds) as number;
       const records = this.conn.prepare('SELECT count(*) FROM rebuild_records WHERE dataset = ?').pluck().get(ds) as number;
       const added = count(
@@ -89,6 +92,7 @@ export class SnapshotRebuild {
         ourMarks.set(o.record_id, old?.foreign_fields ? keptForeignFields(old.json, old.foreign_fields, JSON.parse(o.json) as DatasetRecord) : null);
       }
       this.#history(activeVersion, ours?.provenance);
+      if (kept) this.#tallySwap(tally, added, differing);
       this.conn
         .prepare(
           'DELETE FROM records WHERE dataset = ? AND record_id NOT IN (SELECT record_id FROM rebuild_records WHERE dataset = ?)',
@@ -106,8 +110,19 @@ export class SnapshotRebuild {
       const mark = this.conn.prepare('UPDATE records SET foreign_fields = ?, foreign_at = ? WHERE dataset = ? AND record_id = ?');
       const own = this.conn.prepare('UPDATE records SET owned = 1, foreign_fields = ?, foreign_at = CASE WHEN ? IS NULL THEN NULL ELSE foreign_at END WHERE dataset = ? AND record_id = ?');
       const adopt = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
-      for (const [id, marks] of ourMarks) own.run(marks, marks, ds, id);
-      for (const id of ours?.own ?? []) adopt.run(ds, id);
+      const notOwned = this.conn.prepare('SELECT json FROM records WHERE dataset = ? AND record_id = ? AND owned = 0').pluck();
+      const owning = (id: string): void => {
+        const json = notOwned.get(ds, id) as string | undefined;
+        if (json !== undefined) tally.own(json);
+      };
+      for (const [id, marks] of ourMarks) {
+        owning(id);
+        own.run(marks, marks, ds, id);
+      }
+      for (const id of ours?.own ?? []) {
+        owning(id);
+        adopt.run(ds, id);
+      }
       for (const d of differing) {
         if (d.owned !== 1) continue;
         if (ourMarks.has(d.record_id)) continue; // our own change, published by a person
@@ -117,6 +132,7 @@ export class SnapshotRebuild {
         mark.run(all.length ? JSON.stringify(all) : null, this.clock.now(), ds, d.record_id);
       }
       this.conn.prepare('DELETE FROM rebuild_records WHERE dataset = ?').run(ds);
+      tally.apply(this.conn, ds, kept);
       this.setConfirmed(activeVersion, etag);
       return { records, added, removed, changed: differing.length, foreignEdits, ownedRemoved };
     })();
@@ -149,6 +165,28 @@ export class SnapshotRebuild {
         after = page.at(-1)!.id;
       }
     }
+  }
+
+  /**
+   * What the swap does to the tallies (tallies.ts), read before it: records removed, `added` records (not owned),
+   * owned records whose text changes (`differing`: the rows whose hash differs).
+   */
+  #tallySwap(tally: TallyDelta, added: number, differing: ReadonlyArray<{ old_json: string; new_json: string; owned: number }>): void {
+    const ds = this.dataset;
+    const gone = this.conn.prepare(
+      `SELECT o.record_id AS id, o.owned, o.json FROM records o
+       WHERE o.dataset = ? AND o.record_id > ?
+         AND NOT EXISTS (SELECT 1 FROM rebuild_records n WHERE n.dataset = o.dataset AND n.record_id = o.record_id)
+       ORDER BY o.record_id LIMIT 1000`,
+    );
+    for (let after = ''; ; ) {
+      const page = gone.all(ds, after) as Array<{ id: string; owned: number; json: string }>;
+      for (const r of page) tally.removed(r.json, r.owned === 1);
+      if (page.length < 1000) break;
+      after = page.at(-1)!.id;
+    }
+    tally.records += added;
+    for (const d of differing) if (d.owned === 1) tally.changed(d.old_json, d.new_json);
   }
 
   /** Drop what was read; the snapshot stays as it was. */

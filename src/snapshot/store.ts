@@ -8,6 +8,7 @@ import { SnapshotRebuild } from './rebuild.js';
 import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
 import { HistoryWriter } from './history-writer.js';
 import type { Clock } from '../clock.js';
+import { readTallies, talliesKept, TallyDelta, type SnapshotTallies } from './tallies.js';
 
 /** Rows per page of the streaming reader: bounded memory, and no statement left open across awaits. */
 const PAGE_SIZE = 1000;
@@ -48,16 +49,18 @@ export class SnapshotStore extends DatasetState {
   }
 
   /**
-   * Everything known about the dataset, with record counts (for `status`). Counting reads every record
-   * of the dataset (a second or more at 1,000,000): a sync, which needs no counts, reads state() instead.
+   * Everything known about the dataset, with record counts (for `status`): kept since migration 15
+   * (tallies.ts); a dataset without them is counted, reading every record (a second or more at 1,000,000).
    */
   info(): SnapshotInfo {
     const c = this.counts();
     return { ...this.state(), recordCount: c.total, ownedCount: c.owned, notOwnedCount: c.total - c.owned };
   }
 
-  /** The records of the dataset and how many of them are owned (reads every record: see info()). */
+  /** The records of the dataset and how many of them are owned: kept (tallies()), else counted (reads every record). */
   counts(): { total: number; owned: number } {
+    const t = readTallies(this.conn, this.dataset);
+    if (t) return { total: t.records, owned: t.owned };
     return this.conn.prepare('SELECT count(*) AS total, coalesce(sum(owned), 0) AS owned FROM records WHERE dataset = ?').get(this.dataset) as { total: number; owned: number };
   }
 
@@ -129,6 +132,11 @@ export class SnapshotStore extends DatasetState {
     return out;
   }
 
+  /** The record counts and the owned records' value-guard bases as kept (tallies.ts); null when they are not. */
+  tallies(): SnapshotTallies | null {
+    return readTallies(this.conn, this.dataset);
+  }
+
   /** One stored record, or null. */
   get(recordId: string): StoredRecord | null {
     const r = this.conn
@@ -162,26 +170,33 @@ export class SnapshotStore extends DatasetState {
          foreign_fields = excluded.foreign_fields,
          foreign_at = CASE WHEN excluded.foreign_fields IS NULL THEN NULL ELSE records.foreign_at END`,
     );
-    const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ? RETURNING json').pluck();
-    const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
-    const current = this.conn.prepare('SELECT json FROM records WHERE dataset = ? AND record_id = ?').pluck();
+    const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ? RETURNING owned, json');
+    const current = this.conn.prepare('SELECT owned, json FROM records WHERE dataset = ? AND record_id = ?');
+    const tally = new TallyDelta();
     let history: HistoryWriter;
     const put = (id: string, json: string, rec: () => DatasetRecord, line?: number): void => {
       const old = foreign.get(id);
-      const before = (current.get(this.dataset, id) as string | undefined) ?? null;
+      const row = current.get(this.dataset, id) as { owned: number; json: string } | undefined;
       upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null);
-      history.record(id, before, json, line ?? null);
+      if (!row) tally.added(json, true);
+      else if (row.owned !== 1) tally.own(json);
+      else if (row.json !== json) tally.changed(row.json, json);
+      history.record(id, row?.json ?? null, json, line ?? null);
     };
     this.conn.transaction(() => {
+      const kept = talliesKept(this.conn, this.dataset);
       history = new HistoryWriter(this.conn, this.dataset, this.clock, change.provenance ?? { kind: 'sync' }, change.activeVersion, this.confirmedVersion());
       for (const rec of change.upserts ?? []) put(rec.record_id, recordJson(rec), () => rec);
       // Already canonical JSON (a plan's changeset on disk): parsed only where a foreign edit needs the record.
       for (const t of change.upsertTexts ?? []) put(t.record_id, t.json, () => JSON.parse(t.json) as DatasetRecord, t.line);
       for (const id of change.deletes ?? []) {
-        const before = del.get(this.dataset, id) as string | undefined;
-        if (before !== undefined) history.record(id, before, null);
+        const before = del.get(this.dataset, id) as { owned: number; json: string } | undefined;
+        if (before === undefined) continue;
+        tally.removed(before.json, before.owned === 1);
+        history.record(id, before.json, null);
       }
-      for (const id of change.own ?? []) own.run(this.dataset, id);
+      this.#own(change.own ?? [], tally);
+      tally.apply(this.conn, this.dataset, kept);
       this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);
       if (change.source) this.recordSource(change.source);
     })();
@@ -194,10 +209,20 @@ export class SnapshotStore extends DatasetState {
 
   /** Mark records as owned (adoption) without changing their content. */
   adopt(recordIds: Iterable<string>): void {
-    const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ?');
     this.conn.transaction(() => {
-      for (const id of recordIds) own.run(this.dataset, id);
+      const kept = talliesKept(this.conn, this.dataset);
+      const tally = new TallyDelta();
+      this.#own(recordIds, tally);
+      tally.apply(this.conn, this.dataset, kept);
     })();
   }
-}
 
+  /** Records not owned become owned, counted in `tally` (an owned one, or an id not in the snapshot, is left as it is). */
+  #own(recordIds: Iterable<string>, tally: TallyDelta): void {
+    const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ? AND owned = 0 RETURNING json').pluck();
+    for (const id of recordIds) {
+      const json = own.get(this.dataset, id) as string | undefined;
+      if (json !== undefined) tally.own(json);
+    }
+  }
+}

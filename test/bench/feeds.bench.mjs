@@ -7,6 +7,7 @@
 //        clock (waits advance it): a stock file of every record every 5 minutes with <churn> of the quantities
 //        changed, synced through the engine; prints the planner's choice per cycle and the requests per minute
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
 const dist = new URL('../../dist/', import.meta.url);
@@ -126,6 +127,7 @@ if (process.argv[2] === '--seed') {
         planMs: t4 - t3,
         // CPU per stage (the machine may be shared: wall times then include waiting).
         cpuStagesMs: { read: ms(c1), merge: ms(c2) - ms(c1), diff: ms(c3) - ms(c2), plan: ms(c) - ms(c3) },
+        loadAvg1: loadavg()[0],
         maxRssMb: process.resourceUsage().maxRSS / 1024,
         counts: cs.counts,
         feed: desired.feed,

@@ -29,7 +29,7 @@
 // BENCH_FEED_CYCLES (12: one simulated hour), BENCH_FANOUT_ROWS (100000) scale them down for a quick look.
 import { createReadStream, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { child, figure, median, say, startChild, stopChild, summary } from './figures.mjs';
@@ -300,8 +300,11 @@ async function feedsPart(dir) {
   const [bare, upd] = interleaved([() => readMeasure('bare-csv', stockCsv), () => child(node(here('feeds.bench.mjs'), '--measure', work))]);
   show('bare csv-parse', bare);
   show('read + merge + diff + plan', upd, bare);
-  say(`    read ${(upd.readMs / 1000).toFixed(2)} s, merge ${(upd.mergeMs / 1000).toFixed(2)} s, diff ${(upd.diffMs / 1000).toFixed(2)} s, plan ${(upd.planMs / 1000).toFixed(2)} s; ${upd.counts.changes} changes, path ${upd.path}, merged ${upd.merge === 'indexed' ? 'by index (the listed records only)' : 'by a merge-join of the whole snapshot'}`);
-  const detail = { ...times(upd), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(upd.readMs), mergeMs: Math.round(upd.mergeMs), diffMs: Math.round(upd.diffMs), planMs: Math.round(upd.planMs), path: upd.path, merge: upd.merge, cpuStagesMs: upd.cpuStagesMs };
+  const cpu = upd.cpuStagesMs;
+  say(`    read ${(upd.readMs / 1000).toFixed(2)} s (CPU ${(cpu.read / 1000).toFixed(2)}), merge ${(upd.mergeMs / 1000).toFixed(2)} s (${(cpu.merge / 1000).toFixed(2)}), diff ${(upd.diffMs / 1000).toFixed(2)} s (${(cpu.diff / 1000).toFixed(2)}), plan ${(upd.planMs / 1000).toFixed(2)} s; ${upd.counts.changes} changes, path ${upd.path}, merged ${upd.merge === 'indexed' ? 'by index (the listed records only)' : 'by a merge-join of the whole snapshot'}`);
+  // The machine may be shared: wall times include waiting for a core, the load says how much.
+  say(`    load average (1 min) at the last run: ${upd.loadAvg1.toFixed(2)} on ${availableParallelism()} cores`);
+  const detail = { ...times(upd), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(upd.readMs), mergeMs: Math.round(upd.mergeMs), diffMs: Math.round(upd.diffMs), planMs: Math.round(upd.planMs), path: upd.path, merge: upd.merge, cpuStagesMs: upd.cpuStagesMs, loadAvg1: upd.loadAvg1 };
   const what = `stock update ${label(listed)} of ${label(FEED_RECORDS)}, read+merge+diff+plan`;
   figure(`${what}, wall time`, upd.ms / 1000, 's', { max: 1 }, detail);
   figure(`${what}, CPU time`, upd.cpuMs / 1000, 's', { max: 1 }, detail);

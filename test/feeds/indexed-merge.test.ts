@@ -201,6 +201,27 @@ describe('indexed merge and diff = the full merge-join', () => {
     });
   }
 
+  it('a snapshot that keeps no tallies (counted by a scan instead) gives the same', async () => {
+    const ds = datasetOf({ role: 'update', ownership: 'source', precedence: 'newest', clears: false });
+    const file = join(dir, 'stock.csv');
+    const kept = await run(ds, file, 'indexed', 'untallied-kept');
+    expect(db.snapshot(DATASET).tallies()).not.toBeNull();
+    const tallies = db.conn.prepare('SELECT * FROM record_tallies WHERE dataset = ?').get(DATASET);
+    const bases = db.conn.prepare('SELECT * FROM value_bases WHERE dataset = ?').all(DATASET);
+    db.conn.prepare('DELETE FROM record_tallies WHERE dataset = ?').run(DATASET);
+    db.conn.prepare('DELETE FROM value_bases WHERE dataset = ?').run(DATASET);
+    try {
+      expect(db.snapshot(DATASET).tallies()).toBeNull();
+      const scanned = await run(ds, file, 'indexed', 'untallied-scan');
+      expect(scanned.indexed).toBe(true);
+      expect(Object.keys(scanned.summary.values?.fields ?? {})).not.toEqual([]);
+      expect(scanned).toEqual(kept);
+    } finally {
+      db.conn.prepare('INSERT INTO record_tallies (dataset, records, owned) VALUES (@dataset, @records, @owned)').run(tallies);
+      for (const b of bases) db.conn.prepare('INSERT INTO value_bases (dataset, field, zeroable, nonzero) VALUES (@dataset, @field, @zeroable, @nonzero)').run(b);
+    }
+  });
+
   it('the comparison sees a difference: a snapshot record changed between the two runs changes the plan', async () => {
     const ds = datasetOf({ role: 'update', ownership: 'source', precedence: 'newest', clears: false });
     const file = join(dir, 'stock.csv');

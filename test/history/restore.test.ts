@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { recount } from '../../src/snapshot/tallies.js';
 import type { Scenario } from '../sync/harness.js';
 import { itemRecord, items, stockScenario, writeStock, type Item } from '../sync/stock-export.js';
 
@@ -33,6 +34,8 @@ describe('restore', () => {
     expect(sum).toMatchObject({ result: 'published', changes: 40 });
     expect(sum.file).toContain(`version ${v0}`);
     expect(published(s)).toEqual(good);
+    // Issue 13: what the snapshot keeps of its records as a whole followed the restore's writes.
+    expect(s.db.snapshot('shop-1').tallies()).toEqual(recount(s.db.conn, 'shop-1'));
     // The restore is in the history too: why names it.
     const { why } = await import('../../src/history/why.js');
     const st = why(s.db.conn, 'shop-1', 'i-001').fields.find((f) => f.field === 'attributes.stock')!;
@@ -58,6 +61,7 @@ describe('restore', () => {
     // Back to the first export: i-002 is added again, i-001 has its first stock.
     expect(await s.engine.restore(s.ds, { time: afterDay1 - 3_600_000 })).toMatchObject({ result: 'published', adds: 1 });
     expect(published(s)).toEqual(list.map(itemRecord));
+    expect(s.db.snapshot('shop-1').tallies()).toEqual(recount(s.db.conn, 'shop-1'));
   });
 
   it('a restore that deletes much is held like any change; approve publishes it', async () => {

@@ -180,10 +180,11 @@ export function* mergeJoin(
       continue;
     }
     // The source's text is the record's when no kept field replaced it (the sink writes it, not a second serialisation).
+    const text = desired === rec ? src.json : recordJson(desired);
     sink.change({ record_id: e.record_id, fields, patch: patchOf(desired, fields), record: desired, adopted: !e.owned }, src.line, desired === rec ? src.json : undefined);
     tallier.observe(before, desired, fields);
     changes++;
-    digest.update(`c\0${e.record_id}\0${fields.join(',')}\0${textHash(recordJson(desired))}\n`);
+    digest.update(`c\0${e.record_id}\0${fields.join(',')}\0${textHash(text)}\n`);
   }
   while (s !== null) {
     add(s);

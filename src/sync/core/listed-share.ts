@@ -18,8 +18,10 @@ import type { ChangesetSummary } from './changeset.js';
  * 2.6-3.0 s; 50%, even (3.5-4.3 s against 3.9-4.0 s); 100%, full ahead by
  * a fifth. Most of the cost is per changed record, alike on both paths; the
  * indexed path saves reading the unlisted records and adds a lookup per
- * listed one and two scans SQLite does (counts, value-guard bases). 0.4:
- * below the crossover at about half.
+ * listed one (the counts and value-guard bases of the others are kept in the
+ * state db since migration 15, tallies.ts; these shares were measured when
+ * SQLite counted them per sync, so the crossover is now if anything higher).
+ * 0.4: below the crossover at about half.
  */
 export const INDEXED_MAX_SHARE = 0.4;
 

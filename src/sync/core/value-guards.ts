@@ -1,8 +1,11 @@
-import { canonicalJson } from '../../model/canonical.js';
+import { canonicalJson, sameJson } from '../../model/canonical.js';
 import type { DatasetRecord } from '../../model/record.js';
 import type { GuardEvaluation, GuardResult } from './guards.js';
 import type { FieldTally, ValueSample, ValueTally } from './changeset.js';
-import { NONZERO, RecordValues, TOP_FIELDS, ZEROABLE } from './record-values.js';
+import { NONZERO, RecordValues, TOP_FIELDS, ZEROABLE } from '../../model/record-values.js';
+import { baseFlags, isZeroOrEmpty, numeric } from '../../model/value-flags.js';
+
+export { baseFlags, FieldBaseCounts, isZeroOrEmpty } from '../../model/value-flags.js';
 
 export type { FieldTally, ValueSample, ValueTally } from './changeset.js';
 
@@ -159,13 +162,13 @@ export class ValueTallier {
       if (fields && !fields.includes(f)) continue;
       const a = before[f];
       const b = after[f];
-      if (canonicalJson(a) !== canonicalJson(b)) this.#one(f, before.record_id, a, b);
+      if (!sameJson(a, b)) this.#one(f, before.record_id, a, b);
     }
     if (fields && !fields.includes('attributes')) return;
     const ba = before.attributes ?? {};
     const aa = after.attributes ?? {};
     for (const k of new Set([...Object.keys(ba), ...Object.keys(aa)])) {
-      if (canonicalJson(ba[k]) !== canonicalJson(aa[k])) this.#one(`attributes.${k}`, before.record_id, ba[k], aa[k]);
+      if (!sameJson(ba[k], aa[k])) this.#one(this.#attrField(k), before.record_id, ba[k], aa[k]);
     }
   }
 
@@ -186,7 +189,7 @@ export class ValueTallier {
   }
 
   #one(field: string, id: string, old: unknown, now: unknown): void {
-    const rule = ruleFor(this.rules, field);
+    const rule = this.#ruleFor(field);
     if (!rule) return;
     const t = (this.#fields[field] ??= { changed: 0, zeroed: 0, jumped: 0, samples: { changed: [], zeroed: [], jumped: [] } });
     const sample = { record_id: id, old: old ?? null, new: now ?? null };
@@ -207,12 +210,6 @@ export class ValueTallier {
 interface Base {
   zeroable: number;
   nonzero: number;
-}
-
-/** What a value counts for in the bases: ZEROABLE when not zero or empty, NONZERO when a non-zero number. */
-export function baseFlags(v: unknown): number {
-  const n = numeric(v);
-  return (isZeroOrEmpty(v) ? 0 : ZEROABLE) | (n !== null && n !== 0 ? NONZERO : 0);
 }
 
 /** The flags of a field a record does not have. */
@@ -266,26 +263,6 @@ export function withValueGuards(ev: GuardEvaluation, tally: ValueTally | undefin
   const values = evaluateValueGuards(tally, compared, rules);
   if (values.length === 0) return ev;
   return { ...ev, holds: true, results: [...ev.results, ...values] };
-}
-
-/**
- * Zero, an empty string, null, absent, or an empty list. A text value counts
- * as zero when it reads as the number zero after NFKC normalisation (a
- * Japanese POS may export full-width "０"); only this test normalises, the
- * value sent is never changed.
- */
-export function isZeroOrEmpty(v: unknown): boolean {
-  if (v === undefined || v === null || v === 0 || v === '') return true;
-  if (typeof v === 'string') return v.trim() === '' || numeric(v.normalize('NFKC')) === 0;
-  return Array.isArray(v) && v.length === 0;
-}
-
-/** A number, or a string that is one (an export may keep prices as text); null otherwise. */
-function numeric(v: unknown): number | null {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
-  if (typeof v !== 'string' || v.trim() === '') return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
 }
 
 /**

@@ -8,7 +8,7 @@ import { diffOptionsOf } from '../core/diff.js';
 import { mergeByIndex, withUnlisted, type FieldBases } from '../core/listed-share.js';
 import type { PlanFeed } from '../core/plan.js';
 import { NONZERO, ZEROABLE } from '../core/record-values.js';
-import { baseFlags } from '../core/value-guards.js';
+import { baseFlags, FieldBaseCounts } from '../core/value-guards.js';
 import { writeListed } from '../disk/changeset-files.js';
 import { diffSource } from '../disk/diff-source.js';
 import type { SortedSource } from '../disk/sorted-source.js';
@@ -32,6 +32,8 @@ export interface Listed {
   /** In record_id byte order: the file's ids, and under ownership: full every not-owned record (each is adopted). */
   ids: string[];
   total: { total: number; owned: number };
+  /** The owned records' value-guard bases as the snapshot keeps them (tallies.ts); null: not kept, counted by a scan. */
+  bases: FieldBases | null;
   /** The snapshot entries the merge read, kept for the diff (read once from SQLite, not twice). */
   file: string;
 }
@@ -39,14 +41,15 @@ export interface Listed {
 /** The snapshot records an indexed merge reads (null: the full merge), with the ids it reads. */
 export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, read: SortedSource, dir: string, path?: MergePath): Listed | null {
   if (path === 'full' || feed.role === 'full' || read.count < 0) return null;
-  const total = ctx.store.counts();
+  const kept = ctx.store.tallies();
+  const total = kept ? { total: kept.records, owned: kept.owned } : ctx.store.counts();
   const missing = ds.feeds[feed.name]!.missing?.strategy ?? 'leave';
   if (path === undefined && !mergeByIndex({ role: feed.role, missing, rows: read.count, records: total.total })) return null;
   if (feed.role === 'update' && missing !== 'leave') throw new TypeError(`feed ${feed.name}: missing: ${missing} changes records the file does not list; it has no indexed merge`);
   const rows: string[] = [];
   for (const e of read.entries()) rows.push(e.record_id);
   const ids = ctx.policy.ownership === 'full' ? union(rows, ctx.store.notOwnedIds()) : rows;
-  return { ids, total, file: join(dir, `listed-${feed.name}`) };
+  return { ids, total, bases: kept?.bases ?? null, file: join(dir, `listed-${feed.name}`) };
 }
 
 /** The snapshot entries of the listed ids, counting what was read, and kept in the listed file for the diff. */
@@ -64,16 +67,20 @@ export function* listedEntries(store: SnapshotStore, l: Listed, seen: { records:
   }
 }
 
-/** The entries listedEntries kept, counting them. */
-function* keptEntries(l: Listed, seen: { records: number; owned: number }): Generator<SnapshotEntry> {
+/** The entries listedEntries kept, counting them (and the owned ones' value-guard bases, in `bases`). */
+function* keptEntries(l: Listed, seen: { records: number; owned: number }, bases: FieldBaseCounts): Generator<SnapshotEntry> {
   for (const line of readLines(l.file)) {
     const a = line.indexOf('\t');
     const b = line.indexOf('\t', a + 2);
     const c = line.indexOf('\t', b + 1);
     const owned = line.charCodeAt(a + 1) === 0x31;
     seen.records++;
-    if (owned) seen.owned++;
-    yield { record_id: parseIdField(line.slice(0, a)), owned, foreignFields: c > b + 1 ? parseFields(line.slice(b + 1, c)) : [], json: line.slice(c + 1) };
+    const json = line.slice(c + 1);
+    if (owned) {
+      seen.owned++;
+      bases.add(json);
+    }
+    yield { record_id: parseIdField(line.slice(0, a)), owned, foreignFields: c > b + 1 ? parseFields(line.slice(b + 1, c)) : [], json };
   }
 }
 
@@ -101,16 +108,24 @@ export function unlistedOwned(l: Listed, seen: { owned: number }): number {
 export async function diffListed(ctx: ExecContext, sorted: SortedSource, l: Listed, dir: string): Promise<Changeset> {
   const options = diffOptionsOf(ctx.policy);
   const seen = { records: 0, owned: 0 };
-  const cs = await diffSource(sorted, { entries: () => keptEntries(l, seen) }, options, dir);
+  const read = new FieldBaseCounts();
+  const cs = await diffSource(sorted, { entries: () => keptEntries(l, seen, read) }, options, dir);
   const fields = Object.keys(cs.values?.fields ?? {});
-  const bases = fields.length > 0 ? unlistedBases(ctx.store, fields, l.ids) : {};
+  const bases = fields.length === 0 ? {} : l.bases ? keptBases(l.bases, read.bases(), fields) : unlistedBases(ctx.store, fields, l.ids);
   writeListed(cs.folder!, l.ids);
   const unlisted = { records: l.total.total - seen.records, owned: l.total.owned - seen.owned, bases };
   return { ...withUnlisted(cs, unlisted, options.ownership), listed: l.ids };
 }
 
+/** The value-guard bases of the owned records not read, per field: the snapshot's kept bases less those of the ones read. */
+function keptBases(all: FieldBases, read: FieldBases, fields: readonly string[]): FieldBases {
+  const out: FieldBases = {};
+  for (const f of fields) out[f] = { zeroable: (all[f]?.zeroable ?? 0) - (read[f]?.zeroable ?? 0), nonzero: (all[f]?.nonzero ?? 0) - (read[f]?.nonzero ?? 0) };
+  return out;
+}
+
 /**
- * The value-guard bases (baseFlags) of the owned records not among `ids`, per field: SQLite reads each
+ * The value-guard bases (baseFlags) of the owned records not among `ids`, per field, when the snapshot keeps none: SQLite reads each
  * field's value out of the stored JSON and counts the distinct ones. A key SQLite's JSON path cannot name
  * exactly is read by parsing the records here instead.
  */
