@@ -81,9 +81,13 @@ export function feedRowVerdict(ds: DatasetConfig, src: SourceRead, desired: Desi
   return rowErrorVerdict(src.file, { rows: src.rows, bad_rows: badRows }, ds.source);
 }
 
-/** The feed a plan of this read is made of, for the ledger's feed state; null for a dataset of one full feed. */
+/**
+ * The feed a plan of this read is made of, for the ledger's feed state and its last file (`status`, every
+ * dataset's feeds, the single-source form's `main` too); null for a restore's. A dataset of one full feed
+ * keeps no values as state (`fields` empty: no other feed merges with it).
+ */
 export function planFeedOf(ds: DatasetConfig, src: SourceRead, merged?: FeedSummary | null): PlanFeed | null {
-  if (!hasFeeds(ds) || src.virtual) return null;
+  if (src.virtual) return null;
   const role = roleOf(ds);
   const strategy = ds.feeds[ds.feed]!.missing?.strategy ?? 'leave';
   const missing = merged && strategy !== 'leave' ? { missing: { strategy, count: merged.missing, base: merged.changeable } } : {};
@@ -104,7 +108,7 @@ export function valuesTime(mtimeMs: number | undefined, readAt: number): number 
 
 /** What the held gate needs to know of a read (issue 13: a held change of another feed makes this file wait). */
 export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
-  const feed = planFeedOf(ds, src);
+  const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
   return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } : null };
 }
 
@@ -132,7 +136,7 @@ export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): Sourc
  */
 export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath): Desired {
   const read = src.sorted!;
-  const feed = planFeedOf(ds, src);
+  const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
   if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0, stateFile: null };
   const tally = newChangesTally();
   const out = join(dir, `merged-${feed.name}`);
