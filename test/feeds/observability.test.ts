@@ -4,7 +4,7 @@ import { normaliseConfig } from '../../src/config/normalise.js';
 import { DaemonMetrics } from '../../src/daemon/metrics.js';
 import { feedView } from '../../src/feeds/view.js';
 import { recs, scenario, type Scenario } from '../sync/harness.js';
-import { CATALOGUE, feedScenario, writeStockFile } from './helpers.js';
+import { CATALOGUE, feedScenario, stockOf, writeStockFile } from './helpers.js';
 
 /** Issue 13: the summary, /metrics and status per feed. */
 
@@ -40,6 +40,26 @@ describe('per feed: summary, metrics, status', () => {
       ['stock', file],
     ]);
     expect(status.feeds[1]!.publishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+});
+
+describe('fields changed, for every role (review of #13)', () => {
+  it('a full feed\'s file: the field values its plan changes, in the summary and in /metrics', async () => {
+    const f = await feedScenario(recs(10));
+    sc = f.sc;
+    const stock = await writeStockFile(sc, { 'r-001': 3, 'r-002': 4 }, 'stock-1.csv');
+    expect(await sc.engine.sync(feedView(f.ds, 'stock'), { file: stock })).toMatchObject({ result: 'published', feed: { fieldsChanged: 2 } });
+    // Two names and one code changed, one record added and one left out: 3 field values of records that were there.
+    const next = recs(10).slice(1).map((r) => (r.record_id === 'r-002' || r.record_id === 'r-003' ? { ...r, display_name: `${r.display_name} new` } : r.record_id === 'r-004' ? { ...r, api_value: 'other' } : r));
+    const sum = await sc.engine.sync(f.ds, { file: await sc.writeExport([...next, ...recs(1, 11)], 'catalogue-1.csv') });
+    expect(sum).toMatchObject({ result: 'published', adds: 1, changes: 3, deletes: 1, feed: { name: 'main', role: 'full', fieldsChanged: 3 } });
+    const m = new DaemonMetrics();
+    m.recordSync(sum, Date.now());
+    expect(await m.registry.metrics()).toContain('dataset_connector_feed_fields_changed_total{dataset="shop-1",feed="main"} 3');
+    // The stock the stock feed set is kept (no field of it changed), and the same file again changes nothing.
+    expect(stockOf(sc)).toMatchObject({ 'r-002': 4 });
+    const again = await sc.engine.sync(f.ds, { file: await sc.writeExport([...next, ...recs(1, 11)], 'catalogue-2.csv') });
+    expect(again).toMatchObject({ result: 'unchanged', feed: { fieldsChanged: 0 } });
   });
 });
 

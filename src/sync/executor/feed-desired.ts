@@ -161,6 +161,24 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   return listed ? { ...merged, listed } : merged;
 }
 
+/**
+ * A merge's feed summaries with the fields their plan changes, as the diff counted them (a full feed's merge
+ * changes nothing it could count: its file is the records): the plan's every changed field for a plan of one
+ * file; for a plan of several files, each feed those of the fields it maps.
+ */
+export function withFieldsChanged(ds: DatasetConfig, desired: Pick<Desired, 'feed' | 'feeds'>, changeset: Pick<Changeset, 'fieldsChanged'>): Pick<Desired, 'feed' | 'feeds'> {
+  const counts = changeset.fieldsChanged;
+  if (!desired.feed || !counts) return desired;
+  const sum = (fields: readonly string[]) => fields.reduce((n, f) => n + (counts[f] ?? 0), 0);
+  if (!desired.feeds || desired.feeds.length < 2) {
+    const all = sum(Object.keys(counts));
+    return { feed: { ...desired.feed, fieldsChanged: all }, ...(desired.feeds ? { feeds: desired.feeds.map((f) => ({ ...f, fieldsChanged: all })) } : {}) };
+  }
+  const feeds = desired.feeds.map((f) => ({ ...f, fieldsChanged: (ds.feeds[f.name] ? sum(fieldsOf(ds.feeds[f.name]!)) : 0) }));
+  const { rows: _rows, ...lead } = feeds[0]!;
+  return { feed: lead, feeds };
+}
+
 /** The diff of a merge's desired records against the snapshot: the whole of it, or (merged by index) the records the merge read. */
 export function diffDesired(ctx: ExecContext, desired: Pick<Desired, 'sorted' | 'listed'>, dir: string): Promise<Changeset> {
   if (desired.listed) return diffListed(ctx, desired.sorted, desired.listed, dir);

@@ -9,7 +9,7 @@ import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, type Desired } from './feed-desired.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, withFieldsChanged, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
@@ -134,6 +134,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
       }
       const changeset = await diffDesired(ctx, desired, work.changesetDir());
+      // Fields changed per feed: what the diff found, for every role (a full feed's merge cannot count them).
+      if (desired.feed) Object.assign(ctx.summary, withFieldsChanged(ds, desired, changeset));
       // What the feed's state becomes goes with the plan (approve and crash resume publish it later).
       if (desired.stateFile && changeset.folder !== undefined) linkOrCopy(desired.stateFile, join(changeset.folder, FEED_STATE_FILE));
       if (batch && changeset.folder !== undefined) batch.keep(changeset.folder);
