@@ -57,7 +57,7 @@ const FIRST_ROW_ERRORS = 5;
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, opts: { stageOnly: boolean; links?: LinkPolicy }): Promise<PlanPreview> {
-  return previewFrom(ctx, ds, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds), dir, { links: opts.links }), ctx.clock.now()) }), opts);
+  return previewFrom(ctx, ds, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links: opts.links }), ctx.clock.now()) }), opts);
 }
 
 /** The plan of what `produce` makes in the work folder (an export read, or a restore's target, issue 14); sends nothing. */

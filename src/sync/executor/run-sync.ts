@@ -67,7 +67,8 @@ const MAX_PLANS = 3;
  */
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string, read?: SourceRead): Promise<void> {
   return runFrom(ctx, ds, opts, async (dir) => {
-    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds), dir, { links, ...(sha256 ? { sha256 } : {}) });
+    // A change list's upsert of a record that is not there is judged as it is read: every row error of the file is then in its reject file.
+    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links, ...(sha256 ? { sha256 } : {}) });
     return { src: feedRead(ds, src, ctx.clock.now()) };
   });
 }
