@@ -18,7 +18,7 @@ export const keySourceSchema = z
         .string()
         .min(1)
         .optional()
-        .describe('Absolute path of a file holding only the key; it must not be readable by group or others (chmod 600).'),
+        .describe('File holding only the key; it must not be readable by group or others (chmod 600). A relative path is taken from the folder of the YAML file that sets it.'),
       env: z
         .string()
         .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name such as SHOP1_KEY')
@@ -37,7 +37,7 @@ export const keySourceSchema = z
   )
   .refine((k) => k.credential !== undefined || k.file !== undefined || k.env !== undefined, {
     message:
-      'no key source given (expected at least one of credential: <systemd credential name>, file: </absolute/path/of/key/file> or env: <VARIABLE>, ' +
+      'no key source given (expected at least one of credential: <systemd credential name>, file: </path/of/key/file> or env: <VARIABLE>, ' +
       'e.g. key: { file: /etc/dataset-connector/keys/shop-1 })',
   })
   .meta({ id: 'KeySource' })

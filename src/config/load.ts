@@ -1,4 +1,5 @@
-import { readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LineCounter, isMap, parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -31,7 +32,7 @@ export async function configAbsent(path: string): Promise<boolean> {
 
 /** What loadConfig checks beyond the files themselves. */
 export interface LoadOptions {
-  /** Also check this machine: key file permissions and that watch folders exist (`validate`; localIssues). */
+  /** Also check this machine: key files there, readable and private, and that watch folders exist (`validate`; localIssues). */
   local?: boolean;
 }
 
@@ -73,7 +74,7 @@ export async function loadConfig(path: string = DEFAULT_CONFIG_PATH, opts: LoadO
     return locate(fileFor(r.path), written(r.path), see ? r.message.replace(SEE, see) : r.message);
   };
   const ruleIssues = checkRules(parsed.data);
-  if (opts.local && ruleIssues.length === 0) ruleIssues.push(...(await localIssues(parsed.data, stat, realpath)));
+  if (opts.local && ruleIssues.length === 0) ruleIssues.push(...(await localIssues(parsed.data, { stat, realpath, readable: (p) => access(p, constants.R_OK), env: process.env })));
   if (ruleIssues.length > 0) {
     throw new ConfigError(sorted(ruleIssues.map(place)));
   }

@@ -28,9 +28,9 @@ export interface PathBases {
  *   folder of the YAML file that wrote it (a service's working folder is
  *   rarely the one the person had in mind): state_dir,
  *   demo.sample_export_dir, watch.path, a reread schedule's path, a command
- *   schedule's cwd, output_file (against cwd when given) and a program
- *   written with a slash (`./bin/export`, against cwd when given). Key files
- *   must be absolute (a rule says so) and are left as written.
+ *   schedule's cwd, output_file (against cwd when given), a program
+ *   written with a slash (`./bin/export`, against cwd when given) and a key
+ *   file (a dataset's api.key.file, alerts.call.key.file).
  */
 export function normaliseConfig(raw: unknown, bases?: PathBases): unknown {
   if (!isObj(raw)) return raw;
@@ -38,6 +38,7 @@ export function normaliseConfig(raw: unknown, bases?: PathBases): unknown {
   if (bases) {
     if (out.state_dir !== undefined) out.state_dir = absolute(out.state_dir, bases.mainDir);
     if (isObj(out.demo)) out.demo = defined({ ...out.demo, sample_export_dir: absolute(out.demo.sample_export_dir, bases.mainDir) });
+    if (isObj(out.alerts) && isObj(out.alerts.call)) out.alerts = { ...out.alerts, call: keyPaths(out.alerts.call, bases.mainDir) };
   }
   if (typeof out.log === 'string' && (LOG_LEVELS as readonly string[]).includes(out.log)) out.log = { level: out.log };
   if (out.health === true) out.health = {};
@@ -101,8 +102,14 @@ function defined(o: Obj): Obj {
 function datasetPaths(ds: unknown, base: string): unknown {
   if (!isObj(ds)) return ds;
   const out: Obj = feedPaths(ds, base);
+  if (isObj(out.api)) out.api = keyPaths(out.api, base);
   if (isObj(out.feeds)) out.feeds = Object.fromEntries(Object.entries(out.feeds).map(([name, f]) => [name, isObj(f) ? feedPaths(f, base) : f]));
   return out;
+}
+
+/** An object holding `key: {file: …}` (a dataset's api, alerts.call) with the key file made absolute against `base`. */
+function keyPaths(o: Obj, base: string): Obj {
+  return isObj(o.key) ? { ...o, key: defined({ ...o.key, file: absolute(o.key.file, base) }) } : o;
 }
 
 /** A feed's (or a dataset's) watch folder and schedule paths made absolute against `base`. */

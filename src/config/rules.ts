@@ -33,13 +33,6 @@ const baseUrlWithoutApiPath: ConfigRule = (c) =>
       : [],
   );
 
-/** Key files are named in full: a key is never looked for relative to some folder. */
-const absoluteKeyFile: ConfigRule = (c) =>
-  [
-    ...Object.entries(c.datasets).map(([name, ds]) => ({ path: ['datasets', name, 'api', 'key', 'file'], file: ds.api.key.file })),
-    { path: ['alerts', 'call', 'key', 'file'], file: c.alerts?.call?.key.file },
-  ].flatMap(({ path, file }) => (file !== undefined && !file.startsWith('/') ? [{ path, message: 'expected an absolute path (starting with /)' }] : []));
-
 /** Two entries writing the same remote dataset would undo each other's work. */
 const oneEntryPerRemoteDataset: ConfigRule = (c) => {
   const seen = new Map<string, string>();
@@ -86,7 +79,6 @@ export const configRules: readonly ConfigRule[] = [
   knownTimezone,
   httpsUnlessLoopback,
   baseUrlWithoutApiPath,
-  absoluteKeyFile,
   oneEntryPerRemoteDataset,
   validPort,
   ...feedRules,

@@ -38,6 +38,15 @@ export class DaemonMetrics {
   );
   readonly feedFieldsChanged = this.#counter('dataset_connector_feed_fields_changed_total', 'Field values (record × field) changed by feeds\' published files (issue 13).', ['dataset', 'feed']);
   readonly queueDepth = this.#gauge('dataset_connector_queue_depth', 'Jobs waiting or running per dataset.', ['dataset']);
+  /** Read from the state database at each scrape (heldFrom): an approve or discard from the CLI, another process, shows at once. */
+  readonly held = new Gauge({
+    name: 'dataset_connector_held',
+    help: 'Whether a change waits for a person now (1) or not (0), per dataset, as the state database says at each scrape: 0 once it is approved or discarded, also from the CLI. The syncs_total outcome "held" counts the syncs that held one.',
+    labelNames: ['dataset'] as const,
+    registers: [this.registry],
+    collect: () => this.#collectHeld(),
+  });
+  #heldOf: (() => ReadonlyArray<{ dataset: string; held: boolean }>) | null = null;
   readonly lastSuccess = this.#gauge(
     'dataset_connector_last_success_timestamp_seconds',
     'When the dataset last ended a sync published or unchanged (Unix time).',
@@ -91,6 +100,21 @@ export class DaemonMetrics {
   /** The last success the state db remembers (a restart keeps the metric); later syncs set it as they end. */
   restoreLastSuccess(dataset: string, atMs: number | null): void {
     if (atMs !== null) this.lastSuccess.set({ dataset }, atMs / 1000);
+  }
+
+  /** Where the held gauge reads, at each scrape, whether each dataset served has a change waiting for a person. */
+  heldFrom(read: () => ReadonlyArray<{ dataset: string; held: boolean }>): void {
+    this.#heldOf = read;
+  }
+
+  #collectHeld(): void {
+    if (!this.#heldOf) return;
+    this.held.reset();
+    try {
+      for (const { dataset, held } of this.#heldOf()) this.held.set({ dataset }, held ? 1 : 0);
+    } catch {
+      // The state db closed while stopping: nothing to say of held changes then.
+    }
   }
 
   /** Drop the gauges of a dataset removed by a reload (counters stay, as Prometheus expects). */

@@ -193,6 +193,8 @@ export class Service {
     await this.#exports.apply(config.exports, config.datasets, config.timezone);
     // Each /healthz reads what the state db holds: a person's approve or discard from the CLI shows at once.
     this.health.refreshWith(() => syncHeldHealth(this.health, this.#datasets.names(), (d) => this.#db.snapshot(d).held()));
+    // And /metrics: a held change is a gauge read at each scrape, so an approve from the CLI never leaves it "held".
+    this.metrics.heldFrom(() => this.#datasets.names().map((dataset) => ({ dataset, held: this.#db.snapshot(dataset).held() !== null })));
     this.#restoreLastSuccess();
     this.#alerts = new AlertMonitor(await this.#buildAlerts(config), {
       statuses: () => this.#alertStatuses(),

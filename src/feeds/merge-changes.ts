@@ -172,16 +172,19 @@ export function changeRow(rec: DatasetRecord, line: number, opts: Pick<ChangesMe
 /**
  * The reader's check of a change list's row (mapping/compile.ts), so that the file's every row error is known
  * as it is read, whatever else is wrong in it: an unknown command word (INVALID_COMMAND); a create without
- * display_name or api_value (INVALID_RECORD). A delete or ignore row needs only its record_id. An upsert is
- * judged by the merge: when its record exists an empty cell is no value, when it does not it creates and
- * needs both fields (the merge's INVALID_RECORD).
+ * display_name or api_value (INVALID_RECORD). A delete or ignore row needs only its record_id. An upsert
+ * creates when its record does not exist, and then needs both fields too: with `exists` (whether the
+ * snapshot has a record) that is known here, so a file refused for another row lists it in its reject file
+ * as well; without it (a plan of several files, where an earlier file may make the record) the merge judges it.
  */
-export function changeRowCheck(opts: Pick<ChangesMergeOptions, 'commands' | 'column' | 'fields'>): RowCheck {
+export function changeRowCheck(opts: Pick<ChangesMergeOptions, 'commands' | 'column' | 'fields'> & { exists?: (recordId: string) => boolean }): RowCheck {
   return (rec, line) => {
     const { cmd, problem } = changeRow(rec as DatasetRecord, line, opts);
     if (problem) return { problems: [{ column: 'command', value: problem.value, reason: problem.reason, code: problem.code }], idOnly: false };
     if (cmd === 'delete' || cmd === 'ignore') return { problems: [], idOnly: true };
-    if (cmd === 'create' && !hasRequired(rec as DatasetRecord, opts.fields)) {
+    // Asked of the snapshot only for an upsert without the fields (one lookup by primary key).
+    const creates = (r: DatasetRecord) => cmd === 'create' || (cmd === 'upsert' && opts.exists !== undefined && !opts.exists(r.record_id));
+    if ((cmd === 'create' || cmd === 'upsert') && !hasRequired(rec as DatasetRecord, opts.fields) && creates(rec as DatasetRecord)) {
       const p = createProblem(rec as DatasetRecord, line, String(rec.attributes[COMMAND_KEY] ?? ''), cmd);
       return { problems: [{ column: 'record', value: p.value, reason: p.reason, code: p.code }], idOnly: false };
     }

@@ -47,8 +47,11 @@ export function otherFeedFields(ds: DatasetConfig, except: string): Map<string, 
   return new Map(Object.entries(ds.feeds).filter(([n]) => n !== except).map(([n, f]) => [n, new Set(fieldsOf(f))]));
 }
 
-/** The mapping the row reader runs for an update feed: its own, with fixed placeholders for the fields a record must have (only the feed's fields are taken from it). */
-export function readerMapping(ds: DatasetConfig): MappingConfig {
+/**
+ * The mapping the row reader runs for an update feed: its own, with fixed placeholders for the fields a record must have (only the feed's fields are taken from it).
+ * `exists`: whether the dataset has a record, so a change list's upsert that would create one is checked as it is read (changeRowCheck).
+ */
+export function readerMapping(ds: DatasetConfig, exists?: (recordId: string) => boolean): MappingConfig {
   const role = roleOf(ds);
   if (role === 'full') return ds.mapping;
   const fill = { const: '-', separator: '-', transforms: [], empty_is_null: false };
@@ -66,6 +69,6 @@ export function readerMapping(ds: DatasetConfig): MappingConfig {
     what: `the command column of change list ${ds.feed} of dataset ${ds.name}`,
     fix: `Each row of a change list needs its command (create, upsert, update, delete, ignore): name the column that holds it in ${setting}${ds.file ? ` (${ds.file})` : ''}, or have the export write a "${commandColumnName(commands)}" column`,
   };
-  const rowCheck = changeRowCheck({ commands, column: commandColumnName(commands), fields: mapped });
+  const rowCheck = changeRowCheck({ commands, column: commandColumnName(commands), fields: mapped, ...(exists ? { exists } : {}) });
   return { ...ds.mapping, fields, blanksAreNoValue: true, rowCheck, made: { ...ds.mapping.made, fields: { ...ds.mapping.made?.fields, [key]: command } } };
 }

@@ -18,7 +18,7 @@ export interface DatasetStatus {
   openPlan: { planId: string; path: string; ageMs: number } | null;
   /** Paused by a person (issue 14): exports wait in the folder until resume. */
   paused: { since: string; by: string } | null;
-  /** Each feed's last published file and its time (issue 13); empty for a dataset of one full feed. */
+  /** Each feed's last file published or found unchanged, and its time (issue 13); every form (the single-source form's is `main`); empty before the first. */
   feeds: Array<{ feed: string; file: string | null; sha256: string | null; fileTime: string; publishedAt: string }>;
   /** Feeds paused on their own (`pause <dataset> --feed F`): their files wait until `resume --feed`; the other feeds go on. */
   pausedFeeds: Array<{ feed: string; since: string; by: string }>;

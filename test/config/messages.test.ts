@@ -97,6 +97,40 @@ describe('loadConfig with local checks (validate): what would make the service u
     await expect(loadConfig(join(fixed, 'connector.yaml'), { local: true })).resolves.toBeDefined();
   });
 
+  it('a key file that is missing, or that cannot be reached, names file:line, unless the key comes from elsewhere', async () => {
+    const dir = await tempFiles({ 'not-a-folder': 'x', key: 'tbd_live_abcdefgh' });
+    const withFile = (key: string) => one().replace('key: { env: SHOP_1_KEY }', `key: ${key}`);
+    for (const [file, what] of [
+      [join(dir, 'missing'), 'does not exist'],
+      [join(dir, 'not-a-folder/key'), 'cannot be reached by this user (ENOTDIR)'],
+    ] as const) {
+      expect(await issues(withFile(`{ file: ${file} }`), { local: true })).toEqual([
+        { file: 'connector.yaml', line: 5, path: 'datasets.shop-1.api.key.file', message: `key file ${file} ${what} (expected a file holding only the key, readable by the service user alone: write the key to it and chmod 600 it, or fix the path)` },
+      ]);
+    }
+    // Relative: named as resolved, from the YAML's folder.
+    const found = await issues(withFile('{ file: keys/shop-1 }'), { local: true });
+    expect(found).toEqual([{ file: 'connector.yaml', line: 5, path: 'datasets.shop-1.api.key.file', message: expect.stringMatching(/^key file \/.*\/keys\/shop-1 does not exist \(/) }]);
+    expect(await issues(withFile(`{ file: ${dir} }`), { local: true })).toEqual([
+      { file: 'connector.yaml', line: 5, path: 'datasets.shop-1.api.key.file', message: `key file ${dir} is not a file (expected a file holding only the key: fix the path)` },
+    ]);
+    // An absent file with the variable set: resolveKey reads the variable instead.
+    const varName = 'DC_TEST_KEY_FALLBACK';
+    process.env[varName] = 'tbd_live_fromenv';
+    try {
+      await expect(loadConfig(join(await tempFiles({ 'connector.yaml': withFile(`{ file: ${join(dir, 'missing')}, env: ${varName} }`) }), 'connector.yaml'), { local: true })).resolves.toBeDefined();
+    } finally {
+      delete process.env[varName];
+    }
+    expect(await issues(withFile(`{ file: ${join(dir, 'missing')}, env: ${varName} }`), { local: true })).toHaveLength(1);
+    // Call alerts switched off: the service never reads that key.
+    const off = 'alerts:\n  call: { enabled: false, to: "+81312345678", base_url: "https://a2a.example.com", key: { file: keys/a2a } }\n';
+    await expect(loadConfig(join(await tempFiles({ 'connector.yaml': `${off}${one()}` }), 'connector.yaml'), { local: true })).resolves.toBeDefined();
+    expect(await issues(`${off.replace('enabled: false, ', '')}${one()}`, { local: true })).toEqual([
+      { file: 'connector.yaml', line: 2, path: 'alerts.call.key.file', message: expect.stringContaining('/keys/a2a does not exist (') },
+    ]);
+  });
+
   it('a watch folder that does not exist, or is a file', async () => {
     const dir = await tempFiles({ 'not-a-folder': 'x' });
     for (const [path, what] of [

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { resolveKeyDetailed } from '../../src/config/key.js';
 import { datasetYaml, tempFiles } from './helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -66,15 +67,22 @@ describe('loadConfig: relative paths are taken from the folder of the YAML file 
     expect((err as ConfigError).issues.map((i) => i.path)).toEqual(['state_dir', 'datasets.shop-1.watch.path']);
   });
 
-  it('key files are never resolved: a relative one is refused, for datasets and for call alerts', async () => {
+  it('key files from the folder of the file that sets them: a dataset\'s from its own file, call alerts\' from connector.yaml (README: relative paths)', async () => {
     const alerts = 'alerts:\n  call: { to: "+81312345678", base_url: "https://a2a.example.com", key: { file: keys/a2a } }\n';
     const text = `${alerts}datasets:\n${datasetYaml('shop-1').replace('key: { env: SHOP_1_KEY }', 'key: { file: keys/shop-1 }')}\n`;
-    const dir = await tempFiles({ 'connector.yaml': text });
-    const err = (await loadConfig(join(dir, 'connector.yaml')).catch((e: unknown) => e)) as ConfigError;
-    expect(err.issues.map((i) => [i.path, i.message])).toEqual([
-      ['alerts.call.key.file', 'expected an absolute path (starting with /)'],
-      ['datasets.shop-1.api.key.file', 'expected an absolute path (starting with /)'],
-    ]);
+    const extra = `datasets:\n${datasetYaml('shop-2').replace('key: { env: SHOP_2_KEY }', 'key: "file:../keys/shop-2"')}\n`;
+    const key = 'tbd_live_abcdefghabcdefgh\n';
+    const dir = await tempFiles({ 'etc/connector.yaml': text, 'etc/conf.d/shop-2.yaml': extra, 'etc/keys/a2a': key, 'etc/keys/shop-1': key, 'etc/keys/shop-2': key });
+    const etc = join(dir, 'etc');
+    // Run from another folder: the service's working folder is rarely the config's.
+    const config = await loadConfig(join(etc, 'connector.yaml'), { local: true });
+    expect(config.alerts?.call?.key.file).toBe(join(etc, 'keys/a2a'));
+    expect(config.datasets['shop-1']!.api.key.file).toBe(join(etc, 'keys/shop-1'));
+    expect(config.datasets['shop-2']!.api.key.file).toBe(join(etc, 'keys/shop-2'));
+    expect((await resolveKeyDetailed(config.datasets['shop-2']!.api.key)).secret.reveal()).toBe('tbd_live_abcdefghabcdefgh');
+    // Absolute ones are kept as written.
+    const abs = await tempFiles({ 'connector.yaml': `datasets:\n${datasetYaml('shop-1').replace('key: { env: SHOP_1_KEY }', `key: { file: ${join(etc, 'keys/shop-1')} }`)}\n` });
+    expect((await loadConfig(join(abs, 'connector.yaml'))).datasets['shop-1']!.api.key.file).toBe(join(etc, 'keys/shop-1'));
   });
 
   it('the shipped demo watches var/inbox/ at the top of the package and copies config/sample-export/', async () => {

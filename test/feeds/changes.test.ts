@@ -163,6 +163,27 @@ describe('change list: a command per row', () => {
     expect(rejects).toContain('3,command,wipe,INVALID_COMMAND');
     expect(rejects).toContain('4,Qty,x,TRANSFORM_FAILED');
   });
+  // Review of #13: an upsert without the fields of a record that does not exist was found only by the merge, which a
+  // file refused for another row never reaches: it was missing from the reject file and from firstRowErrors.
+  it('a file refused for another row: an upsert that would create without its fields is in the reject file and the first errors of plan and sync', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { changes: CHANGES });
+    expect((await sc.engine.sync(ds, { file: await changeList(sc, [['r-001', 'Tea', 1, 'create']], 'c-1.csv') })).result).toBe('published');
+    const file = join(sc.dir, 'c-2.csv');
+    // Line 2: an upsert of r-001 (there) leaves its empty cells; line 3: one of r-099 (not there) needs them; line 4: a bad value.
+    await writeFile(file, 'SKU,Name,Code,Qty,Op\nr-001,,,5,upsert\nr-099,,,3,upsert\nr-003,Tea,c3,x,update\n');
+    const planned = await sc.engine.plan(ds, file);
+    expect(planned).toMatchObject({ rejectedCode: 'ROW_ERRORS', rowErrors: 2 });
+    expect(planned.firstRowErrors!.map((e) => [e.line, e.code])).toEqual([[3, 'INVALID_RECORD'], [4, 'TRANSFORM_FAILED']]);
+    const sum = await sc.engine.sync(ds, { file });
+    expect(sum).toMatchObject({ result: 'rejected', code: 'ROW_ERRORS', rowErrors: 2 });
+    expect(sum.firstRowErrors!.map((e) => [e.line, e.code])).toEqual([[3, 'INVALID_RECORD'], [4, 'TRANSFORM_FAILED']]);
+    const rejects = await readFile(rejectFilePath(file), 'utf8');
+    expect(rejects).toContain('3,record,upsert,INVALID_RECORD');
+    expect(rejects).toContain('4,Qty,x,TRANSFORM_FAILED');
+    expect(rejects).not.toContain('r-001');
+    expect(sc.published().find((r) => r.record_id === 'r-001')).toMatchObject({ attributes: { stock: 1 } });
+  });
   it('a delete row needs only its id (a bad value beside it is no error); an upsert of a record that exists leaves its empty cells, of one that does not needs the fields', async () => {
     sc = await scenario({ manualClock: true });
     const ds = withFeeds(sc, { changes: { ...CHANGES, source: { type: 'csv', on_row_errors: 'skip_rows', max_bad_row_ratio: 0.5 } } });

@@ -99,6 +99,8 @@ export interface ChangesetSummary {
   head: ChangesetHead;
   /** What the changed records did to field values, for the value guards (issue 14); absent in plans made before them. */
   values?: ValueTally;
+  /** Per field (an attribute as attributes.<key>), the records that existed whose value of it changed; absent in plans made before it. */
+  fieldsChanged?: Record<string, number>;
 }
 
 /**

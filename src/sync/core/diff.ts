@@ -100,6 +100,9 @@ export function* mergeJoin(
   let adopted = 0;
   let notOwned = 0;
   let notOwnedDeletes = 0;
+  // Field values changed, per field (an attribute per key): what the fields compared below already say, counted.
+  const fieldsChanged = new Map<string, number>();
+  const counted = (f: string) => fieldsChanged.set(f, (fieldsChanged.get(f) ?? 0) + 1);
 
   const it = source[Symbol.iterator]();
   let prev: string | null = null;
@@ -183,6 +186,10 @@ export function* mergeJoin(
     const text = desired === rec ? src.json : recordJson(desired);
     sink.change({ record_id: e.record_id, fields, patch: patchOf(desired, fields), record: desired, adopted: !e.owned }, src.line, desired === rec ? src.json : undefined);
     tallier.observe(before, desired, fields);
+    for (const f of fields) {
+      if (f === 'attributes') changedAttributes(before.attributes, desired.attributes, counted);
+      else counted(f);
+    }
     changes++;
     digest.update(`c\0${e.record_id}\0${fields.join(',')}\0${textHash(text)}\n`);
   }
@@ -207,7 +214,13 @@ export function* mergeJoin(
     deletable: options.ownership === 'full' ? snapshotCount : snapshotOwned + adopted,
     result: sourceCount + notOwned,
   };
-  return { ownership: options.ownership, counts, digest: digest.digest('hex'), foreignEdits, values: tallier.tally() };
+  return { ownership: options.ownership, counts, digest: digest.digest('hex'), foreignEdits, values: tallier.tally(), fieldsChanged: Object.fromEntries(fieldsChanged) };
+}
+
+/** Each attribute key whose value differs (attribute values are scalars: compared as they are), named attributes.<key>. */
+function changedAttributes(before: DatasetRecord['attributes'], after: DatasetRecord['attributes'], counted: (field: string) => void): void {
+  for (const k in after) if (!(k in before) || before[k] !== after[k]) counted(`attributes.${k}`);
+  for (const k in before) if (!(k in after)) counted(`attributes.${k}`);
 }
 
 /** The changeset as arrays (diffSorted). */

@@ -81,9 +81,13 @@ export function feedRowVerdict(ds: DatasetConfig, src: SourceRead, desired: Desi
   return rowErrorVerdict(src.file, { rows: src.rows, bad_rows: badRows }, ds.source);
 }
 
-/** The feed a plan of this read is made of, for the ledger's feed state; null for a dataset of one full feed. */
+/**
+ * The feed a plan of this read is made of, for the ledger's feed state and its last file (`status`, every
+ * dataset's feeds, the single-source form's `main` too); null for a restore's. A dataset of one full feed
+ * keeps no values as state (`fields` empty: no other feed merges with it).
+ */
 export function planFeedOf(ds: DatasetConfig, src: SourceRead, merged?: FeedSummary | null): PlanFeed | null {
-  if (!hasFeeds(ds) || src.virtual) return null;
+  if (src.virtual) return null;
   const role = roleOf(ds);
   const strategy = ds.feeds[ds.feed]!.missing?.strategy ?? 'leave';
   const missing = merged && strategy !== 'leave' ? { missing: { strategy, count: merged.missing, base: merged.changeable } } : {};
@@ -104,7 +108,7 @@ export function valuesTime(mtimeMs: number | undefined, readAt: number): number 
 
 /** What the held gate needs to know of a read (issue 13: a held change of another feed makes this file wait). */
 export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
-  const feed = planFeedOf(ds, src);
+  const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
   return { fileHash: src.fileHash, feed: feed ? { name: feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } : null };
 }
 
@@ -132,7 +136,7 @@ export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): Sourc
  */
 export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath): Desired {
   const read = src.sorted!;
-  const feed = planFeedOf(ds, src);
+  const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
   if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0, stateFile: null };
   const tally = newChangesTally();
   const out = join(dir, `merged-${feed.name}`);
@@ -155,6 +159,24 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const rows = rowsOfTally(src.file, feed.role, tally);
   const merged = { sorted, feed: summaryOfTally(feed.name, feed.role, tally, feed.role === 'full' ? read.count : 0), unmatched: rows.all, rowErrors: rows.problems, stateFile };
   return listed ? { ...merged, listed } : merged;
+}
+
+/**
+ * A merge's feed summaries with the fields their plan changes, as the diff counted them (a full feed's merge
+ * changes nothing it could count: its file is the records): the plan's every changed field for a plan of one
+ * file; for a plan of several files, each feed those of the fields it maps.
+ */
+export function withFieldsChanged(ds: DatasetConfig, desired: Pick<Desired, 'feed' | 'feeds'>, changeset: Pick<Changeset, 'fieldsChanged'>): Pick<Desired, 'feed' | 'feeds'> {
+  const counts = changeset.fieldsChanged;
+  if (!desired.feed || !counts) return desired;
+  const sum = (fields: readonly string[]) => fields.reduce((n, f) => n + (counts[f] ?? 0), 0);
+  if (!desired.feeds || desired.feeds.length < 2) {
+    const all = sum(Object.keys(counts));
+    return { feed: { ...desired.feed, fieldsChanged: all }, ...(desired.feeds ? { feeds: desired.feeds.map((f) => ({ ...f, fieldsChanged: all })) } : {}) };
+  }
+  const feeds = desired.feeds.map((f) => ({ ...f, fieldsChanged: (ds.feeds[f.name] ? sum(fieldsOf(ds.feeds[f.name]!)) : 0) }));
+  const { rows: _rows, ...lead } = feeds[0]!;
+  return { feed: lead, feeds };
 }
 
 /** The diff of a merge's desired records against the snapshot: the whole of it, or (merged by index) the records the merge read. */

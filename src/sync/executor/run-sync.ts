@@ -9,7 +9,7 @@ import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, type Desired } from './feed-desired.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, withFieldsChanged, type Desired } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
@@ -67,7 +67,8 @@ const MAX_PLANS = 3;
  */
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string, read?: SourceRead): Promise<void> {
   return runFrom(ctx, ds, opts, async (dir) => {
-    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds), dir, { links, ...(sha256 ? { sha256 } : {}) });
+    // A change list's upsert of a record that is not there is judged as it is read: every row error of the file is then in its reject file.
+    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links, ...(sha256 ? { sha256 } : {}) });
     return { src: feedRead(ds, src, ctx.clock.now()) };
   });
 }
@@ -134,6 +135,8 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
       }
       const changeset = await diffDesired(ctx, desired, work.changesetDir());
+      // Fields changed per feed: what the diff found, for every role (a full feed's merge cannot count them).
+      if (desired.feed) Object.assign(ctx.summary, withFieldsChanged(ds, desired, changeset));
       // What the feed's state becomes goes with the plan (approve and crash resume publish it later).
       if (desired.stateFile && changeset.folder !== undefined) linkOrCopy(desired.stateFile, join(changeset.folder, FEED_STATE_FILE));
       if (batch && changeset.folder !== undefined) batch.keep(changeset.folder);
