@@ -213,7 +213,7 @@ export function scanPlainCellTag(x: string, lt: number, at: Int32Array): number 
  * printable ASCII without < and & (what attribute value normalisation and
  * references leave as written). One pass, as plainTextEnd.
  */
-function plainAttributeEnd(x: string, from: number): number {
+export function plainAttributeEnd(x: string, from: number): number {
   const n = x.length;
   for (let q = from; q < n; q++) {
     const c = x.charCodeAt(q);
