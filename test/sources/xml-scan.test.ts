@@ -121,6 +121,22 @@ describe('the XLSX XML scanner reads as saxes does', () => {
     );
   });
 
+  it('long parts in long pieces: an element cut between two pieces, short or longer than a piece', () => {
+    // Pieces as long as an inflated chunk, and text or an attribute held over several of them (issue 18).
+    const long = fc.tuple(fc.array(node(3), { minLength: 1, maxLength: 6 }), fc.nat(9_000), fc.constantFrom('a', '&amp;', 'é')).map(([kids, n, unit]) => {
+      const body = kids.map(render).join(`<t>${unit.repeat(n)}</t>`);
+      return `<?xml version="1.0"?><root>${body.repeat(Math.ceil(20_000 / body.length))}<c r="${'A'.repeat(n)}"/></root>`;
+    });
+    fc.assert(
+      fc.property(long, fc.array(fc.nat(60_000), { maxLength: 5 }), (d, c) => {
+        const want = bySaxes(d);
+        expect(want).not.toBe('refused');
+        expect(byScanner(d, c)).toEqual(want);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('damaged parts: refused where saxes refuses, read alike where it reads them', () => {
     const damage = fc.tuple(doc, fc.nat(2000), fc.constantFrom('', '<', '>', '&', '"', "'", '/', '=', ' ', '!', '?', '\u0001', '</c>', '<c>', ']]>', '&bogus;', '&#0;', '<!--', '-->', '<![CDATA[', '<?pi x?>', '<?xml version="1.0"?>', '\r'), cuts, fc.boolean());
     fc.assert(

@@ -51,7 +51,17 @@ export function plainValueEnd(x: string, after: number): number {
   if (after + 2 >= x.length) return -1;
   if (x.charCodeAt(after) !== 0x3c || x.charCodeAt(after + 1) !== 0x76 || x.charCodeAt(after + 2) !== 0x3e) return -1; // <v>
   const to = plainTextEnd(x, after + 3);
-  return to >= 0 && x.startsWith('</v></c>', to) ? to : -1;
+  // </v></c> by its characters: a startsWith per cell cost more than the rest of the cell's checks.
+  if (to < 0 || to + 7 >= x.length) return -1;
+  return x.charCodeAt(to + 1) === 0x2f &&
+    x.charCodeAt(to + 2) === 0x76 &&
+    x.charCodeAt(to + 3) === 0x3e &&
+    x.charCodeAt(to + 4) === 0x3c &&
+    x.charCodeAt(to + 5) === 0x2f &&
+    x.charCodeAt(to + 6) === 0x63 &&
+    x.charCodeAt(to + 7) === 0x3e
+    ? to
+    : -1;
 }
 
 /**
@@ -59,19 +69,41 @@ export function plainValueEnd(x: string, after: number): number {
  * `xml:space="preserve"`) at `lt`, its text into `out.text`; the index after
  * it, or -1 to leave it to the scanner.
  */
-export function scanPlainItem(x: string, lt: number, out: { text: string }): number {
-  if (!x.startsWith('<si><t', lt)) return -1;
+export function scanPlainItem(x: string, lt: number, out: { text: string; escaped: boolean }): number {
+  const n = x.length;
+  if (lt + 6 >= n) return -1;
+  if (x.charCodeAt(lt + 1) !== 0x73 || x.charCodeAt(lt + 2) !== 0x69 || x.charCodeAt(lt + 3) !== 0x3e || x.charCodeAt(lt + 4) !== 0x3c || x.charCodeAt(lt + 5) !== 0x74) return -1; // <si><t
   let j = lt + 6;
-  if (j >= x.length) return -1;
   if (x.charCodeAt(j) === 0x20) {
     if (!x.startsWith(' xml:space="preserve"', j)) return -1;
     j += 21;
   }
-  if (j >= x.length || x.charCodeAt(j) !== 0x3e) return -1;
+  if (j >= n || x.charCodeAt(j) !== 0x3e) return -1;
   const from = j + 1;
-  const to = plainTextEnd(x, from);
-  if (to < 0 || !x.startsWith('</t></si>', to)) return -1;
+  // plainTextEnd, noting on the way whether an _xHHHH_ escape may be there (most items have no _ at all).
+  let under = false;
+  let to = from;
+  for (; to < n; to++) {
+    const c = x.charCodeAt(to);
+    if (c === 0x3c) break;
+    if (c < 0x20 || c === 0x26 || c === 0x3e || c >= 0xfffe) return -1;
+    if (c === 0x5f) under = true;
+  }
+  if (to + 8 >= n) return -1;
+  if (
+    x.charCodeAt(to + 1) !== 0x2f ||
+    x.charCodeAt(to + 2) !== 0x74 ||
+    x.charCodeAt(to + 3) !== 0x3e ||
+    x.charCodeAt(to + 4) !== 0x3c ||
+    x.charCodeAt(to + 5) !== 0x2f ||
+    x.charCodeAt(to + 6) !== 0x73 ||
+    x.charCodeAt(to + 7) !== 0x69 ||
+    x.charCodeAt(to + 8) !== 0x3e
+  ) {
+    return -1; // </t></si>
+  }
   out.text = x.slice(from, to);
+  out.escaped = under;
   return to + 9;
 }
 
@@ -82,13 +114,14 @@ export function scanPlainItem(x: string, lt: number, out: { text: string }): num
  * U+FFFE/U+FFFF.
  */
 export function plainTextEnd(x: string, from: number): number {
-  const to = x.indexOf('<', from);
-  if (to < 0) return -1;
-  for (let q = from; q < to; q++) {
+  // One pass, not indexOf then a check of what it passed: a cell's value is a few characters, and the call cost more.
+  const n = x.length;
+  for (let q = from; q < n; q++) {
     const c = x.charCodeAt(q);
+    if (c === 0x3c) return q;
     if (c < 0x20 || c === 0x26 || c === 0x3e || c >= 0xfffe) return -1;
   }
-  return to;
+  return -1;
 }
 
 /** Attributes of a plain row past which the scanner reads it (writers give r, spans, ht, customHeight, x14ac:dyDescent). */
@@ -136,8 +169,8 @@ export function scanPlainRowTag(x: string, lt: number, names: Int32Array, r: Int
     names[2 * count] = from;
     names[2 * count + 1] = q;
     count++;
-    const close = x.indexOf('"', q + 2);
-    if (close < 0 || !plainAttributeValue(x, q + 2, close)) return -1;
+    const close = plainAttributeEnd(x, q + 2);
+    if (close < 0) return -1;
     if (q === from + 1 && first === 0x72) {
       r[0] = q + 2;
       r[1] = close;
@@ -166,21 +199,28 @@ export function scanPlainCellTag(x: string, lt: number, at: Int32Array): number 
     const name = x.charCodeAt(j + 1);
     const slot = name === 0x72 ? 0 : name === 0x74 ? 2 : name === 0x73 ? 4 : -1;
     if (slot < 0 || at[slot]! >= 0) return 0; // another attribute, or one twice (the scanner refuses that)
-    const close = x.indexOf('"', j + 4);
-    if (close < 0 || !plainAttributeValue(x, j + 4, close)) return 0;
+    const close = plainAttributeEnd(x, j + 4);
+    if (close < 0) return 0;
     at[slot] = j + 4;
     at[slot + 1] = close;
     j = close + 1;
   }
 }
 
-/** Printable ASCII but < and &: attribute value normalisation and references leave it as written. */
-function plainAttributeValue(x: string, from: number, to: number): boolean {
-  for (let q = from; q < to; q++) {
+/**
+ * The index of the `"` that ends a plain attribute value starting at `from`,
+ * or -1 when there is none in `x` yet or the value holds anything but
+ * printable ASCII without < and & (what attribute value normalisation and
+ * references leave as written). One pass, as plainTextEnd.
+ */
+export function plainAttributeEnd(x: string, from: number): number {
+  const n = x.length;
+  for (let q = from; q < n; q++) {
     const c = x.charCodeAt(q);
-    if (c < 0x20 || c > 0x7e || c === 0x3c || c === 0x26) return false;
+    if (c === 0x22) return q;
+    if (c < 0x20 || c > 0x7e || c === 0x3c || c === 0x26) return -1;
   }
-  return true;
+  return -1;
 }
 
 /** Whether x[a, b) and x[c, d) hold the same text. */

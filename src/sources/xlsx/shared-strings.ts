@@ -85,13 +85,13 @@ export async function readSharedStrings(archive: WorkbookArchive, part: string, 
   };
   if (!general) {
     // A plain item is its text: what the scanner's events (open si, open t, text, close t, close si) would have added.
-    const plain = { text: '' };
+    const plain = { text: '', escaped: false };
     handlers.element = (x, lt) => {
       if (inItem) return -1;
       // Item after item while they are plain and follow one another: the scanner's work between them cost as much as the items.
       let end = -1;
       for (let next = scanPlainItem(x, lt, plain); next >= 0; next = scanPlainItem(x, next, plain)) {
-        strings.push(unescapeXstring(plain.text));
+        strings.push(plain.escaped ? unescapeXstring(plain.text) : plain.text);
         end = next;
       }
       return end;

@@ -2,7 +2,7 @@ import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
-import { MAX_ROW_ATTRIBUTES, columnAt, numberAt, plainValueEnd, scanPlainCell, scanPlainCellTag, scanPlainRowTag, type PlainCell } from './plain-cell.js';
+import { MAX_ROW_ATTRIBUTES, columnAt, numberAt, plainAttributeEnd, plainValueEnd, scanPlainCell, scanPlainRowTag, type PlainCell } from './plain-cell.js';
 import { StringItem } from './shared-strings.js';
 import { parseXml, type XmlHandlers } from './xml.js';
 
@@ -198,16 +198,16 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
   // a reference, type, style or strings index; the state it leaves is what the scanner's events would have left.
   const rowTag = new Int32Array(2 * MAX_ROW_ATTRIBUTES);
   const rowRef = new Int32Array(2);
-  const at = new Int32Array(6);
   const plainRow = (x: string, lt: number): number => {
     let j = scanPlainRowTag(x, lt, rowTag, rowRef);
     if (j < 0) return -1;
     let fromCell = rowRef[0]! < 0;
     let row = fromCell ? rowNumber + 1 : numberAt(x, rowRef[0]!, rowRef[1]!);
     const out: string[] = [];
+    const n = x.length;
     let c = 0;
     for (;;) {
-      if (j + 1 >= x.length || x.charCodeAt(j) !== 0x3c) return -1;
+      if (j + 1 >= n || x.charCodeAt(j) !== 0x3c) return -1;
       const k = x.charCodeAt(j + 1);
       if (k === 0x2f) {
         if (!x.startsWith('</row>', j)) return -1;
@@ -219,36 +219,65 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
         return j + 6;
       }
       if (k !== 0x63) return -1; // c
-      const after = scanPlainCellTag(x, j, at);
-      if (after === 0) return -1;
-      const to = after > 0 ? plainValueEnd(x, after) : 0;
+      // The cell's start tag, as scanPlainCellTag reads it, here in place: the call and its array cost a fifth of the row.
+      let r0 = -1;
+      let r1 = -1;
+      let t0 = -1;
+      let t1 = -1;
+      let s0 = -1;
+      let s1 = -1;
+      let q = j + 2;
+      let empty = false;
+      for (;;) {
+        if (q + 3 >= n) return -1;
+        const a = x.charCodeAt(q);
+        if (a === 0x3e) break; // >
+        if (a === 0x2f) {
+          if (x.charCodeAt(q + 1) !== 0x3e) return -1;
+          empty = true; // <c …/>: a cell with no value
+          break;
+        }
+        // One space, a one-letter name, =" (anything else: the scanner)
+        if (a !== 0x20 || x.charCodeAt(q + 2) !== 0x3d || x.charCodeAt(q + 3) !== 0x22) return -1;
+        const e = plainAttributeEnd(x, q + 4);
+        if (e < 0) return -1;
+        const name = x.charCodeAt(q + 1);
+        if (name === 0x72 && r0 < 0) {
+          r0 = q + 4;
+          r1 = e;
+        } else if (name === 0x74 && t0 < 0) {
+          t0 = q + 4;
+          t1 = e;
+        } else if (name === 0x73 && s0 < 0) {
+          s0 = q + 4;
+          s1 = e;
+        } else return -1; // another attribute, or one twice (the scanner refuses that)
+        q = e + 1;
+      }
+      const to = empty ? 0 : plainValueEnd(x, q + 1);
       if (to < 0) return -1;
-      const r0 = at[0]!;
-      const r1 = at[1]!;
       c = (r0 >= 0 ? columnAt(x, r0, r1) : 0) || c + 1;
       if (fromCell) {
         fromCell = false;
-        const n = r0 >= 0 ? rowOf(x.slice(r0, r1)) : NaN;
-        if (n > row) row = n;
+        const first = r0 >= 0 ? rowOf(x.slice(r0, r1)) : NaN;
+        if (first > row) row = first;
       }
       if (c > MAX_COLUMN) throw beyondLastColumn(row, r0 >= 0 ? x.slice(r0, r1) : undefined, c);
-      if (after < 0) {
-        j = -after - 1; // <c …/>: no value
+      if (empty) {
+        j = q + 2;
         continue;
       }
-      const from = after + 3;
+      const from = q + 4; // after >, <v>
       if (to - from > maxChars) throw tooLongAt(row);
       while (out.length < c - 1) out.push('');
-      const t0 = at[2]!;
-      const s0 = at[4]!;
       if (to === from) out[c - 1] = '';
-      else if (t0 >= 0 && at[3] === t0 + 1 && x.charCodeAt(t0) === 0x73) {
+      else if (t0 >= 0 && t1 === t0 + 1 && x.charCodeAt(t0) === 0x73) {
         // t="s", the commonest cell: its index read in place
         const str = sharedStrings[numberAt(x, from, to)];
         if (str === undefined) throw noSuchString(row, x.slice(from, to));
         out[c - 1] = str;
       } else {
-        out[c - 1] = cellText(t0 >= 0 ? x.slice(t0, at[3]) : undefined, x.slice(from, to), s0 >= 0 ? numberAt(x, s0, at[5]!) : 0, row);
+        out[c - 1] = cellText(t0 >= 0 ? x.slice(t0, t1) : undefined, x.slice(from, to), s0 >= 0 ? numberAt(x, s0, s1) : 0, row);
       }
       j = to + 8;
     }
