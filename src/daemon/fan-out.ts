@@ -11,6 +11,7 @@ import { archivable, fileOrder, nextStep } from '../files/fan-out-plan.js';
 import type { Taker } from '../snapshot/export-takers.js';
 import type { ReadyFile } from '../files/ready-file.js';
 import { event } from '../log/events.js';
+import { crashPoint } from '../sync/executor/crash-hook.js';
 import { canonicalJson } from '../model/canonical.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
@@ -303,6 +304,7 @@ export class ExportRuntime {
       const ok = fate === 'superseded' ? await this.#archive(file) : await archiveFanOutFile(this.#cfg, takers, job, fate, outcomes, { ...this.#deps, logger: this.#log });
       // Could not be moved (said): it stays, and so do the newer ones, for the next pass.
       if (!ok) return;
+      crashPoint('fanout.archived');
       await this.#drop(job);
     }
   }

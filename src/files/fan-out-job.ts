@@ -19,6 +19,7 @@ import type { FileSyncer, HealthReasons } from './ports.js';
 import type { FileOrigin, ReadyFile } from './ready-file.js';
 import type { Clock } from '../clock.js';
 import type { LinkPolicy } from '../sources/open-file.js';
+import { crashPoint } from '../sync/executor/crash-hook.js';
 import type { SharedRead } from '../sync/executor/shared-read.js';
 import type { SourceRead } from '../sync/executor/source-read.js';
 
@@ -273,10 +274,12 @@ async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: Reado
       result = 'failed';
       message = err instanceof Error ? err.message : null;
     }
+    crashPoint('fanout.synced');
     await tagRejectFile(file.path, t.tag);
     const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
     if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
     note(run, t, { outcome, result, code, message }, deps);
+    crashPoint('fanout.marked');
     outcomes.push({ ...who, outcome, result, code, ...(outcome === 'rejected' ? { message } : {}) });
   }
 }
