@@ -2,7 +2,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
+import Database from 'better-sqlite3';
 import { openStateDb } from '../../src/snapshot/db.js';
+import { SCHEMA_VERSION } from '../../src/snapshot/migrations.js';
 import { FeedPauses } from '../../src/snapshot/feed-pauses.js';
 import { chain, headOffice } from './fan-out-helpers.js';
 import { capture, daemonFixture, drop, events, ManualClock, until, waitEvent } from './service-harness.js';
@@ -138,5 +140,40 @@ describe('daemon: each dataset takes a shared export\'s files at its own pace (i
     expect(writes.length).toBeGreaterThan(0);
     expect(writes.every((r) => r.path.includes('prog3-store-2'))).toBe(true);
     await until(async () => (await readdir(c.inbox)).join() === 'processed', 'archived', log2.lines);
+  });
+
+  it('a state db of the build before migration 16 (export_takers only) keeps working: the kept file runs only for the store not done with it', async () => {
+    const c = await chain(fx.emu, 'prog4');
+    const log = capture();
+    const first = await Service.start({ configPath: c.configPath, logger: log.logger, env: c.env, clock: new ManualClock() });
+    fx.services.push(first);
+    fx.emu.emulator.faults.add({ path: /prog4-store-2/, status: 503, count: Infinity });
+    await drop(c.inbox, 'stock-1.csv', headOffice(() => 9));
+    await waitEvent(log.lines, 'sync.retry_scheduled', { dataset: 'store-002' });
+    await first.stop();
+    fx.services.splice(0);
+    // What the build before wrote: schema 14, each store's last file in export_takers, no export_files.
+    const raw = new Database(join(c.dir, 'state', 'state.db'));
+    raw.exec('DROP TABLE export_files');
+    raw.pragma('user_version = 14');
+    expect(raw.prepare('SELECT dataset FROM export_takers ORDER BY dataset').pluck().all()).toEqual(['store-001', 'store-003']);
+    raw.close();
+    const writesBefore = fx.emu.emulator.requests.filter((r) => r.method !== 'GET').length;
+
+    fx.emu.emulator.faults.clear();
+    const log2 = capture();
+    const second = await Service.start({ configPath: c.configPath, logger: log2.logger, env: c.env, clock: new ManualClock() });
+    fx.services.push(second);
+    const done = await waitEvent(log2.lines, 'file.processed', { export: 'ho' });
+    // Stores 001 and 003 are done with this content (their export_takers row): skipped, not sent it again.
+    expect(done.takers).toEqual(['store-001: skipped', 'store-002: published', 'store-003: skipped']);
+    expect(c.stocks(1)).toEqual({ B1: 9, B2: 9 });
+    expect(fx.emu.emulator.requests.filter((r) => r.method !== 'GET').slice(writesBefore).every((r) => r.path.includes('prog4-store-2'))).toBe(true);
+    const db = openStateDb(join(c.dir, 'state', 'state.db'));
+    try {
+      expect(db.schemaVersion).toBe(SCHEMA_VERSION);
+    } finally {
+      db.close();
+    }
   });
 });
