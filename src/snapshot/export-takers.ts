@@ -31,6 +31,8 @@ export interface KeptFile extends Taker {
   result: string;
   code: string | null;
   since: number;
+  /** Newer files of the export other takers took, waiting in its folder for this one. */
+  newer: number;
 }
 
 /**
@@ -92,7 +94,9 @@ export class ExportTakers {
   kept(dataset: string): KeptFile[] {
     return this.conn
       .prepare(
-        `SELECT export, file, dataset, feed, result, code, at AS since FROM export_files WHERE dataset = ? AND outcome = 'kept' ORDER BY mtime_ms, file`,
+        `SELECT export, file, dataset, feed, result, code, at AS since,
+           (SELECT count(DISTINCT n.file || char(0) || n.mtime_ms) FROM export_files n WHERE n.export = k.export AND n.mtime_ms > k.mtime_ms) AS newer
+         FROM export_files k WHERE dataset = ? AND outcome = 'kept' ORDER BY mtime_ms, file`,
       )
       .all(dataset) as KeptFile[];
   }

@@ -5,6 +5,7 @@ import { Service } from '../../src/daemon/service.js';
 import Database from 'better-sqlite3';
 import { openStateDb } from '../../src/snapshot/db.js';
 import { SCHEMA_VERSION } from '../../src/snapshot/migrations.js';
+import { datasetStatus } from '../../src/sync/status.js';
 import { FeedPauses } from '../../src/snapshot/feed-pauses.js';
 import { chain, headOffice } from './fan-out-helpers.js';
 import { capture, daemonFixture, drop, events, ManualClock, until, waitEvent } from './service-harness.js';
@@ -59,6 +60,11 @@ describe('daemon: each dataset takes a shared export\'s files at its own pace (i
       ]);
       expect((await readdir(c.inbox)).sort()).toEqual(['stock-1.csv', 'stock-2.csv']);
       expect(events(log.lines, 'file.processed')).toEqual([]);
+      // status: store-001 keeps stock-1 (its feed paused), and stock-2 waits in the folder for it; the others keep nothing.
+      expect(datasetStatus(cli, 'store-001', Date.now()).keptExportFiles).toEqual([
+        { export: 'ho', feed: 'stock', file: join(c.inbox, 'stock-1.csv'), result: 'paused', code: 'FEED_PAUSED', since: expect.any(String), newer: 1 },
+      ]);
+      expect(datasetStatus(cli, 'store-002', Date.now()).keptExportFiles).toEqual([]);
 
       new FeedPauses(cli.conn, 'store-001').unpause('stock');
       expect(timers.fire('pause')).toBe(1);
