@@ -8,6 +8,7 @@ import { feedView } from '../feeds/view.js';
 import { disposeReported } from '../files/dispose-reported.js';
 import { archiveFanOutFile, fanOutNext, tagOf, takeFanOutFile, takerName, takersText, type TakerMarks, type TakerOutcome, type TakerRun } from '../files/fan-out-job.js';
 import { archivable, fileOrder, nextStep } from '../files/fan-out-plan.js';
+import { TakerProgress } from '../files/taker-progress.js';
 import type { Taker } from '../snapshot/export-takers.js';
 import type { ReadyFile } from '../files/ready-file.js';
 import { event } from '../log/events.js';
@@ -90,6 +91,7 @@ export class ExportRuntime {
   readonly #kept = new Map<string, Kept>();
   /** Each taker's back-off (ms) since its last file taken. */
   readonly #delays = new Map<string, number>();
+  #progressCache: TakerProgress | undefined;
   /** Files already said to wait for a taker behind (file.kept older_file_retrying), by path. */
   readonly #saidWaiting = new Set<string>();
 
@@ -166,8 +168,12 @@ export class ExportRuntime {
 
   /** The taker is done with the file (done, rejected, superseded): a kept file or one not taken yet is not. */
   #done(t: Taker, file: FileJob['file']): boolean {
-    const m = this.#deps.marks.fileMark(this.name, t, file);
-    return m !== null && m.outcome !== 'kept';
+    return this.#progress.done(t, file);
+  }
+
+  /** Each taker's progress, read from the state db once (after #forgetGone at start), then kept in step with it. */
+  get #progress(): TakerProgress {
+    return (this.#progressCache ??= new TakerProgress(this.#deps.marks, this.name));
   }
 
   async #run(job: DatasetJob): Promise<void> {
@@ -183,7 +189,7 @@ export class ExportRuntime {
     if (known === job) return;
     if (known && known.file.mtimeMs !== job.file.mtimeMs) {
       // Rewritten in place: a new file; the old one's progress goes.
-      this.#deps.marks.forgetFile(this.name, known.file);
+      this.#progress.forget(known.file);
       void known.cleanup?.().catch(() => undefined);
     } else if (known) return;
     this.#files.set(job.file.path, job);
@@ -223,6 +229,7 @@ export class ExportRuntime {
       onSummary: (dataset, s) => deps.served(dataset)?.noteSummary(s),
       onError: (dataset, err) => deps.served(dataset)?.noteError(err),
     });
+    if ('outcomes' in taken) this.#progress.refresh(job.file);
     if (this.#stopping.signal.aborted) return;
     if (!('outcomes' in taken)) {
       if (taken.next === 'dispose') return this.#drop(job);
@@ -243,7 +250,7 @@ export class ExportRuntime {
   #keep(t: Taker, job: FileJob, o: TakerOutcome): void {
     const key = keyOf(t);
     const { clock, retry = DEFAULT_RETRY } = this.#deps;
-    this.#deps.marks.markFile(this.name, t, job.file, { outcome: 'kept', result: o.result, code: o.code, at: clock.now() });
+    this.#progress.note(t, job.file, 'kept', o.result, o.code, clock.now());
     const next = fanOutNext([o]);
     const slow = next.next === 'retry' && next.slow;
     const prev = this.#delays.get(key) ?? 0;
@@ -279,21 +286,22 @@ export class ExportRuntime {
   /** A file a full taker skips for a newer one, or one older than a file the taker is done with: superseded for that taker only. */
   #supersedeFor(t: Taker, file: FileJob['file']): void {
     this.#log.info(event('file.skipped', { file: file.path, dataset: t.dataset, feed: t.feed, reason: 'superseded' }), 'file skipped for this dataset: it takes a newer file of the export');
-    this.#deps.marks.markFile(this.name, t, file, { outcome: 'superseded', result: 'superseded', code: null, at: this.#deps.clock.now() });
+    this.#progress.note(t, file, 'superseded', 'superseded', null, this.#deps.clock.now());
   }
 
   /** A file gone from the folder (or not a regular file any more): nothing to archive, its progress goes. */
   async #drop(job: FileJob): Promise<void> {
     this.#files.delete(job.file.path);
     this.#saidWaiting.delete(job.file.path);
-    this.#deps.marks.forgetFile(this.name, job.file);
+    this.#progress.forget(job.file);
     await job.cleanup?.().catch(() => undefined);
   }
 
   /** Archive, oldest first, the files every taker is done with: processed, failed/ when one refused it, superseded when every taker went on to a newer one. */
   async #archiveDone(takers: readonly TakerRun[]): Promise<void> {
     const ordered = fileOrder([...this.#files.values()].map((j) => j.file));
-    for (const file of archivable(ordered, takers.map(keyOf), (k, f) => this.#done(takers.find((t) => keyOf(t) === k)!, f))) {
+    const byKey = new Map(takers.map((t) => [keyOf(t), t] as const));
+    for (const file of archivable(ordered, [...byKey.keys()], (k, f) => this.#done(byKey.get(k)!, f))) {
       const job = this.#files.get(file.path)!;
       const outcomes = takers.map((t): TakerOutcome => {
         const m = this.#deps.marks.fileMark(this.name, t, file)!;

@@ -9,7 +9,7 @@ import { event } from '../log/events.js';
 import { SourceError } from '../model/source-error.js';
 import { hashFile } from '../sources/open-file.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import type { ExportFileId, Taker, TakerFileMark } from '../snapshot/export-takers.js';
+import type { ExportFileId, Taker, TakerFileMark, TakerFileOutcome } from '../snapshot/export-takers.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { archiveName, fateDir, type FileFate } from './archive.js';
 import { disposeReported } from './dispose-reported.js';
@@ -38,6 +38,7 @@ export interface TakerMarks {
   fileMark(exp: string, t: Taker, file: ExportFileId): TakerFileMark | null;
   markFile(exp: string, t: Taker, file: ExportFileId, mark: TakerFileMark & { sha256?: string | null }): void;
   forgetFile(exp: string, file: ExportFileId): void;
+  marksOf(exp: string, file?: ExportFileId): Array<ExportFileId & Taker & { outcome: TakerFileOutcome }>;
   files(exp: string): ExportFileId[];
 }
 

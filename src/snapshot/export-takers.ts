@@ -80,6 +80,12 @@ export class ExportTakers {
       .run(exp, file.path, file.mtimeMs, t.dataset, t.feed, mark.sha256 ?? null, mark.outcome, mark.result, mark.code, mark.message ?? null, mark.at);
   }
 
+  /** What became of `exp`'s files for each taker, one row per file and taker (the runtime's progress, read once then kept up to date). */
+  marksOf(exp: string, file?: ExportFileId): Array<ExportFileId & Taker & { outcome: TakerFileOutcome }> {
+    const all = 'SELECT file AS path, mtime_ms AS mtimeMs, dataset, feed, outcome FROM export_files WHERE export = ?';
+    return (file ? this.conn.prepare(`${all} AND file = ? AND mtime_ms = ?`).all(exp, file.path, file.mtimeMs) : this.conn.prepare(all).all(exp)) as Array<ExportFileId & Taker & { outcome: TakerFileOutcome }>;
+  }
+
   /** The file was archived (or is gone): its rows go. */
   forgetFile(exp: string, file: ExportFileId): void {
     this.conn.prepare('DELETE FROM export_files WHERE export = ? AND file = ? AND mtime_ms = ?').run(exp, file.path, file.mtimeMs);
