@@ -1,0 +1,12 @@
+import v8 from 'node:v8';
+v8.setFlagsFromString('--semi-space-growth-factor=1');
+const mods = process.argv.slice(2);
+for (const m of mods) await import(m);
+await new Promise(r => setTimeout(r, 300));
+gc(); gc();
+await new Promise(r => setTimeout(r, 300));
+const u = process.memoryUsage();
+const st = require => 0;
+const s = (await import('node:fs')).readFileSync('/proc/self/status','utf8');
+const g = (f) => (Number(new RegExp(f+':\\s+(\\d+)').exec(s)[1])/1024).toFixed(1);
+console.log(mods.join(' ').replace(/\.\/dist\//g,'').slice(0,70).padEnd(70), 'rss', g('VmRSS'), 'anon', g('RssAnon'), 'file', g('RssFile'), 'heapUsed', (u.heapUsed/1048576).toFixed(1), 'code', (v8.getHeapSpaceStatistics().find(x=>x.space_name==='code_space').space_used_size/1048576).toFixed(1));
