@@ -29,7 +29,7 @@ import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine } from './ports.js';
 import { daemonState } from './state.js';
 import { holdStateDir } from './state-dir-lock.js';
-import { releaseYoungGeneration } from '../young-generation.js';
+import { releaseStartUpHold } from '../start-up-hold.js';
 
 /** Options of the daemon. */
 export interface ServiceOptions {
@@ -215,8 +215,8 @@ export class Service {
       this.#log.info(event('health.listening', { ...this.#healthServer.address }), 'health listener started');
     }
     this.health.setPhase('running');
-    // Start-up is over: a sync grows the young generation as it needs (a journal resume queued above grows it from here).
-    releaseYoungGeneration();
+    // Start-up is over: a sync has V8's young-generation growth and optimizing compiler (src/start-up-hold.ts).
+    releaseStartUpHold();
     this.#log.info(
       event('daemon.started', {
         version: connectorVersion(),

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { holdYoungGeneration } from '../../young-generation.js';
 import { globalOptions, loadConfigFor, loggerFor, runAction } from '../context.js';
 
 /** `run`: the daemon (watched folders, schedules, health listener); SIGHUP reloads, SIGTERM stops gracefully. */
@@ -13,8 +12,6 @@ export function register(program: Command): void {
     .option('--once', 'take the exports waiting in the watched folders, run nothing scheduled, then exit with the sync exit codes')
     .action(
       runAction(async (opts: { once?: boolean }, cmd: Command) => {
-        // Start-up (modules, config) allocates much that survives; the service releases the hold before any sync.
-        holdYoungGeneration();
         const config = await loadConfigFor(cmd);
         const g = globalOptions(cmd);
         if (opts.once) {
