@@ -98,6 +98,10 @@ export class Service {
       // What started before the failure (watchers, the state db) must not keep a process that failed alive.
       await s.#abandon();
       throw err;
+    } finally {
+      // Start-up is over: a sync has V8's young-generation growth and optimizing compiler (src/start-up-hold.ts);
+      // a journal resume queued during the start has them from here.
+      releaseStartUpHold();
     }
     return s;
   }
@@ -215,8 +219,6 @@ export class Service {
       this.#log.info(event('health.listening', { ...this.#healthServer.address }), 'health listener started');
     }
     this.health.setPhase('running');
-    // Start-up is over: a sync has V8's young-generation growth and optimizing compiler (src/start-up-hold.ts).
-    releaseStartUpHold();
     this.#log.info(
       event('daemon.started', {
         version: connectorVersion(),
