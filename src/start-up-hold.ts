@@ -19,8 +19,8 @@ import { setFlagsFromString } from 'node:v8';
  */
 const HOLDS = [
   // V8's default growth factor is 2.
-  { flag: 'semi-space-growth-factor', hold: '--semi-space-growth-factor=1', release: '--semi-space-growth-factor=2' },
-  { flag: 'turbofan', hold: '--no-turbofan', release: '--turbofan', also: ['opt', 'jitless'] },
+  { flag: 'semi-space-growth-factor', whileStarting: '--semi-space-growth-factor=1', after: '--semi-space-growth-factor=2' },
+  { flag: 'turbofan', whileStarting: '--no-turbofan', after: '--turbofan', also: ['opt', 'jitless'] },
 ] as const;
 
 let held: (typeof HOLDS)[number][] = [];
@@ -30,12 +30,12 @@ export function holdForStartUp(): void {
   if (held.length > 0) return;
   const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((a) => a.replace(/^--(no-)?/, '').replace(/_/g, '-').split('=')[0]);
   held = HOLDS.filter((h) => ![h.flag, ...('also' in h ? h.also : [])].some((f) => given.includes(f)));
-  for (const h of held) setFlagsFromString(h.hold);
+  for (const h of held) setFlagsFromString(h.whileStarting);
 }
 
 /** Give V8 both back (the daemon has started); a no-op unless held. */
 export function releaseStartUpHold(): void {
-  for (const h of held) setFlagsFromString(h.release);
+  for (const h of held) setFlagsFromString(h.after);
   held = [];
 }
 
