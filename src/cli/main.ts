@@ -1,12 +1,19 @@
 #!/usr/bin/env node
 /** Entry point of the `dataset-connector` command (built to dist/cli/main.js). */
-import { CommanderError } from 'commander';
-import { ExitCode } from './exit-codes.js';
-import { buildProgram } from './program.js';
-import { reportError } from './report-error.js';
+import { holdForStartUp, releaseStartUpHold } from '../start-up-hold.js';
+
+// Before the modules load (hence the imports below are dynamic): the daemon releases the hold once started, every other command before its action.
+holdForStartUp();
+const { CommanderError } = await import('commander');
+const { ExitCode } = await import('./exit-codes.js');
+const { buildProgram } = await import('./program.js');
+const { reportError } = await import('./report-error.js');
 
 try {
   const program = await buildProgram(process.argv.slice(2));
+  program.hook('preAction', (_program, action) => {
+    if (action.name() !== 'run') releaseStartUpHold();
+  });
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {

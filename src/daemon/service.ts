@@ -29,6 +29,7 @@ import { DaemonMetrics } from './metrics.js';
 import type { DaemonEngine } from './ports.js';
 import { daemonState } from './state.js';
 import { holdStateDir } from './state-dir-lock.js';
+import { releaseStartUpHold } from '../start-up-hold.js';
 
 /** Options of the daemon. */
 export interface ServiceOptions {
@@ -97,6 +98,10 @@ export class Service {
       // What started before the failure (watchers, the state db) must not keep a process that failed alive.
       await s.#abandon();
       throw err;
+    } finally {
+      // Start-up is over: a sync has V8's young-generation growth and optimizing compiler (src/start-up-hold.ts);
+      // a journal resume queued during the start has them from here.
+      releaseStartUpHold();
     }
     return s;
   }
