@@ -160,7 +160,7 @@ describe('daemon: each dataset takes a shared export\'s files at its own pace (i
     fx.services.splice(0);
     // What the build before wrote: schema 14, each store's last file in export_takers, no export_files.
     const raw = new Database(join(c.dir, 'state', 'state.db'));
-    raw.exec('DROP TABLE export_files');
+    raw.exec('DROP TABLE export_files; DROP TABLE record_tallies; DROP TABLE value_bases');
     raw.pragma('user_version = 14');
     expect(raw.prepare('SELECT dataset FROM export_takers ORDER BY dataset').pluck().all()).toEqual(['store-001', 'store-003']);
     raw.close();
