@@ -14,7 +14,8 @@ import { diffSorted, type DiffOptions } from '../../src/sync/core/diff.js';
 import { diffSource } from '../../src/sync/disk/diff-source.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import { readSource } from '../../src/sync/executor/source-read.js';
-import { SortedSource, SourceSorter } from '../../src/sync/disk/sorted-source.js';
+import { SortedSource } from '../../src/sync/disk/sorted-source.js';
+import { SourceSorter } from '../../src/sync/disk/source-sorter.js';
 import { rec, tempDir } from './diff-fixtures.js';
 
 /**

@@ -14,7 +14,8 @@ import { SourceError } from '../../model/source-error.js';
 import { rowErrorVerdict } from '../../sources/pipeline.js';
 import { importability, importableConfig, type Importability } from '../core/importable.js';
 import type { PlanSource } from '../core/plan.js';
-import { RUN_BYTES, SourceSorter, type SortedSource } from '../disk/sorted-source.js';
+import { RUN_BYTES, type SortedSource } from '../disk/sorted-source.js';
+import { SourceSorter } from '../disk/source-sorter.js';
 
 /** The records of one export with where each came from. */
 export interface SourceRead {
