@@ -138,6 +138,18 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     expect(source.runs.length).toBeLessThanOrEqual(64);
   });
 
+  it('finds repeats across runs of ids written escaped (a tab, a quote, a backslash) and of non-ASCII ids', () => {
+    // Each run's id run is the head of its entry lines: an escaped id must be cut after its field, not at a tab inside it.
+    const names = ['a\tb', 'q"x', 'back\\slash', 'Größe-1', '\u{1f600}', 'plain'];
+    const records = [...names, ...names.slice().reverse(), 'a\tb'].map((id, i) => rec(id, { display_name: `line ${i + 2}` }));
+    const { source, dups } = sorted(records, 1);
+    expect(all(source.entries()).map((e) => [e.record_id, e.line])).toEqual(names.slice().sort(byBytes).map((id) => [id, names.indexOf(id) + 2]));
+    expect(dups.sort((x, y) => x[1] - y[1])).toEqual([
+      ...names.slice().reverse().map((id, k): [string, number, number] => [id, names.length + k + 2, names.indexOf(id) + 2]),
+      ['a\tb', 2 * names.length + 2, 2],
+    ]);
+  });
+
   it('grows its buffer in place past the first megabyte up to the run size: one run, every entry whole and in order', () => {
     // ~3 MB of entries (non-ASCII names, one record of 2 MB) into a 16 MB run: the buffer starts at 1 MB and grows, never spills.
     const records = Array.from({ length: 6000 }, (_, i) => rec(`g-${String((i * 7919) % 6000).padStart(5, '0')}`, { display_name: `Größe ${'é'.repeat(40)} ${i}` }));

@@ -6,7 +6,7 @@ import { compareIds, isPlainId, plainCompare } from '../../model/snapshot-reader
 import { ValueFlagsWriter } from '../core/record-values.js';
 import { baseFlags } from '../core/value-guards.js';
 import { entryLine } from './entry-line.js';
-import { ByteWriter, LineWriter, idField } from './line-file.js';
+import { ChunkWriter } from './line-file.js';
 import { fileCursor, mergeCursors, mergeRounds, type Cursor } from './run-merge.js';
 import { RUN_BYTES, SortedSource, type OnDuplicate } from './sorted-source.js';
 
@@ -22,6 +22,7 @@ import { RUN_BYTES, SortedSource, type OnDuplicate } from './sorted-source.js';
 export class SourceSorter {
   #buf: Buffer;
   #out = releasable(OUT_CHUNK);
+  #idOut = releasable(ID_CHUNK);
   #used = 0;
   /** Entries held: their ids, file lines and starts in #buf (arrays kept and reused from run to run). */
   #n = 0;
@@ -167,6 +168,7 @@ export class SourceSorter {
     this.#order = [];
     release(this.#buf);
     release(this.#out);
+    release(this.#idOut);
   }
 
   #clear(): void {
@@ -197,11 +199,10 @@ export class SourceSorter {
     const order = this.#sorted();
     const { starts, ids, lines, n } = { starts: this.#starts, ids: this.#ids, lines: this.#lines, n: this.#n };
     const buf = this.#buf;
-    const out = this.#out;
-    const file = new ByteWriter(path);
-    let at = 0;
+    const file = new ChunkWriter(path, this.#out);
     let last = -1;
-    const idRun = onDuplicate ? null : new LineWriter(`${path}.ids`);
+    // An entry line starts with its id run line (idField(id), tab, file line): copied from its bytes.
+    const idRun = onDuplicate ? null : new ChunkWriter(`${path}.ids`, this.#idOut);
     try {
       for (const i of order) {
         if (onDuplicate && last >= 0 && ids[i] === ids[last]) {
@@ -210,16 +211,17 @@ export class SourceSorter {
         }
         const from = starts[i]!;
         const end = i + 1 < n ? starts[i + 1]! : this.#used;
-        if (end - from > out.length - at) {
-          file.write(out.subarray(0, at));
-          at = 0;
+        file.put(buf, from, end);
+        if (idRun) {
+          let tab = from;
+          while (buf[tab] !== TAB) tab++;
+          do tab++;
+          while (buf[tab] !== TAB);
+          idRun.put(buf, from, tab);
+          idRun.putByte(LINE_BREAK);
         }
-        if (end - from > out.length) file.write(buf.subarray(from, end));
-        else at += buf.copy(out, at, from, end);
-        idRun?.write(`${idField(ids[i]!)}\t${lines[i]!}`);
         last = i;
       }
-      file.write(out.subarray(0, at));
     } finally {
       file.close();
       idRun?.close();
@@ -244,6 +246,10 @@ export class SourceSorter {
 
 /** Bytes of a sorted run written at a time. */
 const OUT_CHUNK = 1 << 20;
+/** Bytes of an id run written at a time. */
+const ID_CHUNK = 1 << 18;
+const TAB = 0x09;
+const LINE_BREAK = 0x0a;
 
 /**
  * A buffer whose memory release() gives back to the system at once: a run's
