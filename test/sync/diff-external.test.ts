@@ -14,7 +14,8 @@ import { diffSorted, type DiffOptions } from '../../src/sync/core/diff.js';
 import { diffSource } from '../../src/sync/disk/diff-source.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import { readSource } from '../../src/sync/executor/source-read.js';
-import { SortedSource, SourceSorter } from '../../src/sync/disk/sorted-source.js';
+import { SortedSource } from '../../src/sync/disk/sorted-source.js';
+import { SourceSorter } from '../../src/sync/disk/source-sorter.js';
 import { rec, tempDir } from './diff-fixtures.js';
 
 /**
@@ -135,6 +136,18 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     // What is left is the source's own runs (merged in rounds to at most 64, read merged), no id runs.
     expect(readdirSync(t.dir).sort()).toEqual(source.runs.map((r) => r.slice(t.dir.length + 1)).sort());
     expect(source.runs.length).toBeLessThanOrEqual(64);
+  });
+
+  it('finds repeats across runs of ids written escaped (a tab, a quote, a backslash) and of non-ASCII ids', () => {
+    // Each run's id run is the head of its entry lines: an escaped id must be cut after its field, not at a tab inside it.
+    const names = ['a\tb', 'q"x', 'back\\slash', 'Größe-1', '\u{1f600}', 'plain'];
+    const records = [...names, ...names.slice().reverse(), 'a\tb'].map((id, i) => rec(id, { display_name: `line ${i + 2}` }));
+    const { source, dups } = sorted(records, 1);
+    expect(all(source.entries()).map((e) => [e.record_id, e.line])).toEqual(names.slice().sort(byBytes).map((id) => [id, names.indexOf(id) + 2]));
+    expect(dups.sort((x, y) => x[1] - y[1])).toEqual([
+      ...names.slice().reverse().map((id, k): [string, number, number] => [id, names.length + k + 2, names.indexOf(id) + 2]),
+      ['a\tb', 2 * names.length + 2, 2],
+    ]);
   });
 
   it('grows its buffer in place past the first megabyte up to the run size: one run, every entry whole and in order', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bodyRowLines, serverRowErrors, uploadRowLines, type LineLookup } from '../../src/sync/executor/source-read.js';
+import { bodyRowLines, serverRowErrors, uploadRowLines, type LineLookup } from '../../src/sync/executor/server-rows.js';
 
 // A3: `row` is 1-based over the records array (JSON) or over the data lines of a file (header excluded).
 describe('server row errors go to the source file line they came from (A3)', () => {

@@ -15,7 +15,8 @@ import {
   type SourceEntry,
 } from '../core/changeset.js';
 import { LineWriter, detach, idField, parseIdField, readLines } from './line-file.js';
-import { SortedSource, entryLine, readEntries } from './sorted-source.js';
+import { entryLine, readEntries } from './entry-line.js';
+import { SortedSource } from './sorted-source.js';
 
 /**
  * A changeset on disk (issue 18): one folder holding the sorted source and the

@@ -70,6 +70,54 @@ export class ByteWriter {
   }
 }
 
+/**
+ * Writes byte ranges of other buffers to a new private (0600) file, gathered
+ * in `chunk` (the caller's, reused) and written a chunk at a time.
+ */
+export class ChunkWriter {
+  readonly #file: ByteWriter;
+  #at = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly chunk: Buffer,
+  ) {
+    this.#file = new ByteWriter(path);
+  }
+
+  /** Append src[from, end). */
+  put(src: Buffer, from: number, end: number): void {
+    const chunk = this.chunk;
+    const len = end - from;
+    if (len > chunk.length - this.#at) this.#flush();
+    if (len > chunk.length) {
+      this.#file.write(src.subarray(from, end));
+      return;
+    }
+    this.#at += src.copy(chunk, this.#at, from, end);
+  }
+
+  /** Append one byte. */
+  putByte(b: number): void {
+    if (this.#at === this.chunk.length) this.#flush();
+    this.chunk[this.#at++] = b;
+  }
+
+  /** Flush and close. */
+  close(): void {
+    try {
+      this.#flush();
+    } finally {
+      this.#file.close();
+    }
+  }
+
+  #flush(): void {
+    if (this.#at > 0) this.#file.write(this.chunk.subarray(0, this.#at));
+    this.#at = 0;
+  }
+}
+
 /** Open `path` as a new 0600 file, whatever the umask (it holds the shop's records); a leftover of that name (a crash mid-write) is replaced, its mode not kept. */
 export function openPrivate(path: string): number {
   rmSync(path, { force: true });

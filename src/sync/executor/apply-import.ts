@@ -11,7 +11,7 @@ import type { PlanUpload } from '../core/plan.js';
 import type { PlanRun } from './plan-run.js';
 import type { RunJournal } from './run-journal.js';
 import type { StageResult } from './stage-result.js';
-import { serverRowErrors, uploadRowLines } from './source-read.js';
+import { serverRowErrors, uploadRowLines } from './server-rows.js';
 import { checkpoint } from './interrupt.js';
 import { sendBinding } from './key-knowledge.js';
 

@@ -12,7 +12,7 @@ import { replaceRecords } from '../core/ownership.js';
 import type { RunJournal } from './run-journal.js';
 import type { JournalEntry } from '../../snapshot/journal.js';
 import type { StageResult } from './stage-result.js';
-import { bodyRowLines, withRowLines } from './source-read.js';
+import { bodyRowLines, withRowLines } from './server-rows.js';
 import { learnFromJob, sendBinding } from './key-knowledge.js';
 
 /** A job ended FAILED (A15) or STAGED with a reason when a draft was not asked for (A5). */

@@ -4,7 +4,8 @@ import type { DatasetRecord } from '../../model/record.js';
 import { fieldValue } from '../../feeds/fields.js';
 import type { FeedStateEntry } from '../../feeds/resolve.js';
 import { LineWriter } from '../disk/line-file.js';
-import { entryLine, readEntries, SortedSource } from '../disk/sorted-source.js';
+import { entryLine, readEntries } from '../disk/entry-line.js';
+import { SortedSource } from '../disk/sorted-source.js';
 import type { PlanFeed } from '../core/plan.js';
 
 /**

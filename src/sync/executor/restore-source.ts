@@ -3,7 +3,7 @@ import { sha256 } from '../../model/canonical.js';
 import { NEVER_FOLLOW } from '../../sources/open-file.js';
 import type { OwnershipMode } from '../../config/policy.js';
 import type { SourceRead } from './source-read.js';
-import { SourceSorter } from '../disk/sorted-source.js';
+import { SourceSorter } from '../disk/source-sorter.js';
 import { HistoryReader, type HistoryPoint, type HistoryVersion } from '../../history/reader.js';
 
 /** A restore's target: the history point and the records it brings back, as a source the sync pipeline plans from. */
