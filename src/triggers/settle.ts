@@ -80,6 +80,11 @@ export class SettleTracker {
   pending(): string[] {
     return [...this.#seen.keys()];
   }
+
+  /** The modification time last seen of a path not yet settled; undefined when it is not pending. */
+  pendingMtime(path: string): number | undefined {
+    return this.#seen.get(path)?.mtimeMs;
+  }
 }
 
 function same(a: FileObservation & FileIdentity, b: FileObservation & FileIdentity): boolean {

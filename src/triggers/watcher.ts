@@ -61,6 +61,16 @@ export class FolderWatcher {
   #lost = false;
   /** Every file found at start-up is handed on, oldest first (an update feed or change list, issue 13), not only the newest. */
   readonly #keepAll: boolean;
+  /**
+   * Complete files not yet handed on because an older file of the folder is still settling (by path). Which of
+   * two files settles first is chance (the order stat calls return, a poll): an update feed's or change list's
+   * newer file taken before its older one would put the older values over the newer, or skip the older file.
+   */
+  readonly #held = new Map<string, ReadyFile>();
+  /** Files found at start-up not yet looked at, with their modification time: older than them waits too. */
+  readonly #unlooked = new Map<string, number>();
+  /** Settled files waiting for their marker: they hold nothing back (a marker may never come). */
+  readonly #markerWait = new Set<string>();
 
   constructor(cfg: WatchConfig, events: FolderWatcherEvents, opts: { clock?: Clock; logger?: Logger; keepAll?: boolean } = {}) {
     this.#cfg = cfg;
@@ -120,6 +130,7 @@ export class FolderWatcher {
     existing.sort((a, b) => b.mtimeMs - a.mtimeMs);
     if (this.#keepAll) {
       // Each file of an update feed or change list says something the others may not: none is superseded.
+      for (const f of existing) this.#unlooked.set(f.path, f.mtimeMs);
       for (const f of existing.reverse()) void this.#check(f.path);
       return;
     }
@@ -202,7 +213,11 @@ export class FolderWatcher {
     this.#timers.delete(abs);
     this.#tracker.forget(abs);
     this.#skipped.delete(abs);
+    this.#held.delete(abs);
+    this.#unlooked.delete(abs);
+    this.#markerWait.delete(abs);
     if (wasSettling) this.#events.onSettleDropped?.();
+    this.#handOn();
   }
 
   /** How many files are being received: seen, not yet complete (or complete and waiting for their marker). */
@@ -213,6 +228,7 @@ export class FolderWatcher {
   /** Stop watching; pending settle checks are dropped. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#held.clear();
     for (const cancel of this.#timers.values()) cancel();
     this.#timers.clear();
     await this.#fsw?.close();
@@ -302,6 +318,7 @@ export class FolderWatcher {
       await this.#checkOnce(path);
     } finally {
       this.#inflight.delete(path);
+      if (this.#unlooked.delete(path)) this.#handOn();
     }
     if (this.#again.delete(path)) await this.#check(path);
   }
@@ -334,11 +351,35 @@ export class FolderWatcher {
       const m = await lstat(markerPath).catch(() => undefined);
       if (!m) {
         // Settled but not yet flagged: look again later (the marker's add event may come first).
+        if (!this.#markerWait.has(path)) {
+          this.#markerWait.add(path);
+          this.#handOn();
+        }
         this.#schedule(path, now + this.#cfg.poll_interval_ms);
         return;
       }
     }
+    this.#markerWait.delete(path);
     this.#tracker.markEmitted(path, { ...obs, ...identity });
-    this.#events.onReady({ path, name, ...obs, ...(markerPath ? { markerPath } : {}), ...(viaLink ? { viaLink: true } : {}) });
+    this.#held.set(path, { path, name, ...obs, ...(markerPath ? { markerPath } : {}), ...(viaLink ? { viaLink: true } : {}) });
+    this.#handOn();
+  }
+
+  /** Hand on the complete files, oldest first, each once no older file of the folder is still settling or unlooked at. */
+  #handOn(): void {
+    if (this.#closed || this.#held.size === 0) return;
+    const ready = [...this.#held.values()].sort((a, b) => a.mtimeMs - b.mtimeMs || (a.path < b.path ? -1 : 1));
+    let oldestWaiting = Infinity;
+    for (const [p, m] of this.#unlooked) if (!this.#held.has(p)) oldestWaiting = Math.min(oldestWaiting, m);
+    for (const p of this.#tracker.pending()) {
+      if (this.#markerWait.has(p)) continue;
+      const m = this.#tracker.pendingMtime(p);
+      if (m !== undefined) oldestWaiting = Math.min(oldestWaiting, m);
+    }
+    for (const f of ready) {
+      if (f.mtimeMs >= oldestWaiting) break;
+      this.#held.delete(f.path);
+      this.#events.onReady(f);
+    }
   }
 }

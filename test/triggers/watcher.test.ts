@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, open, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { drop, ManualClock } from '../daemon/service-harness.js';
 import { watchConfigSchema, type WatchConfig } from '../../src/config/watch.js';
 import { FolderWatcher } from '../../src/triggers/watcher.js';
 import type { ReadyFile } from '../../src/files/ready-file.js';
@@ -170,4 +171,66 @@ describe('folder watcher', () => {
       expect(h.ready[1]!.mtimeMs).toBe(h.ready[0]!.mtimeMs);
     });
   }
+});
+
+describe('folder watcher: files handed on oldest first', () => {
+  /** A watcher on the test's clock: a file's settle check runs when the test fires it. */
+  async function manual(dir: string, extra: Partial<WatchConfig> = {}) {
+    const clock = new ManualClock();
+    const ready: string[] = [];
+    const w = new FolderWatcher(cfg(dir, { settle_ms: 0, ...extra }), { onReady: (f) => ready.push(f.name), onSuperseded: () => undefined }, { clock, keepAll: true });
+    watchers.push(w);
+    await w.start();
+    return { w, clock, ready };
+  }
+  const settleOf = (dir: string, name: string) => `settle ${join(dir, name)}`;
+
+  it('a newer file complete first waits for an older one still settling (an update feed must not take them out of order)', async () => {
+    const dir = await folder();
+    const { w, clock, ready } = await manual(dir);
+    const t = Date.now();
+    await drop(dir, 'stock-2.csv', 'newer', t + 5_000);
+    await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-2.csv')));
+    await drop(dir, 'stock-1.csv', 'older', t - 5_000);
+    await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-1.csv')));
+    expect(w.settling).toBe(2);
+    // The newer one is complete first: it is not handed on while the older is still settling.
+    expect(clock.fire(settleOf(dir, 'stock-2.csv'))).toBe(1);
+    await vi.waitFor(() => expect(w.settling).toBe(1));
+    expect(clock.fire(settleOf(dir, 'stock-1.csv'))).toBe(1);
+    await vi.waitFor(() => expect(ready).toHaveLength(2));
+    expect(ready).toEqual(['stock-1.csv', 'stock-2.csv']);
+  });
+
+  it('an older file that goes away, or waits for its marker, holds nothing back', async () => {
+    const dir = await folder();
+    const { w, clock, ready } = await manual(dir, { marker: '{name}.done' });
+    const t = Date.now();
+    await drop(dir, 'new.csv', 'n', t + 5_000);
+    await writeFile(join(dir, 'new.csv.done'), '');
+    await drop(dir, 'gone.csv', 'g', t - 9_000);
+    await drop(dir, 'unflagged.csv', 'u', t - 5_000);
+    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(['gone.csv', 'new.csv', 'unflagged.csv'].map((n) => settleOf(dir, n))));
+    clock.fire(settleOf(dir, 'new.csv'));
+    clock.fire(settleOf(dir, 'unflagged.csv'));
+    // Both complete: new.csv waits for gone.csv, unflagged.csv for its marker (looked at again each poll).
+    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(['gone.csv', 'unflagged.csv'].map((n) => settleOf(dir, n))));
+    expect(ready).toEqual([]);
+    // unflagged.csv is complete but has no marker: it does not hold new.csv; gone.csv does until it goes.
+    await rm(join(dir, 'gone.csv'));
+    w.forget(join(dir, 'gone.csv'));
+    await vi.waitFor(() => expect(ready).toEqual(['new.csv']));
+  });
+
+  it('files found at start-up are handed on oldest first', async () => {
+    const dir = await folder();
+    const t = Date.now();
+    for (const [name, age] of [['c.csv', 100], ['a.csv', 300], ['b.csv', 200]] as const) await drop(dir, name, name, t - age * 1000);
+    const { clock, ready } = await manual(dir);
+    await vi.waitFor(() => expect(clock.labels()).toHaveLength(3));
+    // Fired newest first: still handed on oldest first.
+    for (const name of ['c.csv', 'b.csv', 'a.csv']) clock.fire(settleOf(dir, name));
+    await vi.waitFor(() => expect(ready).toHaveLength(3));
+    expect(ready).toEqual(['a.csv', 'b.csv', 'c.csv']);
+  });
 });
