@@ -127,3 +127,30 @@ describe('sync of a rejected file on stderr', () => {
     expect(text.split('\n').slice(1, 3)).toEqual(['  line 3, column Op: INVALID_COMMAND', '  every row error is in /srv/x.rejected.csv']);
   });
 });
+
+// Review of #13 (rv13b, D5): plan and sync refuse a change list whose upsert would create a record without
+// display_name and api_value (INVALID_RECORD, judged against the snapshot), and plan's message sends the person to
+// `preview --feed` for "every row error"; preview, which does not look at the snapshot, lists no row error and says
+// "the file would be used".
+describe('preview of a change list agrees with plan on an upsert that would create without its fields', () => {
+  it.fails('preview --feed lists the INVALID_RECORD row and says the file would be rejected, as plan does', async () => {
+    const yaml = [
+      'state_dir: ./state',
+      'datasets:',
+      '  shop-1:',
+      '    api: { base_url: "http://127.0.0.1:8787", key: { env: SHOP_1_KEY } }',
+      '    feeds:',
+      '      changes: { role: changes, source: { type: csv }, commands: { column: Op }, mapping: { fields: { record_id: SKU, display_name: Name, api_value: Code, attributes.price: { column: Price, transforms: [number] } } } }',
+    ].join('\n');
+    const dir = await tempFiles({ 'connector.yaml': `${yaml}\n`, 'changes.csv': 'SKU,Name,Code,Price,Op\nA001,Tea,a1,3,create\nA077,,,7,upsert\n' });
+    const env = { SHOP_1_KEY: 'tbd_live_messages_test_0001' };
+    const planned = await runCli(['--config', join(dir, 'connector.yaml'), 'plan', 'shop-1', '--feed', 'changes', '--file', join(dir, 'changes.csv')], env);
+    expect(planned.code, planned.stderr).toBe(1);
+    expect(planned.stderr).toContain('line 3, column record: INVALID_RECORD');
+    expect(planned.stderr).toContain('preview --dataset shop-1 --feed changes');
+    const previewed = await runCli(['--config', join(dir, 'connector.yaml'), 'preview', '--dataset', 'shop-1', '--feed', 'changes', '--file', join(dir, 'changes.csv')], env);
+    expect(previewed.stdout).toMatch(/3\s+record\s+upsert\s+INVALID_RECORD/);
+    expect(previewed.stdout).toMatch(/verdict: the file would be rejected/);
+    expect(previewed.code).toBe(1);
+  });
+});

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { open, readdir, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
@@ -181,5 +181,30 @@ describe('daemon: each dataset takes a shared export\'s files at its own pace (i
     } finally {
       db.close();
     }
+  });
+
+  // Review of #13 (rv13b, D6): a POS that creates its export and writes it a few seconds later (a long query
+  // between) leaves a 0-byte file that is stable for settle_ms. It is taken as an export, refused EMPTY_FILE for
+  // every store and moved to failed/ while the writer still has it open: the writer's rows then land in
+  // failed/stock-1.<time>.csv, which nothing syncs, under a reason ("is empty (0 bytes)") that is no longer true.
+  it.fails('a 0-byte file the exporter is still to write is not moved to failed/: once written, its rows are synced', async () => {
+    const c = await stockChain(fx, 'prog-empty');
+    const log = capture();
+    const service = await Service.start({ configPath: c.configPath, logger: log.logger, env: c.env, clock: new ManualClock() });
+    fx.services.push(service);
+    const t0 = Date.now() - 10_000;
+    const writer = await open(join(c.inbox, 'stock-1.csv'), 'w');
+    try {
+      await utimes(join(c.inbox, 'stock-1.csv'), t0 / 1000, t0 / 1000);
+      // A later file, taken and archived: the empty one, older and settled long before it, has had its turn.
+      await drop(c.inbox, 'stock-2.csv', stock1, t0 + 1_000);
+      await waitEvent(log.lines, 'file.processed', { file: join(c.inbox, 'stock-2.csv') });
+      expect(await readdir(c.inbox)).toContain('stock-1.csv');
+      await writer.write(stock2);
+    } finally {
+      await writer.close();
+    }
+    await waitEvent(log.lines, 'file.processed', { file: join(c.inbox, 'stock-1.csv') });
+    expect(c.stocks(1)).toEqual({ B1: 7, B2: 5 });
   });
 });

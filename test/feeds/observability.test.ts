@@ -90,4 +90,21 @@ describe('status: each feed\'s last file, whatever the form of the dataset (revi
     // Nothing of the records is kept as feed state for a dataset of one feed (no other feed to merge with).
     expect(sc.db.conn.prepare('SELECT COUNT(*) AS n FROM feed_values').get()).toEqual({ n: 0 });
   });
+
+  // Review of #13 (rv13b, D3): a dataset whose only feed is a full feed (here taking a shared export with from:) gets
+  // no `feed` in its summary and no dataset_connector_feed_* series: the summary leaves the feed out "for a dataset of
+  // one full feed", so the store's rows matched and fields changed, and its held syncs (README: "and the feed's
+  // dataset_connector_feed_syncs_total"), are never seen per feed, while its sister stores' update feeds are.
+  it.fails('the feeds form, one full feed taking a shared export: the summary and /metrics carry the feed\'s figures', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = feedView(dataset(sc, { feeds: { store: { role: 'full', from: 'ho', mapping: CATALOGUE.mapping } } }, { ho: { watch: { path: '/srv/ho' }, source: { type: 'csv' } } }), 'store');
+    expect(await sc.engine.sync(ds, { file: await sc.writeExport(recs(3), 'catalogue-1.csv') })).toMatchObject({ result: 'published' });
+    const renamed = recs(3).map((r) => (r.record_id === 'r-002' ? { ...r, display_name: 'Renamed' } : r));
+    const sum = await sc.engine.sync(ds, { file: await sc.writeExport(renamed, 'catalogue-2.csv') });
+    expect(sum).toMatchObject({ result: 'published', changes: 1 });
+    expect(sum.feed).toMatchObject({ name: 'store', role: 'full', fieldsChanged: 1 });
+    const m = new DaemonMetrics();
+    m.recordSync(sum, Date.now());
+    expect(await m.registry.metrics()).toContain('dataset_connector_feed_syncs_total{dataset="shop-1",feed="store",outcome="published"} 1');
+  });
 });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { feedView } from '../../src/feeds/view.js';
 import { why, whyLines } from '../../src/history/why.js';
 import { rejectFilePath } from '../../src/sources/reject-file.js';
-import { rec, recs, type Scenario } from '../sync/harness.js';
+import { rec, recs, scenario, type Scenario } from '../sync/harness.js';
 import { CATALOGUE, feedScenario, STOCK, stockOf, withFeeds, writeStockFile } from './helpers.js';
 
 /** Issue 13: an update feed (stock only) beside the full catalogue, against the emulator over real HTTP. */
@@ -139,5 +139,18 @@ describe('update feed: stock only', () => {
     expect(cleared).toMatchObject({ result: 'published', changes: 1 });
     expect(cleared.feed).toMatchObject({ blankCells: 0 });
     expect(stockOf(sc)['r-001']).toBeNull();
+  });
+
+  // Review of #13 (rv13b, D4): a shop whose catalogue is kept in the portal (or by another tool) and that feeds only
+  // its stock: every row's record exists but is not the connector's, so nothing is set, and the sync ends
+  // "unchanged" with no warning (the CLI prints "0 changed", exit 0). The rows are counted in feed.notOwned only;
+  // nothing says why the stock did not move or that ownership: full is what lets the feed set it.
+  it.fails('an update feed whose every row names a record the connector does not own says so in the summary\'s warnings', async () => {
+    sc = await scenario({ manualClock: true, records: [rec('h-001', 'Tea'), rec('h-002', 'Coffee')] });
+    const ds = withFeeds(sc, { stock: STOCK });
+    const sum = await sc.engine.sync(feedView(ds, 'stock'), { file: await writeStockFile(sc, { 'h-001': 9, 'h-002': 4 }, 'stock-1.csv') });
+    expect(sum).toMatchObject({ result: 'unchanged', changes: 0, feed: { matched: 0, notOwned: 2 } });
+    expect(sc.published().map((r) => r.attributes.stock)).toEqual([undefined, undefined]);
+    expect(sum.warnings.join('\n')).toMatch(/not own.*ownership/s);
   });
 });
