@@ -77,6 +77,12 @@ function activeOf(v: Value, toActive: Transform): boolean {
   return toActive(v) as boolean;
 }
 
+/** Whether text is empty or spaces only (as `s.trim() === ''`), without trimming text that starts with a printable ASCII character. */
+function isBlank(s: string): boolean {
+  const c = s.length > 0 ? s.charCodeAt(0) : 0;
+  return c > 0x20 && c < 0x7f ? false : s.trim() === '';
+}
+
 function toText(v: Value): string {
   return typeof v === 'string' ? v : asText(v);
 }
@@ -129,6 +135,10 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const attrFields = fields.filter((f) => f.field.startsWith('attributes.'));
   const attrKeys = attrFields.map((f) => f.field.slice(11));
   const quickValid = quickValidFor(attrKeys);
+  // Each row's attributes start as a copy of one object with the keys in order: the values are then stored into
+  // properties it has, instead of each row's object growing its shape key by key (a slow store in V8).
+  const blankAttributes: Record<string, AttributeValue> = {};
+  for (const k of attrKeys) blankAttributes[k] = null;
   const skipEmpty = mapping.filters.skip_when_empty.map((ref) => header.resolve(ref, 'filters.skip_when_empty').index);
   const keep = mapping.filters.keep_when_match.map((k, i) => ({
     index: header.resolve(k.column, mapping.made?.keep?.[i] ?? 'filters.keep_when_match').index,
@@ -196,12 +206,12 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
       for (let i = width; i < cells.length; i++) {
         if (cells[i] !== '') fail(errors, line, `#${i + 1}`, cells[i]!, `a value in column ${i + 1}, beyond the ${width} columns of the header`, 'EXTRA_CELLS');
       }
-      const attributes: Record<string, AttributeValue> = {};
+      const attributes: Record<string, AttributeValue> = { ...blankAttributes };
       for (let i = 0; i < attrFields.length; i++) attributes[attrKeys[i]!] = toAttribute(value(attrFields[i]!, cells, line, errors));
       const idAt = errors.length;
       const id = toText(value(fId, cells, line, errors));
       const idEnd = errors.length;
-      badId = errors.length === idAt && id.trim() !== '' ? id : null;
+      badId = errors.length === idAt && !isBlank(id) ? id : null;
       const record = {
         record_id: id,
         display_name: toText(value(fName, cells, line, errors)),
