@@ -44,10 +44,8 @@ interface CompiledField {
   column: string;
   /** The cell's position when the field is one column (read inline, the common case), else -1 and `get`. */
   index: number;
-  get: (cells: string[]) => Value;
-  transform: Transform | null;
-  /** empty_is_null: an empty cell, or an empty result, is null. */
-  emptyIsNull: boolean;
+  /** The field's value from one row's cells, its transforms and empty_is_null applied (throws ValueError). */
+  read: (cells: string[]) => Value;
 }
 
 const MAX_VALUE_CHARS = 100;
@@ -79,6 +77,12 @@ function activeOf(v: Value, toActive: Transform): boolean {
   return toActive(v) as boolean;
 }
 
+/** Whether text is empty or spaces only (as `s.trim() === ''`), without trimming text that starts with a printable ASCII character. */
+function isBlank(s: string): boolean {
+  const c = s.length > 0 ? s.charCodeAt(0) : 0;
+  return c > 0x20 && c < 0x7f ? false : s.trim() === '';
+}
+
 function toText(v: Value): string {
   return typeof v === 'string' ? v : asText(v);
 }
@@ -89,9 +93,32 @@ function toAttribute(v: Value): AttributeValue {
 
 /** Aliases in order, each kept once (a GTIN and a JAN column often hold the same code). */
 function uniqueAliases(list: string[]): string[] {
-  if (list.length < 2) return list;
+  // Most lists are short and have no repeat: found so without a Set or a new array.
+  if (list.length < 16 && !hasRepeat(list)) return list;
   const seen = new Set<string>();
   return list.filter((a) => !seen.has(a) && (seen.add(a), true));
+}
+
+function hasRepeat(list: string[]): boolean {
+  for (let i = 1; i < list.length; i++) for (let j = 0; j < i; j++) if (list[i] === list[j]) return true;
+  return false;
+}
+
+/**
+ * One field's reader, specialised once so that a row pays only for what the field uses: a single column
+ * read inline, no empty_is_null test when it is off, no transform call when it has none.
+ */
+function fieldReader(index: number, get: (cells: string[]) => Value, transform: Transform | null, emptyIsNull: boolean): (cells: string[]) => Value {
+  if (!emptyIsNull) {
+    if (index >= 0) return transform === null ? (cells) => cells[index] ?? '' : (cells) => transform(cells[index] ?? '');
+    return transform === null ? get : (cells) => transform(get(cells));
+  }
+  return (cells) => {
+    let v: Value = index >= 0 ? (cells[index] ?? '') : get(cells);
+    if (typeof v === 'string' && v.trim() === '') v = null;
+    if (transform !== null) v = transform(v);
+    return isEmpty(v) ? null : v;
+  };
 }
 
 /** Compile the mapping against one file's header (file-level SourceError when a column cannot be found). */
@@ -102,12 +129,16 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const fields: CompiledField[] = Object.entries(mapping.fields).map(([field, spec]) => {
     const s: FieldObject = typeof spec === 'string' ? { column: spec, separator: '-', transforms: [], empty_is_null: false } : spec;
     const { get, column, index } = compileFieldSource(s, field, header, ctx, mapping.made?.fields?.[field]);
-    return { field, column, index, get, transform: compileTransforms(s.transforms, ctx), emptyIsNull: s.empty_is_null };
+    return { field, column, index, read: fieldReader(index, get, compileTransforms(s.transforms, ctx), s.empty_is_null) };
   });
   const byName = new Map(fields.map((f) => [f.field, f]));
   const attrFields = fields.filter((f) => f.field.startsWith('attributes.'));
   const attrKeys = attrFields.map((f) => f.field.slice(11));
   const quickValid = quickValidFor(attrKeys);
+  // Each row's attributes start as a copy of one object with the keys in order: the values are then stored into
+  // properties it has, instead of each row's object growing its shape key by key (a slow store in V8).
+  const blankAttributes: Record<string, AttributeValue> = {};
+  for (const k of attrKeys) blankAttributes[k] = null;
   const skipEmpty = mapping.filters.skip_when_empty.map((ref) => header.resolve(ref, 'filters.skip_when_empty').index);
   const keep = mapping.filters.keep_when_match.map((k, i) => ({
     index: header.resolve(k.column, mapping.made?.keep?.[i] ?? 'filters.keep_when_match').index,
@@ -133,15 +164,13 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
   const f = (name: string) => byName.get(name) ?? null;
   const [fId, fName, fValue, fAliases, fActive] = [f('record_id')!, f('display_name')!, f('api_value')!, f('aliases'), f('active')];
 
+  const rowCheck = mapping.rowCheck;
   const fail = (errors: RowError[], line: number, column: string, value: string, reason: string, code: RowError['code']) =>
     // The reason may quote the cell: bounded and escaped like every message quoting a file (issue 11).
     errors.push({ file, line, column, value: truncateValue(value), reason: boundText(reason, MAX_REASON_CHARS), code });
   const value = (cf: CompiledField, cells: string[], line: number, errors: RowError[]): Value => {
     try {
-      let v: Value = cf.index >= 0 ? (cells[cf.index] ?? '') : cf.get(cells);
-      if (cf.emptyIsNull && typeof v === 'string' && v.trim() === '') v = null;
-      if (cf.transform !== null) v = cf.transform(v);
-      return cf.emptyIsNull && isEmpty(v) ? null : v;
+      return cf.read(cells);
     } catch (err) {
       if (!(err instanceof ValueError)) throw err;
       fail(errors, line, err.column ?? cf.column, err.value, `${cf.field}: ${err.message}`, err.code);
@@ -177,12 +206,12 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
       for (let i = width; i < cells.length; i++) {
         if (cells[i] !== '') fail(errors, line, `#${i + 1}`, cells[i]!, `a value in column ${i + 1}, beyond the ${width} columns of the header`, 'EXTRA_CELLS');
       }
-      const attributes: Record<string, AttributeValue> = {};
+      const attributes: Record<string, AttributeValue> = { ...blankAttributes };
       for (let i = 0; i < attrFields.length; i++) attributes[attrKeys[i]!] = toAttribute(value(attrFields[i]!, cells, line, errors));
       const idAt = errors.length;
       const id = toText(value(fId, cells, line, errors));
-      const idErrors = errors.slice(idAt);
-      badId = errors.length === idAt && id.trim() !== '' ? id : null;
+      const idEnd = errors.length;
+      badId = errors.length === idAt && !isBlank(id) ? id : null;
       const record = {
         record_id: id,
         display_name: toText(value(fName, cells, line, errors)),
@@ -206,9 +235,12 @@ export function compileMapping(mapping: MappingConfig, names: string[], file: st
           }
         }
       }
-      const verdict = mapping.rowCheck?.(record, line);
-      if (verdict?.idOnly) errors.splice(before, errors.length - before, ...idErrors);
-      for (const p of verdict?.problems ?? []) fail(errors, line, p.column, p.value, p.reason, p.code);
+      const verdict = rowCheck === undefined ? undefined : rowCheck(record, line);
+      if (verdict !== undefined) {
+        // A delete or ignore row keeps only the errors of its record_id.
+        if (verdict.idOnly) errors.splice(before, errors.length - before, ...errors.slice(idAt, idEnd));
+        for (const p of verdict.problems) fail(errors, line, p.column, p.value, p.reason, p.code);
+      }
       if (errors.length > before) return BAD;
       if (quickValid(record)) return record;
       // A6: every record is checked before it goes anywhere; the quick check only lets obviously valid ones through.

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { compileTransform, plainDecimal } from '../../src/mapping/transforms.js';
-import { transformSchema } from '../../src/mapping/config.js';
+import { mappingConfigSchema, transformSchema } from '../../src/mapping/config.js';
+import { BAD, compileMapping } from '../../src/mapping/compile.js';
+import type { RowError } from '../../src/model/row-error.js';
+import type { DatasetRecord } from '../../src/model/record.js';
 import { ValueError, type Value } from '../../src/mapping/value.js';
 
 // The transforms have fast paths for common cells; these are the plain definitions they must agree with.
@@ -108,6 +111,59 @@ describe('fast paths agree with the plain definitions', () => {
         expect(outcome(fn, s)).toBe(referenceBoolean(s, t, f));
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+// The mapper reads each field through a reader specialised for what the field uses, and keeps aliases once each
+// without a Set when the list has no repeat: the plain definitions of both, over generated rows.
+describe('the mapper\'s specialised paths agree with the plain definitions', () => {
+  const header = ['SKU', 'Aliases', 'A', 'B'];
+  const cell = fc.constantFrom('', ' ', 'x', ' x ', 'y', '1', 'Y', 'n');
+  const mapRow = (fields: Record<string, unknown>, cells: string[]) => {
+    const mapper = compileMapping(mappingConfigSchema.parse({ fields: { record_id: 'SKU', display_name: 'SKU', api_value: 'SKU', ...fields } }), header, 'f.csv', 1);
+    const errors: RowError[] = [];
+    const r = mapper.map(cells, 2, errors);
+    return { r, errors, merged: mapper.aliasesMerged };
+  };
+
+  it('aliases: in order, each kept once, and a row counted as merged only when it had a repeat', () => {
+    const alias = fc.constantFrom('a', 'b', 'c', 'd', ' a', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q');
+    fc.assert(
+      fc.property(fc.array(alias, { maxLength: 30 }), (list) => {
+        const { r, merged } = mapRow({ aliases: { column: 'Aliases', transforms: ['split'] } }, ['S1', list.join('|'), '', '']);
+        const items = referenceSplit(list.join('|'), '|');
+        const unique = [...new Set(items)];
+        if (unique.length > 20) return expect(r).toBe(BAD);
+        expect(r).not.toBe(BAD);
+        expect((r as DatasetRecord).aliases).toEqual(unique);
+        expect(merged).toBe(unique.length === items.length ? 0 : 1);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('empty_is_null, with and without transforms, from a column, columns or a template', () => {
+    const source = fc.constantFrom({ column: 'A' }, { columns: ['A', 'B'], separator: '-' }, { template: '{A}{B}' });
+    const transforms = fc.constantFrom([], ['trim'], ['boolean'], [{ default: 'd' }], [{ null_words: ['x'] }]);
+    fc.assert(
+      fc.property(source, transforms, fc.boolean(), cell, cell, (src, tr, emptyIsNull, a, b) => {
+        const { r, errors } = mapRow({ 'attributes.v': { ...src, transforms: tr, empty_is_null: emptyIsNull } }, ['S1', '', a, b]);
+        // The plain definition: the source's value; empty → null when asked; the transforms; an empty result → null when asked.
+        let v: Value = 'column' in src ? a : 'columns' in src ? [a.trim(), b.trim()].filter((s) => s !== '').join('-') : `${a}${b}`.trim();
+        if (emptyIsNull && typeof v === 'string' && v.trim() === '') v = null;
+        let want: Value | 'error' = v;
+        for (const t of tr) if (want !== 'error') want = outcome(compileTransform(transformSchema.parse(t)), want);
+        if (want !== 'error' && emptyIsNull && (want === '' || want === null)) want = null;
+        if (want === 'error') {
+          expect(r).toBe(BAD);
+          expect(errors.map((e) => [e.line, e.column, e.code])).toEqual([[2, 'column' in src ? 'A' : 'attributes.v', 'INVALID_BOOLEAN']]);
+        } else {
+          expect(errors).toEqual([]);
+          expect((r as DatasetRecord).attributes.v).toEqual(want);
+        }
+      }),
+      { numRuns: 3000 },
     );
   });
 });
