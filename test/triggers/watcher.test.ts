@@ -174,49 +174,55 @@ describe('folder watcher', () => {
 });
 
 describe('folder watcher: files handed on oldest first', () => {
-  /** A watcher on the test's clock: a file's settle check runs when the test fires it. */
+  /** A watcher on the test's clock: its time moves when the test says, and a file's settle check runs when the test fires it. */
   async function manual(dir: string, extra: Partial<WatchConfig> = {}) {
-    const clock = new ManualClock();
+    const time = { now: Date.now() };
+    const clock = new ManualClock(() => time.now);
     const ready: string[] = [];
-    const w = new FolderWatcher(cfg(dir, { settle_ms: 0, ...extra }), { onReady: (f) => ready.push(f.name), onSuperseded: () => undefined }, { clock, keepAll: true });
+    const w = new FolderWatcher(cfg(dir, { settle_ms: 1_000, ...extra }), { onReady: (f) => ready.push(f.name), onSuperseded: () => undefined }, { clock, keepAll: true });
     watchers.push(w);
     await w.start();
-    return { w, clock, ready };
+    return { w, clock, ready, time };
   }
   const settleOf = (dir: string, name: string) => `settle ${join(dir, name)}`;
+  const labelsOf = (dir: string, names: string[]) => names.map((n) => settleOf(dir, n)).sort();
 
   it('a newer file complete first waits for an older one still settling (an update feed must not take them out of order)', async () => {
     const dir = await folder();
-    const { w, clock, ready } = await manual(dir);
+    const { w, clock, ready, time } = await manual(dir);
     const t = Date.now();
     await drop(dir, 'stock-2.csv', 'newer', t + 5_000);
     await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-2.csv')));
     await drop(dir, 'stock-1.csv', 'older', t - 5_000);
-    await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-1.csv')));
+    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(labelsOf(dir, ['stock-1.csv', 'stock-2.csv'])));
     expect(w.settling).toBe(2);
+    time.now += 2_000;
     // The newer one is complete first: it is not handed on while the older is still settling.
     expect(clock.fire(settleOf(dir, 'stock-2.csv'))).toBe(1);
-    await vi.waitFor(() => expect(w.settling).toBe(1));
-    expect(clock.fire(settleOf(dir, 'stock-1.csv'))).toBe(1);
+    await vi.waitFor(() => expect(w.settling).toBeLessThan(2));
+    clock.fire(settleOf(dir, 'stock-1.csv'));
     await vi.waitFor(() => expect(ready).toHaveLength(2));
     expect(ready).toEqual(['stock-1.csv', 'stock-2.csv']);
   });
 
   it('an older file that goes away, or waits for its marker, holds nothing back', async () => {
     const dir = await folder();
-    const { w, clock, ready } = await manual(dir, { marker: '{name}.done' });
+    const { w, clock, ready, time } = await manual(dir, { marker: '{name}.done' });
     const t = Date.now();
     await drop(dir, 'new.csv', 'n', t + 5_000);
     await writeFile(join(dir, 'new.csv.done'), '');
     await drop(dir, 'gone.csv', 'g', t - 9_000);
     await drop(dir, 'unflagged.csv', 'u', t - 5_000);
-    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(['gone.csv', 'new.csv', 'unflagged.csv'].map((n) => settleOf(dir, n))));
+    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(labelsOf(dir, ['gone.csv', 'new.csv', 'unflagged.csv'])));
+    expect(w.settling).toBe(3);
+    time.now += 2_000;
     clock.fire(settleOf(dir, 'new.csv'));
     clock.fire(settleOf(dir, 'unflagged.csv'));
-    // Both complete: new.csv waits for gone.csv, unflagged.csv for its marker (looked at again each poll).
-    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(['gone.csv', 'unflagged.csv'].map((n) => settleOf(dir, n))));
+    // new.csv complete (no longer settling); unflagged.csv complete but waiting for its marker (still counted).
+    await vi.waitFor(() => expect(w.settling).toBe(2));
+    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(labelsOf(dir, ['gone.csv', 'unflagged.csv'])));
+    // gone.csv, older and still settling, holds new.csv; unflagged.csv, waiting for a marker that may never come, does not.
     expect(ready).toEqual([]);
-    // unflagged.csv is complete but has no marker: it does not hold new.csv; gone.csv does until it goes.
     await rm(join(dir, 'gone.csv'));
     w.forget(join(dir, 'gone.csv'));
     await vi.waitFor(() => expect(ready).toEqual(['new.csv']));
@@ -226,8 +232,9 @@ describe('folder watcher: files handed on oldest first', () => {
     const dir = await folder();
     const t = Date.now();
     for (const [name, age] of [['c.csv', 100], ['a.csv', 300], ['b.csv', 200]] as const) await drop(dir, name, name, t - age * 1000);
-    const { clock, ready } = await manual(dir);
-    await vi.waitFor(() => expect(clock.labels()).toHaveLength(3));
+    const { clock, ready, time } = await manual(dir);
+    await vi.waitFor(() => expect(clock.labels().sort()).toEqual(labelsOf(dir, ['a.csv', 'b.csv', 'c.csv'])));
+    time.now += 2_000;
     // Fired newest first: still handed on oldest first.
     for (const name of ['c.csv', 'b.csv', 'a.csv']) clock.fire(settleOf(dir, name));
     await vi.waitFor(() => expect(ready).toHaveLength(3));
