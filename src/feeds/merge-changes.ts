@@ -1,5 +1,5 @@
 import type { Command, CommandsConfig } from '../config/feeds.js';
-import type { DatasetRecord } from '../model/record.js';
+import { RECORD_ID_PATTERN, type DatasetRecord } from '../model/record.js';
 import type { RowCheck } from '../mapping/config.js';
 import { recordJson } from '../model/record-json.js';
 import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
@@ -182,6 +182,8 @@ export function changeRowCheck(opts: Pick<ChangesMergeOptions, 'commands' | 'col
     const { cmd, problem } = changeRow(rec as DatasetRecord, line, opts);
     if (problem) return { problems: [{ column: 'command', value: problem.value, reason: problem.reason, code: problem.code }], idOnly: false };
     if (cmd === 'delete' || cmd === 'ignore') return { problems: [], idOnly: true };
+    // A row whose record_id is no id is refused for that (the record check names its column), not as a create missing its fields.
+    if (!RECORD_ID_PATTERN.test((rec as DatasetRecord).record_id)) return { problems: [], idOnly: false };
     // Asked of the snapshot only for an upsert without the fields (one lookup by primary key).
     const creates = (r: DatasetRecord) => cmd === 'create' || (cmd === 'upsert' && opts.exists !== undefined && !opts.exists(r.record_id));
     if ((cmd === 'create' || cmd === 'upsert') && !hasRequired(rec as DatasetRecord, opts.fields) && creates(rec as DatasetRecord)) {

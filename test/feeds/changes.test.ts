@@ -202,7 +202,7 @@ describe('change list: a command per row', () => {
   // arriving together) the row check runs without `exists`, so an upsert creating a record without its fields is
   // judged only by the merge, which a list refused for another row never reaches: the reject file and the count
   // leave it out, and a person who fixes the listed row has the list refused again for the row it did not name.
-  it.fails('a coalesced plan: a change list refused for a bad value also lists its upsert that would create without the fields', async () => {
+  it('a coalesced plan: a change list refused for a bad value also lists its upsert that would create without the fields', async () => {
     sc = await scenario({ manualClock: true });
     const ds = withFeeds(sc, { main: CATALOGUE, changes: CHANGES }, { precedence: { display_name: 'newest', api_value: 'newest' } });
     expect((await sc.engine.sync(ds, { file: await sc.writeExport([rec('r-001', 'Tea'), rec('r-002', 'Coffee')], 'cat-0.csv') })).result).toBe('published');
@@ -223,7 +223,7 @@ describe('change list: a command per row', () => {
   // Review of #13 (rv13b, D2): a create or upsert row with an empty record_id cell is checked for its fields before
   // its id, so the reject file says it "needs display_name and api_value" (its Name is there) instead of naming the
   // empty SKU, as an update or delete row with an empty id does; with api_value mapped elsewhere it is fine.
-  it.fails('a create row with an empty record_id is refused for its record_id (the SKU column), not for display_name and api_value', async () => {
+  it('a create row with an empty record_id is refused for its record_id (the SKU column), not for display_name and api_value', async () => {
     sc = await scenario({ manualClock: true });
     const list = { ...CHANGES, mapping: { fields: { ...CHANGES.mapping.fields, api_value: 'SKU' } } };
     const ds = withFeeds(sc, { changes: list });
