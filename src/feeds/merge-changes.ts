@@ -174,8 +174,8 @@ export function changeRow(rec: DatasetRecord, line: number, opts: Pick<ChangesMe
  * as it is read, whatever else is wrong in it: an unknown command word (INVALID_COMMAND); a create without
  * display_name or api_value (INVALID_RECORD). A delete or ignore row needs only its record_id. An upsert
  * creates when its record does not exist, and then needs both fields too: with `exists` (whether the
- * snapshot has a record) that is known here, so a file refused for another row lists it in its reject file
- * as well; without it (a plan of several files, where an earlier file may make the record) the merge judges it.
+ * snapshot, or in a plan of several files a file read before, has the record) that is known here, so a file
+ * refused for another row lists it in its reject file as well; where `exists` says yes the merge judges it.
  */
 export function changeRowCheck(opts: Pick<ChangesMergeOptions, 'commands' | 'column' | 'fields'> & { exists?: (recordId: string) => boolean }): RowCheck {
   return (rec, line) => {

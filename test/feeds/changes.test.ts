@@ -199,9 +199,9 @@ describe('change list: a command per row', () => {
   });
 
   // Review of #13 (rv13b, D1): in a plan of several files (the daemon's coalescing: a catalogue and a change list
-  // arriving together) the row check runs without `exists`, so an upsert creating a record without its fields is
-  // judged only by the merge, which a list refused for another row never reaches: the reject file and the count
-  // leave it out, and a person who fixes the listed row has the list refused again for the row it did not name.
+  // arriving together) an upsert creating a record without its fields was judged only by the merge, which a list
+  // refused for another row never reaches: the reject file and the count left it out. The reader now asks the
+  // snapshot and the plan's files read before it (the full feed's first).
   it('a coalesced plan: a change list refused for a bad value also lists its upsert that would create without the fields', async () => {
     sc = await scenario({ manualClock: true });
     const ds = withFeeds(sc, { main: CATALOGUE, changes: CHANGES }, { precedence: { display_name: 'newest', api_value: 'newest' } });
@@ -218,6 +218,22 @@ describe('change list: a command per row', () => {
     expect(rejects).toContain('4,Qty,x,TRANSFORM_FAILED');
     expect(rejects).toContain('3,record,upsert,INVALID_RECORD');
     expect(sum.files?.[1]?.message).toContain('2 of 3 rows have errors');
+  });
+
+  it('a coalesced plan: an upsert without the fields of a record the catalogue of the same plan brings is no row error, and is applied', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { main: CATALOGUE, changes: CHANGES }, { precedence: { display_name: 'newest', api_value: 'newest' } });
+    expect((await sc.engine.sync(ds, { file: await sc.writeExport([rec('r-001', 'Tea')], 'cat-0.csv') })).result).toBe('published');
+    // The change list comes first in the plan's order: the catalogue is still the merge's base (read first).
+    const list = await writeFileAt(sc, 'changes-1.csv', ['SKU,Name,Code,Qty,Op', 'r-077,,,7,upsert'], 20);
+    const cat = await writeFileAt(sc, 'cat-1.csv', ['SKU,Name,Code', 'r-001,Tea,code-r-001', 'r-077,Milk,code-r-077'], 10);
+    const sum = await sc.engine.syncFeedFiles(ds, [
+      { feed: 'changes', file: list },
+      { feed: 'main', file: cat },
+    ]);
+    expect(sum.files?.[0]).toMatchObject({ feed: 'changes', outcome: 'planned' });
+    expect(sum.result).toBe('published');
+    expect(stockOf(sc)).toMatchObject({ 'r-077': 7 });
   });
 
   // Review of #13 (rv13b, D2): a create or upsert row with an empty record_id cell is checked for its fields before
