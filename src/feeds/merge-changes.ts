@@ -1,5 +1,5 @@
 import type { Command, CommandsConfig } from '../config/feeds.js';
-import type { DatasetRecord } from '../model/record.js';
+import { RECORD_ID_PATTERN, type DatasetRecord } from '../model/record.js';
 import type { RowCheck } from '../mapping/config.js';
 import { recordJson } from '../model/record-json.js';
 import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
@@ -174,14 +174,16 @@ export function changeRow(rec: DatasetRecord, line: number, opts: Pick<ChangesMe
  * as it is read, whatever else is wrong in it: an unknown command word (INVALID_COMMAND); a create without
  * display_name or api_value (INVALID_RECORD). A delete or ignore row needs only its record_id. An upsert
  * creates when its record does not exist, and then needs both fields too: with `exists` (whether the
- * snapshot has a record) that is known here, so a file refused for another row lists it in its reject file
- * as well; without it (a plan of several files, where an earlier file may make the record) the merge judges it.
+ * snapshot, or in a plan of several files a file read before, has the record) that is known here, so a file
+ * refused for another row lists it in its reject file as well; where `exists` says yes the merge judges it.
  */
 export function changeRowCheck(opts: Pick<ChangesMergeOptions, 'commands' | 'column' | 'fields'> & { exists?: (recordId: string) => boolean }): RowCheck {
   return (rec, line) => {
     const { cmd, problem } = changeRow(rec as DatasetRecord, line, opts);
     if (problem) return { problems: [{ column: 'command', value: problem.value, reason: problem.reason, code: problem.code }], idOnly: false };
     if (cmd === 'delete' || cmd === 'ignore') return { problems: [], idOnly: true };
+    // A row whose record_id is no id is refused for that (the record check names its column), not as a create missing its fields.
+    if (!RECORD_ID_PATTERN.test((rec as DatasetRecord).record_id)) return { problems: [], idOnly: false };
     // Asked of the snapshot only for an upsert without the fields (one lookup by primary key).
     const creates = (r: DatasetRecord) => cmd === 'create' || (cmd === 'upsert' && opts.exists !== undefined && !opts.exists(r.record_id));
     if ((cmd === 'create' || cmd === 'upsert') && !hasRequired(rec as DatasetRecord, opts.fields) && creates(rec as DatasetRecord)) {

@@ -133,7 +133,7 @@ describe('sync of a rejected file on stderr', () => {
 // `preview --feed` for "every row error"; preview, which does not look at the snapshot, lists no row error and says
 // "the file would be used".
 describe('preview of a change list agrees with plan on an upsert that would create without its fields', () => {
-  it.fails('preview --feed lists the INVALID_RECORD row and says the file would be rejected, as plan does', async () => {
+  it('preview --feed lists the INVALID_RECORD row and says the file would be rejected, as plan does', async () => {
     const yaml = [
       'state_dir: ./state',
       'datasets:',

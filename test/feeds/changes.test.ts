@@ -199,10 +199,10 @@ describe('change list: a command per row', () => {
   });
 
   // Review of #13 (rv13b, D1): in a plan of several files (the daemon's coalescing: a catalogue and a change list
-  // arriving together) the row check runs without `exists`, so an upsert creating a record without its fields is
-  // judged only by the merge, which a list refused for another row never reaches: the reject file and the count
-  // leave it out, and a person who fixes the listed row has the list refused again for the row it did not name.
-  it.fails('a coalesced plan: a change list refused for a bad value also lists its upsert that would create without the fields', async () => {
+  // arriving together) an upsert creating a record without its fields was judged only by the merge, which a list
+  // refused for another row never reaches: the reject file and the count left it out. The reader now asks the
+  // snapshot and the plan's files read before it (the full feed's first).
+  it('a coalesced plan: a change list refused for a bad value also lists its upsert that would create without the fields', async () => {
     sc = await scenario({ manualClock: true });
     const ds = withFeeds(sc, { main: CATALOGUE, changes: CHANGES }, { precedence: { display_name: 'newest', api_value: 'newest' } });
     expect((await sc.engine.sync(ds, { file: await sc.writeExport([rec('r-001', 'Tea'), rec('r-002', 'Coffee')], 'cat-0.csv') })).result).toBe('published');
@@ -220,10 +220,26 @@ describe('change list: a command per row', () => {
     expect(sum.files?.[1]?.message).toContain('2 of 3 rows have errors');
   });
 
+  it('a coalesced plan: an upsert without the fields of a record the catalogue of the same plan brings is no row error, and is applied', async () => {
+    sc = await scenario({ manualClock: true });
+    const ds = withFeeds(sc, { main: CATALOGUE, changes: CHANGES }, { precedence: { display_name: 'newest', api_value: 'newest' } });
+    expect((await sc.engine.sync(ds, { file: await sc.writeExport([rec('r-001', 'Tea')], 'cat-0.csv') })).result).toBe('published');
+    // The change list comes first in the plan's order: the catalogue is still the merge's base (read first).
+    const list = await writeFileAt(sc, 'changes-1.csv', ['SKU,Name,Code,Qty,Op', 'r-077,,,7,upsert'], 20);
+    const cat = await writeFileAt(sc, 'cat-1.csv', ['SKU,Name,Code', 'r-001,Tea,code-r-001', 'r-077,Milk,code-r-077'], 10);
+    const sum = await sc.engine.syncFeedFiles(ds, [
+      { feed: 'changes', file: list },
+      { feed: 'main', file: cat },
+    ]);
+    expect(sum.files?.[0]).toMatchObject({ feed: 'changes', outcome: 'planned' });
+    expect(sum.result).toBe('published');
+    expect(stockOf(sc)).toMatchObject({ 'r-077': 7 });
+  });
+
   // Review of #13 (rv13b, D2): a create or upsert row with an empty record_id cell is checked for its fields before
   // its id, so the reject file says it "needs display_name and api_value" (its Name is there) instead of naming the
   // empty SKU, as an update or delete row with an empty id does; with api_value mapped elsewhere it is fine.
-  it.fails('a create row with an empty record_id is refused for its record_id (the SKU column), not for display_name and api_value', async () => {
+  it('a create row with an empty record_id is refused for its record_id (the SKU column), not for display_name and api_value', async () => {
     sc = await scenario({ manualClock: true });
     const list = { ...CHANGES, mapping: { fields: { ...CHANGES.mapping.fields, api_value: 'SKU' } } };
     const ds = withFeeds(sc, { changes: list });

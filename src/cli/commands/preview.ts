@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { unknownDataset } from '../../config/errors.js';
 import { loadConfigFor, runAction } from '../context.js';
@@ -7,6 +8,7 @@ import { exitWhenStdoutCloses } from '../terminal-text.js';
 import { feedView, readerMapping } from '../../feeds/view.js';
 import { fieldsOf } from '../../config/feed-fields.js';
 import { commandColumnName } from '../../feeds/merge-changes.js';
+import { openCurrentStateDb } from '../../snapshot/db.js';
 
 interface PreviewOptions {
   dataset: string;
@@ -45,8 +47,15 @@ export function register(program: Command): void {
           feed?.role === 'changes' && feed.commands
             ? { commands: feed.commands, column: commandColumnName(feed.commands), hasRequired: fieldsOf(feed).includes('display_name') && fieldsOf(feed).includes('api_value') }
             : undefined;
-        const { rejected } = await previewExport(opts.file, ds.source, readerMapping(ds), process.stdout, { limit, json: opts.json, ...(changes ? { changes } : {}) });
-        return rejected ? ExitCode.FAILURE : ExitCode.OK;
+        // A change list's upsert of a record the snapshot lacks creates it (and needs its fields), as plan and sync judge it: read, never made or changed.
+        const db = changes ? openCurrentStateDb(join(config.state_dir, 'state.db')) : undefined;
+        try {
+          const exists = db ? (id: string) => db.snapshot(ds.name).get(id) !== null : () => false;
+          const { rejected } = await previewExport(opts.file, ds.source, readerMapping(ds, exists), process.stdout, { limit, json: opts.json, ...(changes ? { changes } : {}) });
+          return rejected ? ExitCode.FAILURE : ExitCode.OK;
+        } finally {
+          db?.close();
+        }
       }),
     );
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { DatasetConfig } from '../../config/schema.js';
 import { primaryFeed } from '../../config/feed-fields.js';
 import type { FeedEntry } from '../../feeds/fields.js';
-import { feedView, readerMapping } from '../../feeds/view.js';
+import { feedView, readerMapping, roleOf } from '../../feeds/view.js';
 import { StateOverlay } from '../../feeds/state-overlay.js';
 import { FeedState } from '../../feeds/state.js';
 import { event } from '../../log/events.js';
@@ -54,11 +54,14 @@ interface Member {
 export async function runFeedBatch(ctx: ExecContext, ds: DatasetConfig, inputs: readonly FeedFileInput[], opts: SyncOptions, outcomes: FeedFileOutcome[]): Promise<void> {
   await runFrom(ctx, ds, opts, async (dir) => {
     const members: Member[] = [];
-    for (const [index, input] of inputs.entries()) {
+    const exists = existsBefore(ctx, members);
+    // The full feed's export is read first: it is the merge's base, so a change list read after it knows its records.
+    const order = [...inputs.entries()].sort(([, a], [, b]) => (roleOf(feedView(ds, a.feed)) === 'full' ? 0 : 1) - (roleOf(feedView(ds, b.feed)) === 'full' ? 0 : 1));
+    for (const [index, input] of order) {
       const view = feedView(ds, input.feed);
       const sub = join(dir, `read-${index}`);
       makePrivateDir(sub);
-      const src = feedRead(view, await readSource(input.file, view.source, readerMapping(view), sub, { ...(input.links ? { links: input.links } : {}), ...(input.sha256 ? { sha256: input.sha256 } : {}) }), ctx.clock.now());
+      const src = feedRead(view, await readSource(input.file, view.source, readerMapping(view, exists), sub, { ...(input.links ? { links: input.links } : {}), ...(input.sha256 ? { sha256: input.sha256 } : {}) }), ctx.clock.now());
       if (src.rejected?.action === 'retry') {
         // Changed while read, or unreadable now: not this file's fault; it stays for the next try, the others go on.
         Object.assign(outcomes[index]!, { outcome: 'not_run', code: src.rejected.code, message: src.rejected.message });
@@ -79,6 +82,24 @@ export async function runFeedBatch(ctx: ExecContext, ds: DatasetConfig, inputs: 
     const src = combined(members, full);
     return { src, batch: batchMerge(ctx, ds, members, outcomes) };
   });
+}
+
+/**
+ * Whether a record is in the snapshot or in a file of the plan read before (the change list's reader asks it for
+ * an upsert without display_name/api_value, so such a row of a file refused as it is read is in its reject file
+ * too). Never says no where the merge would find the record (its base is the snapshot and the plan's files), so
+ * no row the merge would apply is refused; a record the merge would not find (a catalogue dropping it, a later
+ * file) is judged by the merge. The ids of the files read are gathered once, on the first such row only.
+ */
+function existsBefore(ctx: ExecContext, members: readonly Member[]): (recordId: string) => boolean {
+  let ids: Set<string> | null = null;
+  let seen = 0;
+  return (id) => {
+    if (ctx.store.get(id) !== null) return true;
+    ids ??= new Set();
+    for (; seen < members.length; seen++) for (const e of members[seen]!.src.sorted!.entries()) ids.add(e.record_id);
+    return ids.has(id);
+  };
 }
 
 /** The PlanFeed of a file read by `view`, as a sync of that file alone names it (its state fields, its values' time). */
