@@ -175,13 +175,13 @@ describe('folder watcher', () => {
 
 describe('folder watcher: files handed on oldest first', () => {
   /** A watcher on the test's clock: a file's settle check runs when the test fires it. */
-  async function manual(dir: string, extra: Partial<WatchConfig> = {}) {
-    const clock = new ManualClock();
+  async function manual(dir: string, extra: Partial<WatchConfig> = {}, clock = new ManualClock()) {
     const ready: string[] = [];
-    const w = new FolderWatcher(cfg(dir, { settle_ms: 0, ...extra }), { onReady: (f) => ready.push(f.name), onSuperseded: () => undefined }, { clock, keepAll: true });
+    const files: ReadyFile[] = [];
+    const w = new FolderWatcher(cfg(dir, { settle_ms: 0, ...extra }), { onReady: (f) => (ready.push(f.name), files.push(f)), onSuperseded: () => undefined }, { clock, keepAll: true });
     watchers.push(w);
     await w.start();
-    return { w, clock, ready };
+    return { w, clock, ready, files };
   }
   const settleOf = (dir: string, name: string) => `settle ${join(dir, name)}`;
 
@@ -232,5 +232,46 @@ describe('folder watcher: files handed on oldest first', () => {
     for (const name of ['c.csv', 'b.csv', 'a.csv']) clock.fire(settleOf(dir, name));
     await vi.waitFor(() => expect(ready).toHaveLength(3));
     expect(ready).toEqual(['a.csv', 'b.csv', 'c.csv']);
+  });
+
+  it('a 0-byte file is not complete at settle_ms (its writer may write it later) and holds back no newer file; a truly empty one goes after 60 s', async () => {
+    const dir = await folder();
+    let now = Date.now();
+    const { w, clock, ready, files } = await manual(dir, { settle_ms: 100 }, new ManualClock(() => now));
+    const t = now;
+    const writer = await open(join(dir, 'stock-1.csv'), 'w');
+    try {
+      await utimes(join(dir, 'stock-1.csv'), (t - 10_000) / 1000, (t - 10_000) / 1000);
+      await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-1.csv')));
+      await drop(dir, 'stock-2.csv', 'newer', t - 5_000);
+      await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-2.csv')));
+      now += 100;
+      clock.fire(settleOf(dir, 'stock-1.csv'));
+      clock.fire(settleOf(dir, 'stock-2.csv'));
+      // stock-2 is complete and goes, though the older empty stock-1 is still settling: it waits 60 s, not settle_ms.
+      await vi.waitFor(() => expect(ready).toEqual(['stock-2.csv']));
+      await vi.waitFor(() => expect(clock.pending.find((p) => p.label === settleOf(dir, 'stock-1.csv'))?.ms).toBe(59_900));
+      expect(w.settling).toBe(1);
+      await writer.write('written at last');
+    } finally {
+      await writer.close();
+    }
+    // Written: it settles over settle_ms as any file, with its content.
+    await vi.waitFor(() => expect(clock.pending.find((p) => p.label === settleOf(dir, 'stock-1.csv'))?.ms).toBe(100));
+    now += 100;
+    clock.fire(settleOf(dir, 'stock-1.csv'));
+    await vi.waitFor(() => expect(ready).toEqual(['stock-2.csv', 'stock-1.csv']));
+    expect(files[1]!.size).toBe('written at last'.length);
+
+    // An export that stays empty is handed on (to be refused or held as today) once 60 s have passed.
+    await writeFile(join(dir, 'stock-3.csv'), '');
+    await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-3.csv')));
+    now += 100;
+    clock.fire(settleOf(dir, 'stock-3.csv'));
+    await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-3.csv')));
+    expect(ready).toHaveLength(2);
+    now += 60_000;
+    clock.fire(settleOf(dir, 'stock-3.csv'));
+    await vi.waitFor(() => expect(ready).toEqual(['stock-2.csv', 'stock-1.csv', 'stock-3.csv']));
   });
 });
