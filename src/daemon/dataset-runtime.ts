@@ -95,6 +95,7 @@ export class DatasetRuntime {
       retry: deps.retry ?? DEFAULT_RETRY,
       push: (job) => void this.#queue.push(job),
       supersede: (job, by) => this.#supersede(job, by),
+      held: { now: () => this.#deps.state.held(this.name) !== null, everyMs: PAUSE_POLL_MS },
     });
     const window = new CoalesceWindow(deps.clock);
     this.#triggers = new FeedTriggers(ds, {

@@ -18,7 +18,7 @@ import type { SyncSummary } from '../sync/outcome.js';
 import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import { DatasetScheduler, nameSchedules, nodeCronStarterWith, type CronStarter } from '../triggers/scheduler.js';
 import { FolderWatcher } from '../triggers/watcher.js';
-import { DEFAULT_RETRY, type FileJob, type RetryDelays } from './file-order.js';
+import { DEFAULT_RETRY, retryNowMessage, type FileJob, type RetryDelays, type RetryNowReason } from './file-order.js';
 import { PAUSE_POLL_MS } from './dataset-runtime.js';
 import type { HealthState } from './health-state.js';
 import type { DaemonEngine } from './ports.js';
@@ -258,27 +258,24 @@ export class ExportRuntime {
     this.#delays.set(key, delay);
     this.#kept.get(key)?.cancel();
     this.#log.info(event('sync.retry_scheduled', { file: job.file.path, dataset: t.dataset, feed: t.feed, retry_in_ms: delay, slow }), 'sync will be retried');
-    const free = (reason?: 'resumed') => {
+    const free = (reason?: RetryNowReason) => {
       if (this.#kept.get(key) !== kept || this.#stopping.signal.aborted) return;
       kept.cancel();
       this.#kept.delete(key);
-      if (reason) this.#log.info(event('sync.retry_now', { file: job.file.path, dataset: t.dataset, feed: t.feed, reason, slow }), 'sync retried now: the dataset it waited for was resumed');
+      if (reason) this.#log.info(event('sync.retry_now', { file: job.file.path, dataset: t.dataset, feed: t.feed, reason, slow }), retryNowMessage(reason));
       this.#queue.push({ ...job, slot: job.file.path });
     };
+    const { state } = this.#deps;
+    // Paused, or waiting behind a change held for a person (HELD_OTHER_FEED): the state db is looked at until a
+    // resume, approve or discard (the CLI, another process), and the file goes then, not after the back-off.
+    const waitsFor: RetryNowReason | undefined = o.result === 'paused' ? 'resumed' : state.held(t.dataset) ? 'held_resolved' : undefined;
+    const still = () => (waitsFor === 'resumed' ? Boolean(state.paused?.(t.dataset) || state.feedPaused?.(t.dataset, t.feed)) : state.held(t.dataset) !== null);
     let poll: (() => void) | undefined;
     const look = () => {
-      poll = clock.after(
-        PAUSE_POLL_MS,
-        () => {
-          const { state } = this.#deps;
-          if (state.paused?.(t.dataset) || state.feedPaused?.(t.dataset, t.feed)) return look();
-          free('resumed');
-        },
-        'pause',
-      );
+      poll = clock.after(PAUSE_POLL_MS, () => (still() ? look() : free(waitsFor)), waitsFor === 'resumed' ? 'pause' : 'held');
     };
     const timer = clock.after(delay, () => free(), 'retry');
-    if (o.result === 'paused') look();
+    if (waitsFor) look();
     const kept: Kept = { file: job.file.path, cancel: () => (timer(), poll?.()) };
     this.#kept.set(key, kept);
   }

@@ -17,8 +17,18 @@ export interface RetryDelays {
 
 export const DEFAULT_RETRY: RetryDelays = { firstMs: 30_000, maxMs: 30 * 60_000, slowMs: 15 * 60_000 };
 
-/** Why a pending retry is brought forward: a reload changed what the failed sync depended on, or the paused dataset it waited for was resumed. */
-export type RetryNowReason = 'key_changed' | 'config_changed' | 'resumed';
+/**
+ * Why a pending retry is brought forward: a reload changed what the failed sync depended on, the paused dataset it
+ * waited for was resumed, or the change held for a person that it waited for was approved or discarded.
+ */
+export type RetryNowReason = 'key_changed' | 'config_changed' | 'resumed' | 'held_resolved';
+
+/** The `sync.retry_now` line's message for a reason. */
+export function retryNowMessage(reason: RetryNowReason): string {
+  if (reason === 'resumed') return 'sync retried now: the dataset it waited for was resumed';
+  if (reason === 'held_resolved') return 'sync retried now: the change held for a person that it waited for was approved or discarded';
+  return 'sync retried now: a reload changed its key or config';
+}
 
 /** A file job of a dataset's queue. */
 export type FileJob = Extract<DatasetJob, { kind: 'file' }>;
@@ -36,6 +46,11 @@ export interface FileOrderDeps {
   push(job: FileJob): void;
   /** Drop a job that must not run (cleanup; a folder file is archived as superseded by `by`). */
   supersede(job: FileJob, by?: ReadyFile): Promise<void>;
+  /**
+   * Whether a change of the dataset is held for a person (the state db, which `approve`/`discard` from the CLI
+   * change), looked at every `everyMs` while a retry waits behind one (HELD_OTHER_FEED, DRAFT_PENDING).
+   */
+  held?: { now(): boolean; everyMs: number };
 }
 
 /**
@@ -164,13 +179,32 @@ export class FileOrder {
     this.#retryDelay = slow ? r.slowMs : Math.min(r.maxMs, this.#retryDelay === 0 ? r.firstMs : this.#retryDelay * 2);
     this.#pendingRetry?.cancel();
     this.#deps.logger.info(event('sync.retry_scheduled', { file: job.file.path, retry_in_ms: this.#retryDelay, slow }), 'sync will be retried');
-    const cancel = this.#deps.clock.after(this.#retryDelay, () => void this.#retry(job), 'retry');
-    this.#pendingRetry = { job, cancel, slow };
+    const timer = this.#deps.clock.after(this.#retryDelay, () => void this.#retry(job), 'retry');
+    let poll: (() => void) | undefined;
+    const pending = { job, cancel: () => (timer(), poll?.()), slow };
+    this.#pendingRetry = pending;
+    // Waiting behind a change held for a person: the file goes as soon as that person approves or discards it
+    // (from the CLI, another process), not after the back-off, as a resume is noticed.
+    const held = this.#deps.held;
+    if (!held?.now()) return;
+    const look = () => {
+      poll = this.#deps.clock.after(
+        held.everyMs,
+        () => {
+          if (this.#pendingRetry !== pending) return;
+          if (held.now()) return look();
+          timer();
+          this.#retryNow(job, 'held_resolved', slow);
+        },
+        'held',
+      );
+    };
+    look();
   }
 
   /** Put `job` on the queue now instead of after its back-off (`slow`: the delay skipped was the slow one); it stays the pending retry until it runs. */
   #retryNow(job: FileJob, reason: RetryNowReason, slow: boolean): void {
-    this.#deps.logger.info(event('sync.retry_now', { file: job.file.path, reason, slow }), reason === 'resumed' ? 'sync retried now: the dataset it waited for was resumed' : 'sync retried now: a reload changed its key or config');
+    this.#deps.logger.info(event('sync.retry_now', { file: job.file.path, reason, slow }), retryNowMessage(reason));
     this.#pendingRetry = { job, cancel: () => undefined, slow };
     void this.#retry(job);
   }

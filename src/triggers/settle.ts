@@ -22,23 +22,36 @@ export type SettleVerdict =
   /** Settled before and emitted, unchanged since: nothing to do. */
   | { state: 'unchanged' };
 
+/**
+ * How long a 0-byte file must stay 0 bytes before it counts as complete. Some exporters create the file, run
+ * their query, then write: a file empty for settle_ms is most often one still to be written, and taken then it
+ * would be refused EMPTY_FILE and moved to failed/ while its writer still has it open. A truly empty export is
+ * still handed on (and refused or held as any other) once this has passed.
+ */
+export function emptySettleMs(settleMs: number): number {
+  return Math.max(60_000, 10 * settleMs);
+}
+
 interface Entry extends FileObservation, FileIdentity {
   since: number;
 }
 
 /**
  * Pure core of "is this file complete?": a file is complete once its size and
- * mtime (and identity, when given) are the same in two observations at least `settleMs` apart. A slow
+ * mtime (and identity, when given) are the same in two observations at least `settleMs` apart (a 0-byte file:
+ * emptySettleMs apart). A slow
  * writer keeps moving `since`; an overwrite of the same name after it was
  * emitted starts over. The caller brings the time and the stat results.
  */
 export class SettleTracker {
   readonly #settleMs: number;
+  readonly #emptyMs: number;
   readonly #seen = new Map<string, Entry>();
   readonly #emitted = new Map<string, FileObservation & FileIdentity>();
 
   constructor(settleMs: number) {
     this.#settleMs = settleMs;
+    this.#emptyMs = emptySettleMs(settleMs);
   }
 
   /** Record an observation of `path` at `now` and say whether it has settled. */
@@ -48,10 +61,14 @@ export class SettleTracker {
     const prev = this.#seen.get(path);
     if (!prev || !same(prev, obs)) {
       this.#seen.set(path, { ...obs, since: now });
-      return { state: 'waiting', dueAt: now + Math.max(this.#settleMs, 1) };
+      return { state: 'waiting', dueAt: now + Math.max(this.#boundOf(obs), 1) };
     }
-    const dueAt = prev.since + this.#settleMs;
+    const dueAt = prev.since + this.#boundOf(obs);
     return now >= dueAt ? { state: 'settled' } : { state: 'waiting', dueAt };
+  }
+
+  #boundOf(obs: FileObservation): number {
+    return obs.size === 0 ? this.#emptyMs : this.#settleMs;
   }
 
   /** Remember that `path` was emitted as `obs`, so the same content-state is not emitted twice. */
@@ -79,6 +96,11 @@ export class SettleTracker {
   /** Paths seen but not yet settled. */
   pending(): string[] {
     return [...this.#seen.keys()];
+  }
+
+  /** True while `path` is pending and was 0 bytes when last seen (its content, and so its mtime, still to come). */
+  pendingEmpty(path: string): boolean {
+    return this.#seen.get(path)?.size === 0;
   }
 
   /** The modification time last seen of a path not yet settled; undefined when it is not pending. */

@@ -10,7 +10,7 @@ import type { WatchConfig } from '../config/watch.js';
 import { watchLinkPolicy } from '../files/links.js';
 import { compileMarker, type Marker } from '../config/marker.js';
 import { nameFilter, type NameFilter } from './patterns.js';
-import { SettleTracker } from './settle.js';
+import { emptySettleMs, SettleTracker } from './settle.js';
 import type { ReadyFile } from '../files/ready-file.js';
 
 /** Callbacks of a folder watcher. */
@@ -31,7 +31,7 @@ export interface FolderWatcherEvents {
 
 /**
  * Watches one export folder (chokidar) and says when a file is complete:
- * size and mtime stable over settle_ms, not ignored, marker present when
+ * size and mtime stable over settle_ms (a 0-byte file: emptySettleMs), not ignored, marker present when
  * configured. It never reads the content. A symbolic link (unless
  * follow_symlinks lets it lead into the watch's own folders), a FIFO, a
  * socket or a device is never handed on: one file.skipped line names it
@@ -150,6 +150,11 @@ export class FolderWatcher {
   async waiting(): Promise<ReadyFile[]> {
     const out: ReadyFile[] = [];
     for (const f of await this.#scan()) {
+      if (f.size === 0 && f.mtimeMs + emptySettleMs(this.#cfg.settle_ms) > this.#clock.now()) {
+        // Most likely still to be written (see emptySettleMs): left for a later run rather than waited for.
+        this.#log?.info(event('file.skipped', { file: f.path, reason: 'still_empty' }), 'file left for a later run: 0 bytes, its writer may not have written it yet');
+        continue;
+      }
       const wait = f.mtimeMs + this.#cfg.settle_ms - this.#clock.now();
       let file: ReadyFile | undefined = f;
       if (wait > 0) {
@@ -372,7 +377,8 @@ export class FolderWatcher {
     let oldestWaiting = Infinity;
     for (const [p, m] of this.#unlooked) if (!this.#held.has(p)) oldestWaiting = Math.min(oldestWaiting, m);
     for (const p of this.#tracker.pending()) {
-      if (this.#markerWait.has(p)) continue;
+      // A 0-byte file still to be written holds nothing back: once written, its mtime is newer than any complete file.
+      if (this.#markerWait.has(p) || this.#tracker.pendingEmpty(p)) continue;
       const m = this.#tracker.pendingMtime(p);
       if (m !== undefined) oldestWaiting = Math.min(oldestWaiting, m);
     }

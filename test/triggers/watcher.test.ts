@@ -179,10 +179,11 @@ describe('folder watcher: files handed on oldest first', () => {
     const time = { now: Date.now() };
     const clock = new ManualClock(() => time.now);
     const ready: string[] = [];
-    const w = new FolderWatcher(cfg(dir, { settle_ms: 1_000, ...extra }), { onReady: (f) => ready.push(f.name), onSuperseded: () => undefined }, { clock, keepAll: true });
+    const files: ReadyFile[] = [];
+    const w = new FolderWatcher(cfg(dir, { settle_ms: 1_000, ...extra }), { onReady: (f) => (ready.push(f.name), files.push(f)), onSuperseded: () => undefined }, { clock, keepAll: true });
     watchers.push(w);
     await w.start();
-    return { w, clock, ready, time };
+    return { w, clock, ready, files, time };
   }
   const settleOf = (dir: string, name: string) => `settle ${join(dir, name)}`;
   const labelsOf = (dir: string, names: string[]) => names.map((n) => settleOf(dir, n)).sort();
@@ -239,5 +240,45 @@ describe('folder watcher: files handed on oldest first', () => {
     for (const name of ['c.csv', 'b.csv', 'a.csv']) clock.fire(settleOf(dir, name));
     await vi.waitFor(() => expect(ready).toHaveLength(3));
     expect(ready).toEqual(['a.csv', 'b.csv', 'c.csv']);
+  });
+
+  it('a 0-byte file is not complete at settle_ms (its writer may write it later) and holds back no newer file; a truly empty one goes after 60 s', async () => {
+    const dir = await folder();
+    const { w, clock, ready, files, time } = await manual(dir, { settle_ms: 100 });
+    const t = time.now;
+    const writer = await open(join(dir, 'stock-1.csv'), 'w');
+    try {
+      await utimes(join(dir, 'stock-1.csv'), (t - 10_000) / 1000, (t - 10_000) / 1000);
+      await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-1.csv')));
+      await drop(dir, 'stock-2.csv', 'newer', t - 5_000);
+      await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-2.csv')));
+      time.now += 100;
+      clock.fire(settleOf(dir, 'stock-1.csv'));
+      clock.fire(settleOf(dir, 'stock-2.csv'));
+      // stock-2 is complete and goes, though the older empty stock-1 is still settling: it waits 60 s, not settle_ms.
+      await vi.waitFor(() => expect(ready).toEqual(['stock-2.csv']));
+      await vi.waitFor(() => expect(clock.pending.find((p) => p.label === settleOf(dir, 'stock-1.csv'))?.ms).toBe(59_900));
+      expect(w.settling).toBe(1);
+      await writer.write('written at last');
+    } finally {
+      await writer.close();
+    }
+    // Written: it settles over settle_ms as any file, with its content.
+    await vi.waitFor(() => expect(clock.pending.find((p) => p.label === settleOf(dir, 'stock-1.csv'))?.ms).toBe(100));
+    time.now += 100;
+    clock.fire(settleOf(dir, 'stock-1.csv'));
+    await vi.waitFor(() => expect(ready).toEqual(['stock-2.csv', 'stock-1.csv']));
+    expect(files[1]!.size).toBe('written at last'.length);
+
+    // An export that stays empty is handed on (to be refused or held as today) once 60 s have passed.
+    await writeFile(join(dir, 'stock-3.csv'), '');
+    await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-3.csv')));
+    time.now += 100;
+    clock.fire(settleOf(dir, 'stock-3.csv'));
+    await vi.waitFor(() => expect(clock.labels()).toContain(settleOf(dir, 'stock-3.csv')));
+    expect(ready).toHaveLength(2);
+    time.now += 60_000;
+    clock.fire(settleOf(dir, 'stock-3.csv'));
+    await vi.waitFor(() => expect(ready).toEqual(['stock-2.csv', 'stock-1.csv', 'stock-3.csv']));
   });
 });
