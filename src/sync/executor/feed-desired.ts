@@ -138,7 +138,7 @@ export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): Sourc
 export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath): Desired {
   const read = src.sorted!;
   const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
-  if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0, stateFile: null };
+  if (!feed) return { sorted: read, feed: onlyFeedSummary(ds, src), unmatched: [], rowErrors: 0, stateFile: null };
   const tally = newChangesTally();
   const out = join(dir, `merged-${feed.name}`);
   makePrivateDir(out);
@@ -207,6 +207,16 @@ export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, r
     return mergeUpdate(rows, base, state.valuesOf(stateNeeds(ds, feed.name)), { ...row, ownership: ctx.policy.ownership, missing: cfg.missing, skipped }, tally, put);
   }
   return overlayFull(rows, state.othersThan(feed.name), { shared: feed.fields, rules }, put);
+}
+
+/**
+ * The summary of a dataset's one full feed, which merges nothing: every record of its file matched (README: the
+ * summary's `feed` and the dataset_connector_feed_* series exist for every dataset, the single-source form's as
+ * feed main, as status lists its last file). Null for a file that is no feed's (a restore's).
+ */
+function onlyFeedSummary(ds: DatasetConfig, src: SourceRead): FeedSummary | null {
+  if (src.virtual) return null;
+  return summaryOfTally(ds.feed, roleOf(ds), newChangesTally(), src.sorted!.count);
 }
 
 /** A feed's summary from what its merge counted (`read`: the records of a full feed's file, all matched). */

@@ -10,7 +10,7 @@ import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
 import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, withFieldsChanged, type Desired } from './feed-desired.js';
-import { readerMapping } from '../../feeds/view.js';
+import { hasFeeds, readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
 import { join } from 'node:path';
@@ -147,7 +147,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
       }
       // A feed's file says how it was merged (issue 13): by index (only the records it lists read) or by the whole snapshot.
-      const merge = desired.feed ? { merge: desired.listed ? 'indexed' : 'full' } : {};
+      const merge = desired.feed && hasFeeds(ds) ? { merge: desired.listed ? 'indexed' : 'full' } : {};
       ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...merge, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
