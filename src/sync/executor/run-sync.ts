@@ -9,7 +9,7 @@ import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, withFieldsChanged, type Desired } from './feed-desired.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, NOT_OWNED_WARNING, withFieldsChanged, type Desired } from './feed-desired.js';
 import { hasFeeds, readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
@@ -237,7 +237,12 @@ function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
   ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
   // Once each, though the merge runs again for each plan a sync makes.
-  for (const warning of desired.warnings ?? feedWarnings(read.file, desired.feed)) if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
+  for (const warning of desired.warnings ?? feedWarnings(read.file, desired.feed)) {
+    if (ctx.summary.warnings.includes(warning)) continue;
+    ctx.summary.warnings.push(warning);
+    // Nothing changed and exit 0 would otherwise hide it: the log (and a terminal's progress lines) say it too.
+    if (warning.includes(NOT_OWNED_WARNING)) ctx.logger.warn(event('feed.not_owned', { file: read.file, feed: desired.feed.name, not_owned: desired.feed.notOwned, first: desired.feed.firstNotOwned ?? [] }), warning);
+  }
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
