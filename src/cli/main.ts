@@ -4,6 +4,11 @@ import { holdForStartUp, releaseStartUpHold } from '../start-up-hold.js';
 
 // Before the modules load (hence the imports below are dynamic): the daemon releases the hold once started, every other command before its action.
 holdForStartUp();
+// A reader that closed our stdout (`status | head -1`) has all it wanted: end quietly, not with an EPIPE stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.exit(process.exitCode ?? 0);
+});
 const { CommanderError } = await import('commander');
 const { ExitCode } = await import('./exit-codes.js');
 const { buildProgram } = await import('./program.js');

@@ -4,7 +4,7 @@ import type { RowCheck } from '../mapping/config.js';
 import { recordJson } from '../model/record-json.js';
 import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
 import { fieldValue, type FeedEntry } from './fields.js';
-import { applyRow, type RowOptions, type StateSink, type UpdateTally } from './merge-update.js';
+import { applyRow, notOwnedRow, type RowOptions, type StateSink, type UpdateTally } from './merge-update.js';
 import { StateCursor, type FeedValue } from './resolve.js';
 
 /** The attribute a change list's reader puts each row's command word in (view.ts); taken out before anything else sees the row. */
@@ -103,7 +103,8 @@ export function* mergeChanges(
     const listed = row !== null && row.entry.record_id === e.record_id ? row : null;
     if (listed) row = nextRow(it, opts, tally);
     if (opts.ownership === 'source' && !e.owned) {
-      if (listed && listed.cmd !== 'ignore') tally.notOwned++;
+      // Its delete rows are named on their own (deletesNotOwned), with their lines.
+      if (listed && listed.cmd !== 'ignore') notOwnedRow(tally, e.record_id, listed.cmd !== 'delete');
       // A person asked for this delete: that it did not happen is said, not only counted (a hand-made record stays).
       if (listed?.cmd === 'delete' && tally.deletesNotOwned++ < FIRST_NOT_OWNED_DELETES) tally.firstDeletesNotOwned.push({ record_id: e.record_id, line: listed.entry.line });
       continue;

@@ -22,6 +22,8 @@ export interface UpdateTally {
   unmatchedIds: UnappliedRow[];
   /** Rows of records the connector does not own (ownership: source): left alone. */
   notOwned: number;
+  /** The first of those records' ids (rows other than a change list's deletes), for the summary's warning. */
+  notOwnedIds: string[];
   /** Records the feed may change (the base of the missing guard). */
   changeable: number;
   /** Records the file does not list that the missing strategy changes. */
@@ -36,9 +38,18 @@ export interface UpdateTally {
   missingNotRun: number;
 }
 
+/** Ids of not-owned records the summary names (the count is exact). */
+export const FIRST_NOT_OWNED = 10;
+
+/** A row of a record the connector does not own (ownership: source): counted, and its id kept among the first. */
+export function notOwnedRow(tally: UpdateTally, recordId: string, named = true): void {
+  tally.notOwned++;
+  if (named && tally.notOwnedIds.length < FIRST_NOT_OWNED) tally.notOwnedIds.push(recordId);
+}
+
 /** A tally with nothing counted. */
 export function newUpdateTally(): UpdateTally {
-  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, changeable: 0, missing: 0, fieldsChanged: 0, blankCells: 0, skippedListed: 0, missingNotRun: 0 };
+  return { matched: 0, unmatched: 0, unmatchedIds: [], notOwned: 0, notOwnedIds: [], changeable: 0, missing: 0, fieldsChanged: 0, blankCells: 0, skippedListed: 0, missingNotRun: 0 };
 }
 
 /** How a row's fields are applied: the feed's fields, which of them an empty cell clears, and the rules other feeds' values go by. */
@@ -104,7 +115,7 @@ export function* mergeUpdate(
     const listed = row !== null && row.record_id === e.record_id ? row : null;
     if (listed) row = next(it);
     if (opts.ownership === 'source' && !e.owned) {
-      if (listed) tally.notOwned++;
+      if (listed) notOwnedRow(tally, e.record_id);
       continue;
     }
     tally.changeable++;

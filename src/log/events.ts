@@ -12,6 +12,7 @@ export const LOG_EVENTS = [
   'sync.failed',
   'sync.skipped',
   'sync.summary',
+  'feed.not_owned',
   'sync.coalesced',
   // a feed's file is ready while the dataset's other feed folders still receive files: the plan waits for them (coalesce_ms)
   'sync.gathering',

@@ -92,11 +92,13 @@ export interface FeedFileOutcome {
  * A feed's part of the summary (issue 13): what its merge tallied (feeds/merge-update.ts; the fields' meanings
  * are there), with the first unmatched ids instead of every unmatched row.
  */
-export interface FeedSummary extends Omit<UpdateTally, 'unmatchedIds'> {
+export interface FeedSummary extends Omit<UpdateTally, 'unmatchedIds' | 'notOwnedIds'> {
   name: string;
   role: 'full' | 'update' | 'changes';
   /** The first unmatched record ids. */
   firstUnmatched: string[];
+  /** The first ids of records the feed's rows name that the connector does not own (not its change list's deletes); absent: none. */
+  firstNotOwned?: string[];
   /** A change list's delete rows of records the connector does not own (not deleted), and the first of them by id and line; absent: none. */
   deletesNotOwned?: number;
   firstDeletesNotOwned?: Array<{ record_id: string; line: number }>;

@@ -133,3 +133,35 @@ describe('doctor: the state db and plans must be private', () => {
     expect(after.state).toEqual([{ dataset: null, check: 'state', status: 'ok', message: `state db and plans in ${state} are private to their owner` }]);
   });
 });
+
+// Review of #13: on a fresh state_dir doctor said the state database was "unreadable ... move the file aside", of a file
+// that does not exist yet.
+describe('doctor: a state_dir with no state database yet', () => {
+  const run = async (stateDir: string) => {
+    const yaml = [
+      `state_dir: "${stateDir}"`,
+      'datasets:',
+      '  shop:',
+      `    api: { base_url: "${emu.url}", dataset_id: shop-1, key: { env: SHOP_KEY } }`,
+      '    source: { type: csv }',
+      '    mapping: { fields: { record_id: SKU, display_name: Name, api_value: SKU } }',
+    ].join('\n');
+    const r = await runCli(['doctor', '--json', '--config', join(await tempFiles({ 'connector.yaml': yaml }), 'connector.yaml')], { SHOP_KEY: KEY });
+    return { ...r, state: r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Finding).filter((f) => f.check === 'state') };
+  };
+
+  it('says the first start creates it (exit 0), not that a file is unreadable', async () => {
+    const base = await tempFiles({});
+    const r = await run(join(base, 'state', 'new'));
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).not.toMatch(/unreadable|move the file aside/);
+    expect(r.state).toContainEqual({ dataset: null, check: 'state', status: 'info', message: `no state database in ${join(base, 'state', 'new')} yet: the first start creates it (${base} exists; the folders below it are made too)` });
+  });
+
+  it('fails (exit 1) when no start could create it: a file where its folder would be', async () => {
+    const base = await tempFiles({ 'taken': 'x' });
+    const r = await run(join(base, 'taken', 'state'));
+    expect(r.code).toBe(1);
+    expect(r.state).toContainEqual(expect.objectContaining({ status: 'fail', message: expect.stringMatching(/cannot be created: .*taken is a file, not a folder; set state_dir/) }));
+  });
+});

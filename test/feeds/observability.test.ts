@@ -91,20 +91,22 @@ describe('status: each feed\'s last file, whatever the form of the dataset (revi
     expect(sc.db.conn.prepare('SELECT COUNT(*) AS n FROM feed_values').get()).toEqual({ n: 0 });
   });
 
-  // Review of #13 (rv13b, D3): a dataset whose only feed is a full feed (here taking a shared export with from:) gets
-  // no `feed` in its summary and no dataset_connector_feed_* series: the summary leaves the feed out "for a dataset of
-  // one full feed", so the store's rows matched and fields changed, and its held syncs (README: "and the feed's
-  // dataset_connector_feed_syncs_total"), are never seen per feed, while its sister stores' update feeds are.
-  it.fails('the feeds form, one full feed taking a shared export: the summary and /metrics carry the feed\'s figures', async () => {
+  // Review of #13 (rv13b, D3): a dataset whose only feed is a full feed (here taking a shared export with from:) had
+  // no `feed` in its summary and no dataset_connector_feed_* series, while its sister stores' update feeds had them.
+  it.each([
+    ['the feeds form, one full feed taking a shared export', { feeds: { store: { role: 'full', from: 'ho', mapping: CATALOGUE.mapping } } }, { ho: { watch: { path: '/srv/ho' }, source: { type: 'csv' } } }, 'store'],
+    // The single-source form is one full feed named main (README), as status lists it: its figures are main's.
+    ['the single-source form', { ...CATALOGUE }, {}, 'main'],
+  ] as const)('%s: the summary and /metrics carry the feed\'s figures', async (_, written, exports, feed) => {
     sc = await scenario({ manualClock: true });
-    const ds = feedView(dataset(sc, { feeds: { store: { role: 'full', from: 'ho', mapping: CATALOGUE.mapping } } }, { ho: { watch: { path: '/srv/ho' }, source: { type: 'csv' } } }), 'store');
+    const ds = feedView(dataset(sc, written, exports), feed);
     expect(await sc.engine.sync(ds, { file: await sc.writeExport(recs(3), 'catalogue-1.csv') })).toMatchObject({ result: 'published' });
     const renamed = recs(3).map((r) => (r.record_id === 'r-002' ? { ...r, display_name: 'Renamed' } : r));
     const sum = await sc.engine.sync(ds, { file: await sc.writeExport(renamed, 'catalogue-2.csv') });
     expect(sum).toMatchObject({ result: 'published', changes: 1 });
-    expect(sum.feed).toMatchObject({ name: 'store', role: 'full', fieldsChanged: 1 });
+    expect(sum.feed).toMatchObject({ name: feed, role: 'full', matched: 3, unmatched: 0, fieldsChanged: 1 });
     const m = new DaemonMetrics();
     m.recordSync(sum, Date.now());
-    expect(await m.registry.metrics()).toContain('dataset_connector_feed_syncs_total{dataset="shop-1",feed="store",outcome="published"} 1');
+    expect(await m.registry.metrics()).toContain(`dataset_connector_feed_syncs_total{dataset="shop-1",feed="${feed}",outcome="published"} 1`);
   });
 });

@@ -142,15 +142,19 @@ describe('update feed: stock only', () => {
   });
 
   // Review of #13 (rv13b, D4): a shop whose catalogue is kept in the portal (or by another tool) and that feeds only
-  // its stock: every row's record exists but is not the connector's, so nothing is set, and the sync ends
-  // "unchanged" with no warning (the CLI prints "0 changed", exit 0). The rows are counted in feed.notOwned only;
-  // nothing says why the stock did not move or that ownership: full is what lets the feed set it.
-  it.fails('an update feed whose every row names a record the connector does not own says so in the summary\'s warnings', async () => {
+  // its stock: every row's record exists but is not the connector's, so nothing is set, and the sync ended
+  // "unchanged" with no warning (the CLI printed "0 changed", exit 0), the rows counted in feed.notOwned only.
+  it('an update feed whose every row names a record the connector does not own says so in the summary\'s warnings', async () => {
     sc = await scenario({ manualClock: true, records: [rec('h-001', 'Tea'), rec('h-002', 'Coffee')] });
     const ds = withFeeds(sc, { stock: STOCK });
     const sum = await sc.engine.sync(feedView(ds, 'stock'), { file: await writeStockFile(sc, { 'h-001': 9, 'h-002': 4 }, 'stock-1.csv') });
     expect(sum).toMatchObject({ result: 'unchanged', changes: 0, feed: { matched: 0, notOwned: 2 } });
     expect(sc.published().map((r) => r.attributes.stock)).toEqual([undefined, undefined]);
-    expect(sum.warnings.join('\n')).toMatch(/not own.*ownership/s);
+    expect(sum.feed?.firstNotOwned).toEqual(['h-001', 'h-002']);
+    expect(sum.warnings).toHaveLength(1);
+    expect(sum.warnings[0]).toMatch(/^2 rows in .*stock-1\.csv name records the connector does not own .*: h-001, h-002 \(feed stock; policy\.ownership: full .*README "Ownership"/);
+    // The log says it at warn level: a terminal's progress lines print it, as a daemon's journal has it.
+    const logged = sc.logs.filter((l) => l.event === 'feed.not_owned');
+    expect(logged).toMatchObject([{ level: 40, feed: 'stock', not_owned: 2, first: ['h-001', 'h-002'], msg: sum.warnings[0] }]);
   });
 });

@@ -29,12 +29,12 @@ export function register(program: Command): void {
             process.stdout.write(opts.json ? `${JSON.stringify(f)}\n` : `${f.dataset ?? '*'}  ${MARK[f.status]}  ${f.check.padEnd(8)}  ${f.message}\n`);
           }
         };
-        // Shared by every dataset: the state db and plans (warnings only, never a failure).
+        // Shared by every dataset: the state db and plans (warnings, or a failure when no start could create it).
         const { checkStateFiles, openExistingStateDb } = await import('../doctor/state-files.js');
         print(await checkStateFiles(config.state_dir));
         const state = openExistingStateDb(config.state_dir);
         print(state.findings);
-        let failed = false;
+        let failed = state.findings.some((f) => f.status === 'fail');
         try {
           for (const ds of datasets) {
             const findings = await checkDataset(ds, process.env, state.db?.rateWindow);

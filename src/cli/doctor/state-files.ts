@@ -1,5 +1,6 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openCurrentStateDb, type StateDb } from '../../snapshot/db.js';
 import { planDir } from '../../sync/executor/plan-files.js';
 import type { Finding } from './checks.js';
@@ -66,10 +67,27 @@ export async function checkStateFiles(stateDir: string): Promise<Finding[]> {
  * One that cannot be opened is said as a finding.
  */
 export function openExistingStateDb(stateDir: string): { db: StateDb | undefined; findings: Finding[] } {
+  // A fresh state_dir has nothing to open (not an unreadable file): the first start creates it, if it can.
+  if (!existsSync(join(stateDir, 'state.db'))) return { db: undefined, findings: creatable(stateDir) };
   try {
     return { db: openCurrentStateDb(join(stateDir, 'state.db')), findings: [] };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { db: undefined, findings: [{ dataset: null, check: 'state', status: 'warn', message: `${message} (doctor's requests are not counted in the shared rate window)` }] };
   }
+}
+
+/** Whether the first start can create the state db in `stateDir`: the folder, or the nearest one above it that exists, is a folder it may write. */
+function creatable(stateDir: string): Finding[] {
+  const finding = (status: Finding['status'], message: string): Finding[] => [{ dataset: null, check: 'state', status, message }];
+  let dir = stateDir;
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  const made = dir === stateDir ? '' : ` (${dir} exists; the folders below it are made too)`;
+  if (!statSync(dir).isDirectory()) return finding('fail', `state_dir ${stateDir} cannot be created: ${dir} is a file, not a folder; set state_dir to a folder the connector may write`);
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch {
+    return finding('fail', `state_dir ${stateDir} cannot be created: ${dir} is not writable by this user; run doctor as the user the connector runs as, or give it the folder (chown), or set state_dir elsewhere`);
+  }
+  return finding('info', `no state database in ${stateDir} yet: the first start creates it${made}`);
 }

@@ -57,12 +57,13 @@ export function feedTotals(files: ReadonlyArray<{ summary: FeedSummary; rows: nu
   for (const { summary: f, rows } of files) {
     const had = byFeed.get(f.name);
     if (!had) {
-      byFeed.set(f.name, { ...f, firstUnmatched: [...f.firstUnmatched], ...(f.firstDeletesNotOwned ? { firstDeletesNotOwned: [...f.firstDeletesNotOwned] } : {}), rows });
+      byFeed.set(f.name, { ...f, firstUnmatched: [...f.firstUnmatched], ...(f.firstNotOwned ? { firstNotOwned: [...f.firstNotOwned] } : {}), ...(f.firstDeletesNotOwned ? { firstDeletesNotOwned: [...f.firstDeletesNotOwned] } : {}), rows });
       continue;
     }
     for (const k of ['matched', 'unmatched', 'notOwned', 'changeable', 'missing', 'fieldsChanged', 'blankCells', 'skippedListed', 'missingNotRun'] as const) had[k] += f[k];
     had.rows += rows;
     had.firstUnmatched = [...had.firstUnmatched, ...f.firstUnmatched].slice(0, FIRST_UNMATCHED);
+    if (f.firstNotOwned) had.firstNotOwned = [...(had.firstNotOwned ?? []), ...f.firstNotOwned].slice(0, FIRST_UNMATCHED);
     if (f.deletesNotOwned) {
       had.deletesNotOwned = (had.deletesNotOwned ?? 0) + f.deletesNotOwned;
       had.firstDeletesNotOwned = [...(had.firstDeletesNotOwned ?? []), ...(f.firstDeletesNotOwned ?? [])].slice(0, FIRST_UNMATCHED);
@@ -138,7 +139,7 @@ export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): Sourc
 export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath): Desired {
   const read = src.sorted!;
   const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
-  if (!feed) return { sorted: read, feed: null, unmatched: [], rowErrors: 0, stateFile: null };
+  if (!feed) return { sorted: read, feed: onlyFeedSummary(ds, src), unmatched: [], rowErrors: 0, stateFile: null };
   const tally = newChangesTally();
   const out = join(dir, `merged-${feed.name}`);
   makePrivateDir(out);
@@ -209,6 +210,16 @@ export function feedStage(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, r
   return overlayFull(rows, state.othersThan(feed.name), { shared: feed.fields, rules }, put);
 }
 
+/**
+ * The summary of a dataset's one full feed, which merges nothing: every record of its file matched (README: the
+ * summary's `feed` and the dataset_connector_feed_* series exist for every dataset, the single-source form's as
+ * feed main, as status lists its last file). Null for a file that is no feed's (a restore's).
+ */
+function onlyFeedSummary(ds: DatasetConfig, src: SourceRead): FeedSummary | null {
+  if (src.virtual) return null;
+  return summaryOfTally(ds.feed, roleOf(ds), newChangesTally(), src.sorted!.count);
+}
+
 /** A feed's summary from what its merge counted (`read`: the records of a full feed's file, all matched). */
 export function summaryOfTally(name: string, role: FeedRole, tally: ChangesTally, read: number): FeedSummary {
   return {
@@ -219,6 +230,7 @@ export function summaryOfTally(name: string, role: FeedRole, tally: ChangesTally
     firstUnmatched: tally.unmatchedIds.slice(0, FIRST_UNMATCHED).map((u) => u.record_id),
     ...(tally.unmatchedIds.length < tally.unmatched ? { unmatchedListed: tally.unmatchedIds.length } : {}),
     notOwned: tally.notOwned,
+    ...(tally.notOwnedIds.length > 0 ? { firstNotOwned: tally.notOwnedIds.slice(0, FIRST_UNMATCHED) } : {}),
     changeable: tally.changeable,
     missing: tally.missing,
     fieldsChanged: tally.fieldsChanged,
@@ -228,6 +240,9 @@ export function summaryOfTally(name: string, role: FeedRole, tally: ChangesTally
     ...(tally.deletesNotOwned > 0 ? { deletesNotOwned: tally.deletesNotOwned, firstDeletesNotOwned: tally.firstDeletesNotOwned } : {}),
   };
 }
+
+/** Marks feedWarnings' warning of rows naming records the connector does not own (logged as feed.not_owned too). */
+export const NOT_OWNED_WARNING = 'the connector does not own (made in the portal or by another tool), left as';
 
 /** What the summary says of a feed's file beside its counts: cells left empty, and records its skipped rows kept from the missing strategy. */
 export function feedWarnings(file: string, feed: FeedSummary): string[] {
@@ -239,6 +254,15 @@ export function feedWarnings(file: string, feed: FeedSummary): string[] {
   if (feed.skippedListed > 0) {
     const n = feed.skippedListed;
     out.push(`${n} record${n === 1 ? '' : 's'} listed in ${file} only by rows skipped as row errors: left as ${n === 1 ? 'it was' : 'they were'}, not changed by the missing strategy (feed ${feed.name}; the reject file lists the rows)`);
+  }
+  const notOwned = feed.notOwned - (feed.deletesNotOwned ?? 0);
+  if (notOwned > 0) {
+    const first = feed.firstNotOwned ?? [];
+    const rest = notOwned - first.length;
+    const ids = first.length > 0 ? `: ${first.join(', ')}${rest > 0 ? ` and ${rest} more` : ''}` : '';
+    out.push(
+      `${notOwned} row${notOwned === 1 ? '' : 's'} in ${file} name${notOwned === 1 ? 's a record' : ' records'} ${NOT_OWNED_WARNING} ${notOwned === 1 ? 'it is' : 'they are'}${ids} (feed ${feed.name}; policy.ownership: full lets the feed change every record of the dataset, see README "Ownership"; or let the connector's full feed list them first)`,
+    );
   }
   if (feed.deletesNotOwned) {
     const n = feed.deletesNotOwned;

@@ -9,8 +9,8 @@ import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, withFieldsChanged, type Desired } from './feed-desired.js';
-import { readerMapping } from '../../feeds/view.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, NOT_OWNED_WARNING, withFieldsChanged, type Desired } from './feed-desired.js';
+import { hasFeeds, readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
 import { join } from 'node:path';
@@ -147,7 +147,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         ctx.logger.warn(event('reconcile.drift', { kind: 'foreign_edit', record_id: fe.record_id, fields: fe.fields, resolution: fe.resolution }), 'foreign edit of an owned record');
       }
       // A feed's file says how it was merged (issue 13): by index (only the records it lists read) or by the whole snapshot.
-      const merge = desired.feed ? { merge: desired.listed ? 'indexed' : 'full' } : {};
+      const merge = desired.feed && hasFeeds(ds) ? { merge: desired.listed ? 'indexed' : 'full' } : {};
       ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...merge, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
@@ -237,7 +237,12 @@ function fillFeed(ctx: ExecContext, desired: Desired, read: SourceRead): void {
   // A change list's rows not applied (unknown command word) are row errors of the file, beside the reader's.
   ctx.summary.rowErrors = read.rowErrors.length + desired.rowErrors;
   // Once each, though the merge runs again for each plan a sync makes.
-  for (const warning of desired.warnings ?? feedWarnings(read.file, desired.feed)) if (!ctx.summary.warnings.includes(warning)) ctx.summary.warnings.push(warning);
+  for (const warning of desired.warnings ?? feedWarnings(read.file, desired.feed)) {
+    if (ctx.summary.warnings.includes(warning)) continue;
+    ctx.summary.warnings.push(warning);
+    // Nothing changed and exit 0 would otherwise hide it: the log (and a terminal's progress lines) say it too.
+    if (warning.includes(NOT_OWNED_WARNING)) ctx.logger.warn(event('feed.not_owned', { file: read.file, feed: desired.feed.name, not_owned: desired.feed.notOwned, first: desired.feed.firstNotOwned ?? [] }), warning);
+  }
 }
 
 function fill(ctx: ExecContext, p: SyncPlan): void {
