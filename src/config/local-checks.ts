@@ -56,8 +56,9 @@ export async function localIssues(config: Parsed, probe: LocalProbe): Promise<Ru
       issues.push({ path, message: `key file ${file} is not a file (expected a file holding only the key: fix the path)` });
       continue;
     }
-    if (!unused && (await probe.readable(file).then(() => null, (err: NodeJS.ErrnoException) => err.code ?? err.message)) !== null) {
-      issues.push({ path, message: `key file ${file} cannot be read by this user (expected it to be the service user's, mode 0600: run chown <service user> ${file} && chmod 600 ${file})` });
+    const denied = unused ? null : await probe.readable(file).then(() => null, (err: NodeJS.ErrnoException) => err.code ?? err.message);
+    if (denied !== null) {
+      issues.push({ path, message: `key file ${file} cannot be read by this user (${denied}; expected it to be the service user's, mode 0600: run chown <service user> ${file} && chmod 600 ${file})` });
       continue;
     }
     if ((st.mode & 0o077) !== 0) {
