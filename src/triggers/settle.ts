@@ -61,10 +61,12 @@ export class SettleTracker {
     const prev = this.#seen.get(path);
     if (!prev || !same(prev, obs)) {
       this.#seen.set(path, { ...obs, since: now });
-      return { state: 'waiting', dueAt: now + Math.max(this.#boundOf(obs), 1) };
+      return { state: 'waiting', dueAt: now + Math.max(this.#settleMs, 1) };
     }
-    const dueAt = prev.since + this.#boundOf(obs);
-    return now >= dueAt ? { state: 'settled' } : { state: 'waiting', dueAt };
+    const settledAt = prev.since + this.#boundOf(obs);
+    if (now >= settledAt) return { state: 'settled' };
+    // A 0-byte file is looked at again every settle_ms: its content may come without a file-system event.
+    return { state: 'waiting', dueAt: Math.min(settledAt, now + Math.max(this.#settleMs, 1)) };
   }
 
   #boundOf(obs: FileObservation): number {

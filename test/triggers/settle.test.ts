@@ -21,8 +21,10 @@ describe('settle tracker', () => {
 
   it('holds a 0-byte file for max(60 s, 10 x settle_ms): an exporter may create it and write it later', () => {
     const t = new SettleTracker(1000);
-    expect(t.observe('a', at(0, 5), 0)).toEqual({ state: 'waiting', dueAt: 60_000 });
-    expect(t.observe('a', at(0, 5), 1000)).toEqual({ state: 'waiting', dueAt: 60_000 });
+    // Looked at again every settle_ms (its content may come without an event), complete only at 60 s.
+    expect(t.observe('a', at(0, 5), 0)).toEqual({ state: 'waiting', dueAt: 1000 });
+    expect(t.observe('a', at(0, 5), 1000)).toEqual({ state: 'waiting', dueAt: 2000 });
+    expect(t.observe('a', at(0, 5), 59_500)).toEqual({ state: 'waiting', dueAt: 60_000 });
     expect(t.pendingEmpty('a')).toBe(true);
     // Written at last: settles as any file, over settle_ms from then.
     expect(t.observe('a', at(10, 30_000), 30_000)).toEqual({ state: 'waiting', dueAt: 31_000 });
@@ -30,7 +32,8 @@ describe('settle tracker', () => {
     expect(t.observe('a', at(10, 30_000), 31_000)).toEqual({ state: 'settled' });
     // A truly empty export is still handed on, once it has stayed empty that long.
     const slow = new SettleTracker(10_000);
-    expect(slow.observe('b', at(0, 5), 0)).toEqual({ state: 'waiting', dueAt: 100_000 });
+    expect(slow.observe('b', at(0, 5), 0)).toEqual({ state: 'waiting', dueAt: 10_000 });
+    expect(slow.observe('b', at(0, 5), 10_000)).toEqual({ state: 'waiting', dueAt: 20_000 });
     expect(slow.observe('b', at(0, 5), 100_000)).toEqual({ state: 'settled' });
   });
 
