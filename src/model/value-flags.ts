@@ -46,7 +46,7 @@ export function numeric(v: unknown): number | null {
 export class FieldBaseCounts {
   readonly #bases = new Map<string, Base>();
   readonly #values = new RecordValues(baseFlags);
-  readonly #attrFields = new Map<string, string>();
+  readonly #attrField = attributeFieldNames();
 
   add(json: string, sign: 1 | -1 = 1): void {
     const r = this.#values;
@@ -78,12 +78,17 @@ export class FieldBaseCounts {
     if (flags & NONZERO) b.nonzero += sign;
   }
 
-  #attrField(key: string): string {
-    let f = this.#attrFields.get(key);
+}
+
+/** `attributes.<key>` for each key, built once per key (a tally names the same few keys for every record). */
+export function attributeFieldNames(): (key: string) => string {
+  const names = new Map<string, string>();
+  return (key) => {
+    let f = names.get(key);
     if (f === undefined) {
       f = `attributes.${key}`;
-      this.#attrFields.set(key, f);
+      names.set(key, f);
     }
     return f;
-  }
+  };
 }

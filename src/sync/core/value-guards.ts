@@ -3,7 +3,7 @@ import type { DatasetRecord } from '../../model/record.js';
 import type { GuardEvaluation, GuardResult } from './guards.js';
 import type { FieldTally, ValueSample, ValueTally } from './changeset.js';
 import { NONZERO, RecordValues, TOP_FIELDS, ZEROABLE } from '../../model/record-values.js';
-import { baseFlags, isZeroOrEmpty, numeric } from '../../model/value-flags.js';
+import { attributeFieldNames, baseFlags, isZeroOrEmpty, numeric } from '../../model/value-flags.js';
 
 export { baseFlags, FieldBaseCounts, isZeroOrEmpty } from '../../model/value-flags.js';
 
@@ -54,7 +54,7 @@ export class ValueTallier {
   readonly #bases: Record<string, Base> = {};
   /** ruleFor of each field met, and each attribute key's field name (a million records name the same few). */
   readonly #rules = new Map<string, ValueRule | null>();
-  readonly #attrFields = new Map<string, string>();
+  readonly #attrField = attributeFieldNames();
   readonly #values = new RecordValues(baseFlags);
   /** The base counters of each shape's fields (comparedFlags), for the shapes last given. */
   #shapesOf: readonly (readonly string[])[] | null = null;
@@ -134,14 +134,6 @@ export class ValueTallier {
     return bases;
   }
 
-  #attrField(key: string): string {
-    let f = this.#attrFields.get(key);
-    if (f === undefined) {
-      f = `attributes.${key}`;
-      this.#attrFields.set(key, f);
-    }
-    return f;
-  }
 
   #ruleFor(field: string): ValueRule | null {
     let r = this.#rules.get(field);
