@@ -115,8 +115,10 @@ export class ExportRuntime {
   /** Start the watcher and schedules (`run --once`: queue the files waiting). */
   async start(): Promise<void> {
     await this.#forgetGone();
-    if (this.#deps.once) await this.#takeWaiting();
-    else await this.#startTriggers();
+    // Every file waiting at start is known to the first pass, as `run --once` knows them: the watcher hands them
+    // on one by one as each settles, and a full taker given the oldest alone would publish it before the newest.
+    await this.#takeWaiting(!this.#deps.once);
+    if (!this.#deps.once) await this.#startTriggers();
     this.#log.info(event('dataset.started', { watch: this.#watch?.dir ?? null, schedules: this.#scheduler?.s.schedules.length ?? 0, takers: this.#takers }), 'export started');
   }
 
@@ -178,9 +180,12 @@ export class ExportRuntime {
 
   async #run(job: DatasetJob): Promise<void> {
     if (job.kind !== 'file') return;
-    this.#add(job);
     // Files that arrived meanwhile join this pass (a full taker goes straight to its newest).
-    for (const j of this.#queue.takeFiles()) this.#add(j);
+    for (const j of [job, ...this.#queue.takeFiles()]) {
+      // The watcher hands on what it found at start after the first pass may have archived it (start() knew it).
+      if (this.#files.get(j.file.path) === j || (await sameFile(j.file))) this.#add(j);
+      else await j.cleanup?.().catch(() => undefined);
+    }
     await this.#pass();
   }
 
@@ -380,10 +385,11 @@ export class ExportRuntime {
     this.#watch = undefined;
   }
 
-  async #takeWaiting(): Promise<void> {
+  /** Queue the files waiting in the folder now, all known to the first pass (`watching`: a folder that cannot be read is the watch supervisor's to report and retry). */
+  async #takeWaiting(watching: boolean): Promise<void> {
     if (!this.#cfg.watch) return;
-    const files = await new FolderWatcher(this.#cfg.watch, { onReady: () => undefined, onSuperseded: () => undefined }, { logger: this.#log }).waiting().catch((err: unknown) => {
-      this.#log.error(event('watch.failed', { watch: this.#cfg.watch!.path, code: 'WATCH_FAILED', errno: (err as NodeJS.ErrnoException).code ?? null }), 'cannot read the export folder');
+    const files = await new FolderWatcher(this.#cfg.watch, { onReady: () => undefined, onSuperseded: () => undefined }, { logger: this.#log, clock: this.#deps.clock }).waiting().catch((err: unknown) => {
+      if (!watching) this.#log.error(event('watch.failed', { watch: this.#cfg.watch!.path, code: 'WATCH_FAILED', errno: (err as NodeJS.ErrnoException).code ?? null }), 'cannot read the export folder');
       return [] as ReadyFile[];
     });
     // All known to the first pass: a full taker goes straight to the newest.
@@ -400,6 +406,12 @@ export class ExportRuntime {
     if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
     return d !== null;
   }
+}
+
+/** The file is still there as it was handed on (not archived since, nor rewritten: a rewrite is handed on anew). */
+async function sameFile(file: ReadyFile): Promise<boolean> {
+  const st = await stat(file.path).catch(() => undefined);
+  return st !== undefined && st.mtimeMs === file.mtimeMs;
 }
 
 /** The shared exports the daemon serves; `apply` brings them in line with a configuration, as DatasetSet does for datasets. */
