@@ -385,10 +385,10 @@ export class ExportRuntime {
     this.#watch = undefined;
   }
 
-  /** Queue the files waiting in the folder now, all known to the first pass (`watching`: a folder that cannot be read is the watch supervisor's to report and retry). */
+  /** Queue the files waiting in the folder now, all known to the first pass (`watching`: the watcher says what it leaves, a 0-byte file, a folder it cannot read). */
   async #takeWaiting(watching: boolean): Promise<void> {
     if (!this.#cfg.watch) return;
-    const files = await new FolderWatcher(this.#cfg.watch, { onReady: () => undefined, onSuperseded: () => undefined }, { logger: this.#log, clock: this.#deps.clock }).waiting().catch((err: unknown) => {
+    const files = await new FolderWatcher(this.#cfg.watch, { onReady: () => undefined, onSuperseded: () => undefined }, { ...(watching ? {} : { logger: this.#log }), clock: this.#deps.clock }).waiting().catch((err: unknown) => {
       if (!watching) this.#log.error(event('watch.failed', { watch: this.#cfg.watch!.path, code: 'WATCH_FAILED', errno: (err as NodeJS.ErrnoException).code ?? null }), 'cannot read the export folder');
       return [] as ReadyFile[];
     });
