@@ -94,6 +94,8 @@ export class ExportRuntime {
   #progressCache: TakerProgress | undefined;
   /** Files already said to wait for a taker behind (file.kept older_file_retrying), by path. */
   readonly #saidWaiting = new Set<string>();
+  /** The file every taker is done with that could not be archived: its next try, and the back-off (ms) of that try. */
+  #archiveRetry: { path: string; delay: number; cancel: () => void } | undefined;
 
   constructor(
     readonly name: string,
@@ -145,6 +147,7 @@ export class ExportRuntime {
   /** Stop the triggers and the running file at its next journaled step: the files stay, and the next start resumes each taker where it was. */
   async stop(): Promise<void> {
     this.#stopping.abort();
+    this.#archiveRetry?.cancel();
     for (const k of this.#kept.values()) k.cancel();
     this.#kept.clear();
     await this.#stopTriggers();
@@ -311,12 +314,42 @@ export class ExportRuntime {
         return { dataset: t.dataset, feed: t.feed, outcome, result: m.result, code: m.code, ...(outcome === 'rejected' ? { message: m.message ?? null } : {}) };
       });
       const fate = outcomes.some((o) => o.outcome === 'rejected') ? 'failed' : outcomes.every((o) => o.result === 'superseded') ? 'superseded' : 'processed';
-      const ok = fate === 'superseded' ? await this.#archive(file) : await archiveFanOutFile(this.#cfg, takers, job, fate, outcomes, { ...this.#deps, logger: this.#log });
-      // Could not be moved (said): it stays, and so do the newer ones, for the next pass.
-      if (!ok) return;
+      const retryInMs = this.#nextArchiveDelay(file.path);
+      const ok = fate === 'superseded' ? await this.#archive(file, undefined, retryInMs) : await archiveFanOutFile(this.#cfg, takers, job, fate, outcomes, { ...this.#deps, logger: this.#log, retryInMs });
+      // Could not be moved (said, with when it is tried again): it stays, and so do the newer ones, until that try.
+      if (!ok) return this.#retryArchive(job, retryInMs);
+      if (this.#archiveRetry?.path === file.path) {
+        this.#archiveRetry.cancel();
+        this.#archiveRetry = undefined;
+      }
       crashPoint('fanout.archived');
       await this.#drop(job);
     }
+  }
+
+  /** The back-off of the next try to archive `path` should this one fail: doubling from the first retry delay, capped. */
+  #nextArchiveDelay(path: string): number {
+    const { firstMs, maxMs } = this.#deps.retry ?? DEFAULT_RETRY;
+    const prev = this.#archiveRetry?.path === path ? this.#archiveRetry.delay : 0;
+    return prev === 0 ? firstMs : Math.min(maxMs, prev * 2);
+  }
+
+  /**
+   * A file every taker is done with could not be archived (a folder the service user may not write, a name in
+   * the way): its move is tried again after `delay` through the queue, as a pass. Every taker is done with it
+   * (export_files), so that pass only archives it: no taker syncs it again.
+   */
+  #retryArchive(job: FileJob, delay: number): void {
+    this.#archiveRetry?.cancel();
+    const cancel = this.#deps.clock.after(
+      delay,
+      () => {
+        if (this.#archiveRetry?.cancel !== cancel || this.#stopping.signal.aborted) return;
+        this.#queue.push({ ...job, slot: job.file.path });
+      },
+      'archive-retry',
+    );
+    this.#archiveRetry = { path: job.file.path, delay, cancel };
   }
 
   /** Say once per file the takers it waits for while they keep an older file (why the folder is not emptied). */
@@ -399,10 +432,11 @@ export class ExportRuntime {
   }
 
   /** A file every taker went past for a newer one: archived as superseded. */
-  async #archive(file: ReadyFile, by?: ReadyFile): Promise<boolean> {
+  async #archive(file: ReadyFile, by?: ReadyFile, retryInMs?: number): Promise<boolean> {
     const watch = this.#cfg.watch;
     if (!watch) return true;
-    const d = await disposeReported({ name: exportHealthName(this.name), watch }, file, 'superseded', { now: this.#deps.clock.now(), timezone: this.#deps.timezone }, { ...this.#deps, logger: this.#log });
+    const retry = retryInMs === undefined ? {} : { retryInMs };
+    const d = await disposeReported({ name: exportHealthName(this.name), watch }, file, 'superseded', { now: this.#deps.clock.now(), timezone: this.#deps.timezone }, { ...this.#deps, logger: this.#log, ...retry });
     if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
     return d !== null;
   }
