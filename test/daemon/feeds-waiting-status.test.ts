@@ -130,4 +130,14 @@ describe('status: a feed\'s file waiting behind another feed\'s held change', ()
     fx.services.push(again);
     await until(async () => (await rows()).length === 0, 'the start forgot the wait of a file that is gone');
   });
+  it('a shared export\'s file kept behind a held change: status says who ends the wait', () => {
+    const base = { dataset: 'store-001', activeVersion: 3, confirmedAt: null, records: 2, owned: 2, notOwned: 0, lastSync: null, lastSuccessAt: null, openPlan: null, paused: null, feeds: [], pausedFeeds: [], waitingFiles: [], nextRun: null };
+    const kept = { export: 'ho', feed: 'stock', file: '/in/stock-1.csv', result: 'waiting', code: 'HELD_OTHER_FEED', since: '2026-11-27T10:00:00.000Z', newer: 1 };
+    const held = { kind: 'guard', version: 4, reason: 'deletes 3 of 4 records', ageMs: 60_000, since: '2026-11-27T09:59:00.000Z' };
+    expect(statusLine({ ...base, held, keptExportFiles: [kept] }, {})).toContain(
+      '; export ho (feed stock): keeps /in/stock-1.csv since 2026-11-27T10:00:00.000Z (waiting: HELD_OTHER_FEED), 1 newer file(s) wait in the folder for it: it waits for a person to run dataset-connector approve store-001 or dataset-connector discard store-001',
+    );
+    // Once the change is approved or discarded, the line no longer sends the person to do it.
+    expect(statusLine({ ...base, held: null, keptExportFiles: [kept] }, {})).not.toContain('approve');
+  });
 });
