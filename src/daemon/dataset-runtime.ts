@@ -267,11 +267,8 @@ export class DatasetRuntime {
       ...this.#deps,
       signal: this.#stopping.signal,
       logger: this.#log,
-      onSummary: (s) => {
-        // Its own files only: a shared export's kept files are the fan-out's (export_files).
-        noteWaits(this.#deps.state, this.name, s, this.#ds.feed, this.#deps.clock.now());
-        this.noteSummary(s);
-      },
+      // Its own files' waits for a person (a shared export's kept files are the fan-out's, export_files).
+      onSummary: (s) => (noteWaits(this.#deps.state, this.name, s, this.#ds.feed, this.#deps.clock.now()), this.noteSummary(s)),
       onError: (err) => this.noteError(err),
     };
   }
