@@ -20,6 +20,7 @@ import { feedView, hasFeeds } from '../feeds/view.js';
 import { FeedTriggers, feedNames, triggersOf } from './feed-triggers.js';
 import { BatchRunner } from './batch-runner.js';
 import { CoalesceWindow } from './coalesce-window.js';
+import { forgetGoneWaits, noteWaits } from './waiting-files.js';
 
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -141,6 +142,7 @@ export class DatasetRuntime {
     // Before the watcher: an export found in the folder at start then wins over it in the queue.
     await requeuePendingReapply(this.#ds, { state: this.#deps.state, logger: this.#log, push: (j) => this.#queue.push(j) });
     driftHealth(this.#ds, this.#deps);
+    await forgetGoneWaits(this.#deps.state, this.name);
     if (this.#deps.once) await this.#triggers.takeWaiting();
     else await this.#triggers.start();
     await this.#prune();
@@ -265,7 +267,8 @@ export class DatasetRuntime {
       ...this.#deps,
       signal: this.#stopping.signal,
       logger: this.#log,
-      onSummary: (s) => this.noteSummary(s),
+      // Its own files' waits for a person (a shared export's kept files are the fan-out's, export_files).
+      onSummary: (s) => (noteWaits(this.#deps.state, this.name, s, this.#ds.feed, this.#deps.clock.now()), this.noteSummary(s)),
       onError: (err) => this.noteError(err),
     };
   }
@@ -388,6 +391,7 @@ export class DatasetRuntime {
     if (job.reapplyOf !== undefined) this.#deps.state.markReapply(this.name, job.reapplyOf, 'done');
     // Files that waited for their retry with this one are not superseded by it: they wait on the queue.
     this.#batches.release(job);
+    this.#deps.state.waiting?.done(this.name, job.file.path);
     await job.cleanup?.().catch(() => undefined);
     if (fromFolder(job)) await this.#archive(job.file, by, job.feed);
   }

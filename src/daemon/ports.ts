@@ -2,6 +2,7 @@ import type { DatasetConfig } from '../config/schema.js';
 import type { FileSyncer, LastFile } from '../files/ports.js';
 import type { ReapplyMarker } from '../snapshot/dataset-state.js';
 import type { HeldDraft, RebuildReport } from '../snapshot/types.js';
+import type { WaitingFile } from '../snapshot/waiting-files.js';
 import type { SyncSummary } from '../sync/outcome.js';
 
 /**
@@ -38,4 +39,10 @@ export interface DaemonState extends LastFile {
   paused?(dataset: string): { at: number; by: string } | null;
   /** One feed paused by a person (`pause <dataset> --feed F`): its files wait, its schedules skip; read at each file job. */
   feedPaused?(dataset: string, feed: string): { at: number; by: string } | null;
+  /** The files of the dataset's own feeds kept while their sync waits for a person (status shows them), and the end of such a wait. */
+  waiting?: {
+    wait(dataset: string, w: WaitingFile): void;
+    done(dataset: string, file: string): void;
+    all(dataset: string): WaitingFile[];
+  };
 }

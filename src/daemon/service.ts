@@ -17,7 +17,7 @@ import type { CallAlerts, PlacedAlert } from '../alerts/alerts.js';
 import { alertStatus, type DatasetAlertStatus } from '../alerts/decide.js';
 import { ClientPool } from './clients.js';
 import { DatasetSet } from './config-delta.js';
-import { ExportSet } from './fan-out.js';
+import { ExportSet } from './export-set.js';
 import { ExportTakers } from '../snapshot/export-takers.js';
 import type { RetryDelays } from './file-order.js';
 import type { Demo } from './demo.js';

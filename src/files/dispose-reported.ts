@@ -14,6 +14,8 @@ export interface DisposeDeps {
   health: HealthReasons;
   /** The one clock (src/clock.ts). */
   clock: Clock;
+  /** When the caller tries the disposal again if this one fails (ms): the failure's line says so. */
+  retryInMs?: number;
 }
 
 /**
@@ -41,9 +43,10 @@ export async function disposeReported(
       `check that the service user may write ${ds.watch.path}` +
       (ds.watch.after === 'delete' ? '' : ` and ${dir}`) +
       ' (under systemd, list the folders in ReadWritePaths=)';
+    const retry = deps.retryInMs === undefined ? {} : { retry_in_ms: deps.retryInMs };
     deps.logger.error(
-      event('file.dispose_failed', { file: file.path, fate, after: ds.watch.after, dir, code, hint, err }),
-      'cannot move the file after its sync',
+      event('file.dispose_failed', { file: file.path, fate, after: ds.watch.after, dir, code, hint, ...retry, err }),
+      deps.retryInMs === undefined ? 'cannot move the file after its sync' : `cannot move the file after its sync: it stays in the folder and is tried again in ${Math.round(deps.retryInMs / 1000)} s`,
     );
     deps.health.set(ds.name, 'dispose', 'DISPOSE_FAILED', `cannot ${what}: ${code}; ${hint}`, deps.clock.now());
     return null;

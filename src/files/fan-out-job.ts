@@ -176,7 +176,7 @@ export async function archiveFanOutFile(
   job: { file: ReadyFile; origin: FileOrigin },
   fate: FileFate,
   outcomes: readonly TakerOutcome[],
-  deps: Pick<FanOutDeps, 'logger' | 'health' | 'clock' | 'timezone'>,
+  deps: Pick<FanOutDeps, 'logger' | 'health' | 'clock' | 'timezone'> & { retryInMs?: number },
 ): Promise<boolean> {
   const { file, origin } = job;
   const log = deps.logger;
@@ -307,9 +307,12 @@ async function archiveRejectFiles(file: ReadyFile, tags: readonly string[], dir:
     const from = takerRejectPath(file.path, tag);
     if (!(await lstat(from).catch(() => undefined))?.isFile()) continue;
     const to = takerRejectPath(archived, tag);
-    await mkdir(dirname(to), { recursive: true, mode: 0o750 });
-    await rename(from, to).catch(() => undefined);
-    out.push(to);
+    // The export is archived already: a reject file that cannot follow it stays beside the export's old name.
+    const moved = await mkdir(dirname(to), { recursive: true, mode: 0o750 })
+      .then(() => rename(from, to))
+      .then(() => true)
+      .catch(() => false);
+    if (moved) out.push(to);
   }
   return out;
 }

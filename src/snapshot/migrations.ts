@@ -379,6 +379,29 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX export_files_taker ON export_files (dataset, outcome);
     `,
   },
+  {
+    // 17 is left for a migration made on another branch at the same time; the runner takes the numbers in order
+    // and skips none it has not applied.
+    version: 18,
+    description: 'files of a dataset\'s own feeds kept while their sync waits for a person (status shows them)',
+    sql: `
+      -- D7 of issue 13 (src/snapshot/waiting-files.ts): a file of the dataset's own folder (or a schedule's) whose
+      -- sync ended waiting: a change of another feed held for a person (HELD_OTHER_FEED), a draft the connector did
+      -- not make (DRAFT_PENDING, DRAFT_MIXED). The daemon keeps it and takes it once approve or discard ran; status
+      -- reads this table to say which file waits, since when and why (message: the sync's, with the command that
+      -- ends the wait). The row goes when the file is synced again, superseded by a newer file, or gone.
+      -- since: ms (the first wait of that file; a later wait of it keeps it).
+      CREATE TABLE waiting_files (
+        dataset TEXT NOT NULL,
+        file    TEXT NOT NULL,
+        feed    TEXT NOT NULL,
+        code    TEXT NOT NULL,
+        message TEXT,
+        since   INTEGER NOT NULL,
+        PRIMARY KEY (dataset, file)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -3,6 +3,7 @@ import { openPlan } from './executor/ledger.js';
 import { FeedState } from '../feeds/state.js';
 import { FeedPauses } from '../snapshot/feed-pauses.js';
 import { ExportTakers } from '../snapshot/export-takers.js';
+import { WaitingFiles } from '../snapshot/waiting-files.js';
 
 /** What `status` shows of one dataset (no network). */
 export interface DatasetStatus {
@@ -25,6 +26,8 @@ export interface DatasetStatus {
   pausedFeeds: Array<{ feed: string; since: string; by: string }>;
   /** Files of shared exports this dataset keeps (paused, retrying): they and `newer` files wait in the export's folder for it alone. */
   keptExportFiles: Array<{ export: string; feed: string; file: string; result: string; code: string | null; since: string; newer: number }>;
+  /** Files of the dataset's own feeds the daemon keeps while their sync waits for a person (a held change of another feed, a foreign draft): which, since when, why (the message names the command that ends the wait). */
+  waitingFiles: Array<{ feed: string; file: string; code: string; message: string | null; since: string }>;
 }
 
 /** Status of one dataset from the state database. */
@@ -50,5 +53,6 @@ export function datasetStatus(db: StateDb, dataset: string, now: number): Datase
     feeds: new FeedState(db.conn, dataset).files().map((f) => ({ feed: f.feed, file: f.file, sha256: f.sha256, fileTime: iso(f.at), publishedAt: iso(f.publishedAt) })),
     pausedFeeds: new FeedPauses(db.conn, dataset).all().map((p) => ({ feed: p.feed, since: iso(p.at), by: p.by })),
     keptExportFiles: new ExportTakers(db.conn).kept(dataset).map((k) => ({ export: k.export, feed: k.feed, file: k.file, result: k.result, code: k.code, since: iso(k.since), newer: k.newer })),
+    waitingFiles: new WaitingFiles(db.conn, dataset).all().map((w) => ({ feed: w.feed, file: w.file, code: w.code, message: w.message, since: iso(w.since) })),
   };
 }

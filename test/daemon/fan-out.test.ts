@@ -152,4 +152,23 @@ describe('daemon: one export fanned out to several datasets (issue 13)', () => {
     const archived = (await readdir(join(c.inbox, 'processed'))).sort();
     expect(archived).toEqual([expect.stringMatching(/^stock-new\.\d{8}-\d{6}\.csv$/), expect.stringMatching(/^stock-old\.\d{8}-\d{6}\.superseded\.csv$/)]);
   });
+  it('the watching daemon started with several files waiting: the full takers take only the newest, the older go to processed/ superseded, oldest first', async () => {
+    const c = await chain(fx.emu, 'fan7');
+    const t0 = Date.now() - 60_000;
+    await drop(c.inbox, 'stock-1.csv', headOffice(() => 1), t0);
+    await drop(c.inbox, 'stock-2.csv', headOffice(() => 2), t0 + 1_000);
+    await drop(c.inbox, 'stock-3.csv', headOffice(() => 3), t0 + 2_000);
+    const log = capture();
+    const results: string[] = [];
+    const service = await Service.start({ configPath: c.configPath, logger: log.logger, env: c.env, clock: new ManualClock(), onSummary: (s) => results.push(`${s.dataset}: ${s.file?.split('/').pop()} ${s.result}`) });
+    services.push(service);
+    await waitEvent(log.lines, 'file.processed', { file: join(c.inbox, 'stock-3.csv') });
+    await service.idle();
+    // Each store synced once, with the newest file: never an older file's stock published first.
+    expect(results.sort()).toEqual(['store-001: stock-3.csv published', 'store-002: stock-3.csv published', 'store-003: stock-3.csv published']);
+    expect(c.stocks(1)).toEqual({ B1: 3, B2: 3 });
+    expect(events(log.lines, 'file.archived', { reason: 'superseded' }).map((e) => (e.file as string).split('/').pop())).toEqual(['stock-1.csv', 'stock-2.csv']);
+    const archived = (await readdir(join(c.inbox, 'processed'))).sort();
+    expect(archived).toEqual([expect.stringMatching(/^stock-1\.\d{8}-\d{6}\.superseded\.csv$/), expect.stringMatching(/^stock-2\.\d{8}-\d{6}\.superseded\.csv$/), expect.stringMatching(/^stock-3\.\d{8}-\d{6}\.csv$/)]);
+  });
 });

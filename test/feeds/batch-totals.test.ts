@@ -67,4 +67,30 @@ describe('a coalesced plan counts every file of each feed', () => {
     expect(text).toContain('dataset_connector_feed_rows_total{dataset="shop-1",feed="stock",kind="matched"} 2');
     expect(text).toContain('dataset_connector_feed_fields_changed_total{dataset="shop-1",feed="stock"} 2');
   });
+  it('files of two feeds waiting behind another feed\'s held change (HELD_OTHER_FEED): each feed counted, outcome waiting, nothing merged', async () => {
+    sc = await scenario({ manualClock: true });
+    const PRICE = { role: 'update', source: { type: 'csv' }, mapping: { fields: { record_id: 'SKU', 'attributes.price': { column: 'Price', transforms: ['integer'] } } } };
+    const ds = withFeeds(sc, { main: CATALOGUE, stock: STOCK, prices: PRICE }, { policy: { ...sc.ds.policy, guards: { ...sc.ds.policy.guards, max_delete_ratio: 0.4 } } });
+    const five = recs(5);
+    expect((await sc.engine.sync(ds, { file: await sc.writeExport(five, 'cat-0.csv') })).result).toBe('published');
+    // Four of five records gone: held for a person.
+    expect((await sc.engine.sync(ds, { file: await sc.writeExport(five.slice(0, 1), 'cat-1.csv') })).result).toBe('held');
+    const stock = await writeFileAt(sc, 'stock-1.csv', ['SKU,Qty', `${five[0]!.record_id},4`, `${five[1]!.record_id},9`], 10);
+    const prices = await writeFileAt(sc, 'prices-1.csv', ['SKU,Price', `${five[2]!.record_id},120`], 20);
+    const sum = await sc.engine.syncFeedFiles(ds, [
+      { feed: 'stock', file: stock },
+      { feed: 'prices', file: prices },
+    ]);
+    expect(sum).toMatchObject({ result: 'waiting', code: 'HELD_OTHER_FEED' });
+    expect(sum.feeds?.map((f) => [f.name, f.rows, f.matched, f.unmatched, f.fieldsChanged])).toEqual([
+      ['stock', 2, 0, 0, 0],
+      ['prices', 1, 0, 0, 0],
+    ]);
+    const m = new DaemonMetrics();
+    m.recordSync(sum, Date.now());
+    const text = await m.registry.metrics();
+    expect(text).toContain('dataset_connector_feed_syncs_total{dataset="shop-1",feed="stock",outcome="waiting"} 1');
+    expect(text).toContain('dataset_connector_feed_syncs_total{dataset="shop-1",feed="prices",outcome="waiting"} 1');
+    expect(text).not.toContain('kind="matched"');
+  });
 });

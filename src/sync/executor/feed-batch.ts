@@ -113,6 +113,7 @@ function batchMerge(ctx: ExecContext, ds: DatasetConfig, all: Member[], outcomes
   const lead = all[0]!;
   return {
     gate: { fileHash: lead.src.fileHash, feed: { name: lead.feed.name, primary: primaryFeed(ds.feeds), dataset: ds.name } },
+    read: all.map((m) => ({ name: m.feed.name, role: m.feed.role, rows: m.src.rows })),
     desired(dir) {
       let members = all.filter((m) => outcomes[m.index]!.outcome !== 'rejected');
       // The reject-file rows of a file left out (its reader's own and its rows not applied), kept for its reject file.

@@ -9,7 +9,7 @@ import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, NOT_OWNED_WARNING, withFieldsChanged, type Desired } from './feed-desired.js';
+import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedTotals, feedWarnings, gateFileOf, newChangesTally, NOT_OWNED_WARNING, planFeedOf, summaryOfTally, withFieldsChanged, type Desired } from './feed-desired.js';
 import { hasFeeds, readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
@@ -27,7 +27,8 @@ import { readSource, withRejectFile, type SourceRead } from './source-read.js';
 import { rowLinesOf, serverRowErrors, sourceLines, writeServerRejects } from './server-rows.js';
 import { WorkDir } from './work-dir.js';
 import { stopMessage } from './stop-messages.js';
-import { actionForResult, type SyncResult } from '../outcome.js';
+import { actionForResult, type SyncResult, type SyncSummary } from '../outcome.js';
+import type { FeedRole } from '../../config/feeds.js';
 import { event } from '../../log/events.js';
 
 /** Options of one sync. */
@@ -50,6 +51,8 @@ export interface Produced {
 export interface BatchMerge {
   /** Which feed the held gate sees (the lead's). */
   gate: GateFile;
+  /** Each file read for the plan, by its feed: what a sync stopped at the gate counts per feed. */
+  read: ReadonlyArray<{ name: string; role: FeedRole; rows: number }>;
   /** The desired records of every file, merged onto the snapshot as reconciled, written into `dir`. */
   desired(dir: string): Desired & { batch: NonNullable<PlanChoices['batch']> };
   /** Keep what the ledger needs of the files beside the changeset (its folder, before the plan takes it). */
@@ -106,7 +109,10 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
     checkpoint(ctx);
     const batch = produced.batch;
     const gate = await heldGate(ctx, batch?.gate ?? gateFileOf(ds, src));
-    if (gate) return end(ctx, gate.result, gate.code, gate.message);
+    if (gate) {
+      Object.assign(s, gateStopFeeds(ds, src, batch));
+      return end(ctx, gate.result, gate.code, gate.message);
+    }
 
     let force = resumed?.end === 'superseded';
     // A new plan names the one it replaces (ledger.ts): the plan a resume dropped, or this sync's last.
@@ -225,6 +231,21 @@ export function reportResumed(ctx: ExecContext, resumed: ResumedPlan | null): bo
   fill(ctx, resumed.plan);
   ctx.summary.version = resumed.end.version;
   return true;
+}
+
+/**
+ * A sync stopped at the held gate (a held change of another feed, HELD_OTHER_FEED; a foreign draft) is a sync of
+ * its files' feeds all the same: their figures with nothing merged (no row matched or not), so that /metrics counts
+ * it per feed, under the sync's outcome (waiting), as it counts every other sync of a feed's file.
+ */
+function gateStopFeeds(ds: DatasetConfig, src: SourceRead, batch: BatchMerge | undefined): Pick<SyncSummary, 'feed' | 'feeds'> {
+  const unmerged = (name: string, role: FeedRole) => summaryOfTally(name, role, newChangesTally(), 0);
+  if (batch) {
+    const feeds = feedTotals(batch.read.map((r) => ({ summary: unmerged(r.name, r.role), rows: r.rows })));
+    return feeds[0] ? { feed: feeds[0], feeds } : {};
+  }
+  const feed = planFeedOf(ds, src);
+  return feed ? { feed: unmerged(feed.name, feed.role) } : {};
 }
 
 /** The feed's counts in the summary; its unmatched rows go to the reject file (with the server's refusals, A3). */
