@@ -172,7 +172,9 @@ async function diffPart(dir) {
     const detail = { ...times(diff), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(diff.readMs), diffMs: Math.round(diff.diffMs), planMs: Math.round(diff.planMs), readCpuMs: Math.round(diff.readCpuMs), diffCpuMs: Math.round(diff.diffCpuMs) };
     figure(`read+diff+plan ${label(n)}, CPU / bare csv-parse`, diff.cpuMs / bare.cpuMs, '×', { max: 2 }, detail);
     figure(`read+diff+plan ${label(n)}, wall / bare csv-parse`, diff.ms / bare.ms, '×', { max: 2 }, detail);
-    figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 });
+    const p = diff.atPeak;
+    if (p) say(`    sampled peak in ${p.stage}: RSS ${p.rss} MB = anon ${p.anon} + file-backed ${p.file} + shmem ${p.shmem}; V8 heap used ${p.heapUsed} of ${p.heapTotal} (old ${p.oldSpace}, new ${p.newSpace}), external ${p.external}`);
+    figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 }, p ? { atPeak: p } : {});
     rss[n] = diff.maxRssMb;
     await rm(db, { force: true });
     await rm(`${db}-wal`, { force: true });
