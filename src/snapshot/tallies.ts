@@ -126,7 +126,23 @@ function store(conn: Database.Database, dataset: string, t: SnapshotTallies): vo
 
 /** Migration 15's fill: the tallies of every dataset that has records, counted. */
 export function fillTallies(conn: Database.Database): void {
-  for (const ds of conn.prepare('SELECT DISTINCT dataset FROM records').pluck().all() as string[]) store(conn, ds, recount(conn, ds));
+  for (const ds of datasetsWithRecords(conn)) store(conn, ds, recount(conn, ds));
+}
+
+/**
+ * The datasets that have records, found by a seek a dataset in the primary key (dataset, record_id):
+ * SELECT DISTINCT dataset reads every record (0.7 s at 1,000,000 before the fill has read one).
+ */
+function datasetsWithRecords(conn: Database.Database): string[] {
+  return conn
+    .prepare(
+      `WITH RECURSIVE ds(name) AS (
+         SELECT min(dataset) FROM records
+         UNION ALL SELECT (SELECT min(dataset) FROM records WHERE dataset > ds.name) FROM ds WHERE ds.name IS NOT NULL
+       ) SELECT name FROM ds WHERE name IS NOT NULL`,
+    )
+    .pluck()
+    .all() as string[];
 }
 
 function hasRecords(conn: Database.Database, dataset: string): boolean {

@@ -2,7 +2,11 @@
 // does it: readSource (decode, parse, map, sort on disk), diffSource (merge-join with the SQLite snapshot into
 // a changeset on disk), planSync. Run by run.mjs, each step in its own process so that peak RSS is its own:
 //   node diff.bench.mjs --seed <export.csv> <state.db>      snapshot = the export mapped, 1% of stocks different
-//   node diff.bench.mjs --measure <export.csv> <state.db>   prints one JSON line: times, CPU, peak RSS, counts
+//   node diff.bench.mjs --measure <export.csv> <state.db>   prints one JSON line: times, CPU, peak RSS, counts, and
+//     the sampled memory at the peak with its stage (mem-trace.mjs); BENCH_MEM_TRACE=<file>: every sample there
+//   node diff.bench.mjs --migrate <state.db>   takes the seeded database back to schema 14 (the tables of later
+//     migrations dropped), then times its opening by this build (integrity check, migration 15's fill of the
+//     record tallies, 16), and an opening of the migrated file for comparison; prints one JSON line
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +22,9 @@ const { diffOptionsOf } = await import(new URL('sync/core/diff.js', dist).href);
 const { planSync } = await import(new URL('sync/core/plan.js', dist).href);
 const { policySchema } = await import(new URL('config/policy.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
+const { memTrace } = await import('./mem-trace.mjs');
+const { MIGRATIONS } = await import(new URL('snapshot/migrations.js', dist).href);
+const { default: Database } = await import('better-sqlite3');
 
 const [mode, file, statePath] = process.argv.slice(2);
 // 3,000,000 rows is past the default max_rows (2,000,000) and near max_file_bytes: both raised for the bench.
@@ -50,6 +57,8 @@ if (mode === '--seed') {
   const work = mkdtempSync(join(tmpdir(), 'dc-bench-work-'));
   try {
     global.gc?.();
+    const trace = memTrace(process.env.BENCH_MEM_TRACE);
+    trace.stage('read');
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const src = await readSource(file, source, mapping, work);
@@ -57,10 +66,12 @@ if (mode === '--seed') {
     const t1 = performance.now();
     const c1 = process.cpuUsage(c0);
     const store = db.snapshot('bench');
+    trace.stage('diff');
     // The diff options a sync takes from the default policy: value guards on (each compared record's values tallied).
     const cs = await diffSource(src.sorted, store.reader(), diffOptionsOf(policy), join(work, 'changeset'));
     const t2 = performance.now();
     const c2 = process.cpuUsage(c0);
+    trace.stage('plan');
     const plan = planSync({
       dataset: 'bench',
       changeset: cs,
@@ -74,6 +85,7 @@ if (mode === '--seed') {
     });
     const t3 = performance.now();
     const c = process.cpuUsage(c0);
+    const atPeak = trace.stop();
     process.stdout.write(
       `${JSON.stringify({
         records: src.records,
@@ -85,6 +97,7 @@ if (mode === '--seed') {
         readCpuMs: (c1.user + c1.system) / 1000,
         diffCpuMs: (c2.user + c2.system - c1.user - c1.system) / 1000,
         maxRssMb: process.resourceUsage().maxRSS / 1024,
+        atPeak,
         counts: cs.counts,
         path: plan.path,
       })}\n`,
@@ -93,6 +106,34 @@ if (mode === '--seed') {
     db.close();
     rmSync(work, { recursive: true, force: true });
   }
+} else if (mode === '--migrate') {
+  migrateMeasure(file);
 } else {
-  throw new Error('usage: diff.bench.mjs --seed|--measure <export.csv> <state.db>');
+  throw new Error('usage: diff.bench.mjs --seed|--measure <export.csv> <state.db> | --migrate <state.db>');
+}
+
+/** Issue 13: how long a database of as many records as the export takes to open when migration 15 must fill its tallies. */
+function migrateMeasure(path) {
+  const conn = new Database(path);
+  for (const m of MIGRATIONS.filter((x) => x.version > 14)) {
+    const sql = m.sql.replace(/--.*$/gm, '').trim();
+    const names = [...sql.matchAll(/CREATE\s+(TABLE|INDEX)\s+(\w+)/gi)];
+    const statements = sql.split(';').filter((x) => x.trim() !== '');
+    if (names.length !== statements.length) throw new Error(`bench: migration ${m.version} does more than create tables and indexes; teach --migrate to undo it`);
+    for (const [, kind, name] of names.reverse()) conn.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${name}`);
+  }
+  conn.pragma('user_version = 14');
+  conn.close();
+  const time = () => {
+    global.gc?.();
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    openStateDb(path).close();
+    const c = process.cpuUsage(c0);
+    return { ms: performance.now() - t0, cpuMs: (c.user + c.system) / 1000 };
+  };
+  const migrating = time();
+  const rss = process.resourceUsage().maxRSS / 1024;
+  const migrated = time();
+  process.stdout.write(`${JSON.stringify({ ms: migrating.ms, cpuMs: migrating.cpuMs, maxRssMb: rss, openMs: migrated.ms, openCpuMs: migrated.cpuMs })}\n`);
 }
