@@ -3,6 +3,8 @@
 // a changeset on disk), planSync. Run by run.mjs, each step in its own process so that peak RSS is its own:
 //   node diff.bench.mjs --seed <export.csv> <state.db>      snapshot = the export mapped, 1% of stocks different
 //   node diff.bench.mjs --measure <export.csv> <state.db>   prints one JSON line: times, CPU, peak RSS, counts
+//   node diff.bench.mjs --keep <previous.csv> <state.db> <dir>   the previous export read (nothing to publish) and its rows kept, stamped
+//   node diff.bench.mjs --measure-kept <export.csv> <state.db> <dir>   --measure through the unchanged rows (src/sync/unchanged/)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +19,11 @@ const { diffSource } = await import(new URL('sync/disk/diff-source.js', dist).hr
 const { diffOptionsOf } = await import(new URL('sync/core/diff.js', dist).href);
 const { planSync } = await import(new URL('sync/core/plan.js', dist).href);
 const { policySchema } = await import(new URL('config/policy.js', dist).href);
+const { readAndDiff } = await import(new URL('sync/unchanged/unchanged-diff.js', dist).href);
+const { stampKept, keptDigest } = await import(new URL('sync/unchanged/kept-rows.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
 
-const [mode, file, statePath] = process.argv.slice(2);
+const [mode, file, statePath, keptDir] = process.argv.slice(2);
 // 3,000,000 rows is past the default max_rows (2,000,000) and near max_file_bytes: both raised for the bench.
 const source = sourceConfigSchema.parse({ type: 'csv', limits: { max_rows: 10_000_000, max_file_bytes: 2 ** 31 } });
 const mapping = mappingConfigSchema.parse(MAPPING);
@@ -45,20 +49,48 @@ if (mode === '--seed') {
   flush();
   db.close();
   process.stdout.write(`${JSON.stringify({ seeded: n })}\n`);
-} else if (mode === '--measure') {
+} else if (mode === '--keep') {
+  const db = openStateDb(statePath);
+  const work = mkdtempSync(join(tmpdir(), 'dc-bench-work-'));
+  try {
+    const store = db.snapshot('bench');
+    const r = await readAndDiff(file, source, mapping, work, { keptDir, store, policy });
+    if (r.changeset.counts.adds + r.changeset.counts.changes + r.changeset.counts.deletes !== 0) throw new Error('the previous export is not the snapshot');
+    stampKept(keptDir, store.generation(), keptDigest(source, mapping));
+    process.stdout.write(`${JSON.stringify({ kept: r.read.records })}\n`);
+  } finally {
+    db.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+} else if (mode === '--measure' || mode === '--measure-kept') {
   const db = openStateDb(statePath);
   const work = mkdtempSync(join(tmpdir(), 'dc-bench-work-'));
   try {
     global.gc?.();
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    const src = await readSource(file, source, mapping, work);
-    if (src.rejected) throw src.rejected;
-    const t1 = performance.now();
-    const c1 = process.cpuUsage(c0);
     const store = db.snapshot('bench');
-    // The diff options a sync takes from the default policy: value guards on (each compared record's values tallied).
-    const cs = await diffSource(src.sorted, store.reader(), diffOptionsOf(policy), join(work, 'changeset'));
+    let src;
+    let cs;
+    let t1;
+    let c1;
+    let kept = null;
+    if (mode === '--measure-kept') {
+      // Read and diff are one pass here: the read's time is all of it.
+      const r = await readAndDiff(file, source, mapping, work, { keptDir, store, policy });
+      if (r.read.rejected) throw r.read.rejected;
+      ({ read: src, changeset: cs } = r);
+      kept = { path: r.path, reason: r.reason, differing: r.differing };
+      t1 = performance.now();
+      c1 = process.cpuUsage(c0);
+    } else {
+      src = await readSource(file, source, mapping, work);
+      if (src.rejected) throw src.rejected;
+      t1 = performance.now();
+      c1 = process.cpuUsage(c0);
+      // The diff options a sync takes from the default policy: value guards on (each compared record's values tallied).
+      cs = await diffSource(src.sorted, store.reader(), diffOptionsOf(policy), join(work, 'changeset'));
+    }
     const t2 = performance.now();
     const c2 = process.cpuUsage(c0);
     const plan = planSync({
@@ -87,6 +119,8 @@ if (mode === '--seed') {
         maxRssMb: process.resourceUsage().maxRSS / 1024,
         counts: cs.counts,
         path: plan.path,
+        kept,
+        loadAvg1: (await import('node:os')).loadavg()[0],
       })}\n`,
     );
   } finally {
