@@ -96,6 +96,11 @@ export function openKept(dir: string, generation: number, digest: string): { lin
  */
 export function stampKept(dir: string, generation: number, digest: string): void {
   const next = join(dir, NEXT_FILE);
+  if (!existsSync(next)) {
+    // The read kept none (its records are not all its rows'): the older rows are no longer the published export's.
+    dropKept(dir);
+    return;
+  }
   const head = JSON.parse(readLines(next).next().value ?? 'null') as KeptHead | null;
   if (head === null || head.digest !== digest) throw new TypeError(`${next}: not kept under these settings`);
   const fd = openSync(next, 'r');
@@ -138,12 +143,15 @@ export interface KeptOutcome {
   differing: number;
   /** Rows that were records: taken unchanged, or mapped (repeated ids included). */
   records: number;
+  /** Rows taken as unchanged (not in the read's sort: a read that gave up after some is not the full read). */
+  skipped: number;
 }
 
 /**
  * The read's side of the unchanged rows (SkippedRows): compares each data row with the kept row at its place,
- * and writes every row to NEXT_FILE for the next read. Gives up comparing (every later row is mapped, the read
- * becomes the full one) once more than `maxDiffering` rows differ, or the header differs.
+ * and writes every row to NEXT_FILE for the next read. Gives up comparing (every later row is mapped) once more
+ * than `maxDiffering` rows differ, or the header differs: the read is the full one when no row was taken as
+ * unchanged before (`skipped` 0), else it must be read again.
  */
 export class KeptRows implements SkippedRows {
   lastLine = 0;
@@ -157,6 +165,7 @@ export class KeptRows implements SkippedRows {
   #rows = 0;
   #differing = 0;
   #records = 0;
+  #skipped = 0;
   readonly #differingIds: string[] = [];
   readonly #goneIds: string[] = [];
 
@@ -198,6 +207,7 @@ export class KeptRows implements SkippedRows {
         this.#out.write(old);
         this.lastLine = line;
         this.#records++;
+        this.#skipped++;
         if (old.charCodeAt(0) === 0x65) this.emptyAttributes = true;
         return true;
       }
@@ -231,7 +241,7 @@ export class KeptRows implements SkippedRows {
       if (!this.#ended) this.#giveUp('the kept rows file is cut short');
     }
     const fast = this.#old !== null ? { differingIds: this.#differingIds, goneIds: this.#goneIds } : null;
-    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records };
+    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped };
   }
 
   #flush(): void {

@@ -24,7 +24,8 @@ import { KeptRows, dropNext, keptDigest, openKept, type KeptOutcome } from './ke
  * counts (withUnlisted). Whatever is uncertain takes the full read and diff:
  * no kept rows or no stamp for them, settings or records changed since, a
  * keep_when_match filter, a header that differs, more than `maxShare` of the
- * records' rows differing (the read goes on as the full one), a changed row
+ * records' rows differing (the read goes on as the full one, and is read
+ * again when rows were taken as unchanged before), a changed row
  * that repeats the id of an unchanged one (read again in full), the records
  * written while it read.
  */
@@ -64,6 +65,7 @@ export async function readAndDiff(file: string, source: unknown, mapping: unknow
   const first = await readKeeping(file, source, mapping, workDir, rows, o);
   const { read, outcome } = first;
   if (read.rejected || read.sorted === null) return { read, changeset: null, path: 'full', reason: read.rejected?.message ?? null, differing: outcome.differing };
+  if (outcome.fast === null && outcome.skipped > 0) return again(file, source, mapping, workDir, o, digest, outcome.reason ?? 'gave up', outcome.differing);
   if (outcome.fast === null) return full(read, o, workDir, outcome.reason, outcome.differing);
   const lookup = listedOf(o, outcome.fast, workDir);
   if (lookup.repeats) return again(file, source, mapping, workDir, o, digest, 'a changed row repeats the record_id of an unchanged row', outcome.differing);
