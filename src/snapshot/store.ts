@@ -66,6 +66,11 @@ export class SnapshotStore extends DatasetState {
     return row?.generation ?? 0;
   }
 
+  /** Whether a record is marked as edited by someone else (issue 7): its published value may not be its row's. */
+  hasForeignEdits(): boolean {
+    return this.conn.prepare('SELECT 1 FROM records INDEXED BY records_foreign WHERE dataset = ? AND foreign_fields IS NOT NULL LIMIT 1').get(this.dataset) !== undefined;
+  }
+
   /** The records of the dataset and how many of them are owned: kept (tallies()), else counted (reads every record). */
   counts(): { total: number; owned: number } {
     const t = readTallies(this.conn, this.dataset);

@@ -33,7 +33,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { child, figure, median, say, startChild, stopChild, summary } from './figures.mjs';
-import { LIGHT_MAPPING, MAPPING, writeCsv, writeSquare, writeXlsx } from './exports.mjs';
+import { LIGHT_MAPPING, MAPPING, writeCsv, writePreviousCsv, writeSquare, writeXlsx } from './exports.mjs';
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
@@ -164,8 +164,18 @@ async function diffPart(dir) {
     const t = Date.now();
     child(node(here('diff.bench.mjs'), '--seed', csv, db));
     say(`diff: ${label(n)}-row export (${mb((await stat(csv)).size)} MB) against a ${label(n)}-record snapshot, 1% changed (seeded in ${((Date.now() - t) / 1000).toFixed(0)} s)`);
+    // Issue 18's unchanged rows: the previous export (the snapshot's) read and its rows kept and stamped, as a sync that published it leaves them.
+    const prev = join(dir, `prev-${n}.csv`);
+    const kept = join(dir, `kept-${n}`);
+    await writePreviousCsv(prev, n);
+    await mkdir(kept, { recursive: true });
+    child(node(here('diff.bench.mjs'), '--keep', prev, db, kept));
+    await rm(prev, { force: true });
     // The 3M export once (each run takes minutes).
-    const [bare, diff] = interleaved([() => readMeasure('bare-csv', csv), () => child(node(here('diff.bench.mjs'), '--measure', csv, db))], n >= 3e6 ? 1 : RUNS);
+    const [bare, diff, unchanged] = interleaved(
+      [() => readMeasure('bare-csv', csv), () => child(node(here('diff.bench.mjs'), '--measure', csv, db)), () => child(node(here('diff.bench.mjs'), '--measure-kept', csv, db, kept))],
+      n >= 3e6 ? 1 : RUNS,
+    );
     show('bare csv-parse', bare);
     show('read + diff + plan', diff, bare);
     say(`    read ${(diff.readMs / 1000).toFixed(2)} s (CPU ${(diff.readCpuMs / 1000).toFixed(2)} s), diff ${(diff.diffMs / 1000).toFixed(2)} s (CPU ${(diff.diffCpuMs / 1000).toFixed(2)} s), plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
@@ -174,6 +184,13 @@ async function diffPart(dir) {
     figure(`read+diff+plan ${label(n)}, wall / bare csv-parse`, diff.ms / bare.ms, '×', { max: 2 }, detail);
     figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 });
     rss[n] = diff.maxRssMb;
+    show('… unchanged rows kept', unchanged, bare);
+    say(`    ${unchanged.kept.differing} rows differing from the kept export's, path ${unchanged.kept.path}${unchanged.kept.reason ? ` (${unchanged.kept.reason})` : ''}; ${unchanged.counts.changes} changes; load average ${unchanged.loadAvg1.toFixed(1)}`);
+    const keptDetail = { ...times(unchanged), bareCpuMs: Math.round(bare.cpuMs), path: unchanged.kept.path, loadAvg1: unchanged.loadAvg1 };
+    figure(`read+diff+plan ${label(n)} through unchanged rows, CPU / bare csv-parse`, unchanged.cpuMs / bare.cpuMs, '×', { max: 2 }, keptDetail);
+    figure(`read+diff+plan ${label(n)} through unchanged rows, wall / bare csv-parse`, unchanged.ms / bare.ms, '×', { max: 2 }, keptDetail);
+    figure(`read+diff+plan ${label(n)} through unchanged rows, peak RSS`, unchanged.maxRssMb, 'MB', { max: 256 });
+    await rm(kept, { recursive: true, force: true });
     await rm(db, { force: true });
     await rm(`${db}-wal`, { force: true });
     await rm(`${db}-shm`, { force: true });

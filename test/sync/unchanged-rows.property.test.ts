@@ -164,11 +164,11 @@ describe('unchanged rows (issue 18)', () => {
     let later = 0;
     let runs = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 40 }), fc.array(step, { minLength: 2, maxLength: 6 }), fc.constantFrom('source' as const, 'full' as const), async (n, steps, ownership) => {
+      fc.asyncProperty(fc.integer({ min: 1, max: 40 }), fc.array(step, { minLength: 2, maxLength: 6 }), fc.constantFrom('source' as const, 'full' as const), fc.constantFrom('overwrite' as const, 'keep' as const), async (n, steps, ownership, onForeignEdit) => {
         const dir = join(t.dir, `run-${runs++}`);
         const keptDir = join(dir, 'kept');
         mkdirSync(keptDir, { recursive: true });
-        const policy: Policy = policySchema.parse({ ownership });
+        const policy: Policy = policySchema.parse({ ownership, on_foreign_edit: onForeignEdit });
         const db: StateDb = openStateDb(join(dir, 'state.db'));
         try {
           const store = db.snapshot('ds');

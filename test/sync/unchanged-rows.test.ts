@@ -148,6 +148,27 @@ describe('unchanged rows (issue 18)', () => {
     expect((await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy })).reason).toMatch(/stamp is unreadable/);
   });
 
+  it('takes the full path while a record is marked as edited by someone else: under keep the diff notes it at every compare', async () => {
+    const keep = policySchema.parse({ on_foreign_edit: 'keep' });
+    const file = write(stocks);
+    let r = await readAndDiff(file, source, mapping, work(), { keptDir, store, policy: keep });
+    let parts = confirmedParts(r.changeset!);
+    store.confirm({ activeVersion: 1, upsertTexts: parts.upsertTexts, own: parts.own });
+    stampKept(keptDir, store.generation(), digest);
+    // A person renames S3 in the portal; the rebuild notes it, and the next sync keeps their name (and is stamped).
+    const rb = store.beginRebuild();
+    rb.add([...store.reader().entries()].map((e) => JSON.parse(e.json)).map((x) => (x.record_id === 'S3' ? { ...x, display_name: 'Renamed' } : x)));
+    rb.commit(2);
+    r = await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy: keep });
+    expect(r.changeset!.foreignEdits).toEqual([{ record_id: 'S3', fields: ['display_name'], resolution: 'keep' }]);
+    parts = confirmedParts(r.changeset!);
+    store.confirm({ activeVersion: 3, upsertTexts: parts.upsertTexts, own: parts.own });
+    stampKept(keptDir, store.generation(), digest);
+    const again = await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy: keep });
+    expect(again.path).toBe('full');
+    expect(again.changeset!.foreignEdits).toEqual([{ record_id: 'S3', fields: ['display_name'], resolution: 'keep' }]);
+  });
+
   it('takes the full path when the settings a row is mapped with change', async () => {
     await sync(write(stocks));
     const other = mappingConfigSchema.parse({ fields: { record_id: 'SKU', api_value: 'SKU', display_name: { column: 'Name', transforms: ['uppercase'] } } });

@@ -23,7 +23,7 @@ import { KeptRows, dropNext, keptDigest, openKept, type KeptOutcome } from './ke
  * indexed merge: feed-indexed.ts); the unread records go back into the
  * counts (withUnlisted). Whatever is uncertain takes the full read and diff:
  * no kept rows or no stamp for them, settings or records changed since, a
- * keep_when_match filter, a header that differs, more than `maxShare` of the
+ * keep_when_match filter, a record marked as edited by someone else, a header that differs, more than `maxShare` of the
  * records' rows differing (the read goes on as the full one, and is read
  * again when rows were taken as unchanged before), a changed row
  * that repeats the id of an unchanged one (read again in full), the records
@@ -59,7 +59,12 @@ export async function readAndDiff(file: string, source: unknown, mapping: unknow
   const digest = keptDigest(source, mapping);
   const generation = o.store.generation();
   const filtered = (mapping as MappingConfig).filters.keep_when_match.length > 0;
-  const kept = filtered ? { reason: 'a keep_when_match filter counts every row it tests' } : openKept(o.keptDir, generation, digest);
+  // A record someone else edited keeps their value under on_foreign_edit: keep, and the diff notes the edit each time it compares it.
+  const kept = filtered
+    ? { reason: 'a keep_when_match filter counts every row it tests' }
+    : o.store.hasForeignEdits()
+      ? { reason: 'records edited by someone else are marked (their values and notes come of comparing them)' }
+      : openKept(o.keptDir, generation, digest);
   const records = o.store.counts().total;
   const rows = new KeptRows(o.keptDir, digest, kept, Math.floor((o.maxShare ?? MAX_DIFFERING_SHARE) * records));
   const first = await readKeeping(file, source, mapping, workDir, rows, o);
