@@ -86,6 +86,22 @@ describe('unchanged rows (issue 18)', () => {
     expect([...shorter.changeset!.deletes].map((d) => d.record_id)).toEqual(['S45', 'S46', 'S47', 'S48', 'S49']);
   });
 
+  it('finds its place again after rows inserted, deleted or moved: the rest of the file is still unchanged', async () => {
+    await sync(write(stocks));
+    const file = join(t.dir, 'shifted.csv');
+    const lines = stocks.map((s, i) => `S${i},Item ${i},${s}`);
+    lines.splice(30, 3); // S30-S32 deleted
+    lines.splice(10, 1); // S10 moved to the end
+    lines.push('S10,Item 10,10');
+    lines.unshift('N1,New 1,1', 'N2,New 2,2');
+    writeFileSync(file, ['SKU,Name,Stock', ...lines].join('\n') + '\n');
+    const r = await readAndDiff(file, source, mapping, work(), { keptDir, store, policy });
+    expect(r.path).toBe('unchanged-rows');
+    expect(r.differing).toBe(3);
+    expect(r.changeset!.counts).toMatchObject({ source: 49, adds: 2, deletes: 3, changes: 0, unchanged: 47 });
+    expect([...r.changeset!.deletes].map((d) => d.record_id)).toEqual(['S30', 'S31', 'S32']);
+  });
+
   it('takes the full path after every other writer of the records: a confirm, a deletion, a rebuild, an adoption', async () => {
     await sync(write(stocks));
     const writes: Array<[string, () => void]> = [

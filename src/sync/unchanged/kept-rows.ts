@@ -166,6 +166,9 @@ export class KeptRows implements SkippedRows {
   #differing = 0;
   #records = 0;
   #skipped = 0;
+  /** Kept rows read ahead (from #head on). */
+  #ahead: string[] = [];
+  #head = 0;
   readonly #differingIds: string[] = [];
   readonly #goneIds: string[] = [];
 
@@ -199,21 +202,24 @@ export class KeptRows implements SkippedRows {
     this.#flush();
     this.#rows++;
     const text = rowText(cells);
-    const old = this.#old === null ? null : this.#nextOld();
-    if (old !== null && old.charCodeAt(0) !== 0x78) {
-      const a = old.indexOf('\t');
-      const b = old.indexOf('\t', a + 1);
-      if (old.length - b - 1 === text.length && old.endsWith(text) && old.slice(1, a) === String(cells.length)) {
-        this.#out.write(old);
-        this.lastLine = line;
-        this.#records++;
-        this.#skipped++;
-        if (old.charCodeAt(0) === 0x65) this.emptyAttributes = true;
-        return true;
-      }
-      this.#goneIds.push(detach(parseIdField(old.slice(a + 1, b))));
+    // The next kept row, or one of the WINDOW after it (the rows between were deleted or moved): any match that
+    // keeps both files' order is right, as an equal text is the same record whichever place it had.
+    for (let k = 0; k <= WINDOW && this.#old !== null; k++) {
+      const old = this.#peek(k);
+      if (old === null) break;
+      if (!sameRow(old, text, cells.length)) continue;
+      for (let j = 0; j < k && this.#old !== null; j++) this.#gone(this.#peek(j)!);
+      this.#consume(k + 1);
+      if (this.#old === null) break;
+      this.#out.write(old);
+      this.lastLine = line;
+      this.#records++;
+      this.#skipped++;
+      if (old.charCodeAt(0) === 0x65) this.emptyAttributes = true;
+      return true;
     }
-    if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows differ from the kept export's at their place`);
+    // Not matched: a changed or an inserted row; the kept row stays next until a later row passes it.
+    if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows differ from the kept export's`);
     this.#pending = { cells: cells.length, text, id: null, empty: false };
     return false;
   }
@@ -233,10 +239,9 @@ export class KeptRows implements SkippedRows {
     this.#out.write(`end\t${this.#rows}`);
     this.#out.close();
     if (this.#old !== null) {
-      for (let old = this.#nextOld(); old !== null; old = this.#nextOld()) {
-        if (old.charCodeAt(0) === 0x78) continue;
-        const a = old.indexOf('\t');
-        this.#goneIds.push(detach(parseIdField(old.slice(a + 1, old.indexOf('\t', a + 1)))));
+      for (let old = this.#peek(0); old !== null && this.#old !== null; old = this.#peek(0)) {
+        this.#gone(old);
+        this.#consume(1);
       }
       if (!this.#ended) this.#giveUp('the kept rows file is cut short');
     }
@@ -252,28 +257,60 @@ export class KeptRows implements SkippedRows {
     this.#out.write(`${flag}${p.cells}\t${p.id === null ? '' : idField(p.id)}\t${p.text}`);
   }
 
-  #nextOld(): string | null {
-    if (this.#old === null || this.#ended) return null;
-    const r = this.#old.next();
-    if (r.done) {
-      this.#giveUp('the kept rows file is cut short');
-      return null;
+  /** The k-th kept row not yet matched or gone (read ahead as needed); null past the end. */
+  #peek(k: number): string | null {
+    while (this.#ahead.length - this.#head <= k) {
+      if (this.#old === null || this.#ended) return null;
+      const r = this.#old.next();
+      if (r.done) {
+        this.#giveUp('the kept rows file is cut short');
+        return null;
+      }
+      if (r.value.startsWith('end\t')) {
+        this.#ended = true;
+        return null;
+      }
+      this.#ahead.push(r.value);
     }
-    if (r.value.startsWith('end\t')) {
-      this.#ended = true;
-      return null;
+    return this.#ahead[this.#head + k]!;
+  }
+
+  #consume(n: number): void {
+    this.#head += n;
+    if (this.#head > 1024) {
+      this.#ahead.splice(0, this.#head);
+      this.#head = 0;
     }
-    return r.value;
+  }
+
+  /** A kept row no row of the file matched: its record is gone, unless the file lists it at another place (a changed row). */
+  #gone(old: string): void {
+    if (old.charCodeAt(0) === 0x78) return;
+    const a = old.indexOf('\t');
+    this.#goneIds.push(detach(parseIdField(old.slice(a + 1, old.indexOf('\t', a + 1)))));
+    if (this.#goneIds.length > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} kept rows are not in the export`);
   }
 
   #giveUp(reason: string): void {
     if (this.#old === null) return;
     this.#old.return(undefined);
     this.#old = null;
+    this.#ahead.length = 0;
+    this.#head = 0;
     this.#reason = reason;
     this.#differingIds.length = 0;
     this.#goneIds.length = 0;
   }
+}
+
+/** Kept rows looked past for one equal to a row of the file (rows deleted or moved away). */
+const WINDOW = 16;
+
+/** Whether a kept row (not an `x` one) holds the row of these cells. */
+function sameRow(old: string, text: string, cells: number): boolean {
+  if (old.charCodeAt(0) === 0x78 || !old.endsWith(text)) return false;
+  const a = old.indexOf('\t');
+  return old.charCodeAt(old.length - text.length - 1) === 0x09 && old.indexOf('\t', a + 1) === old.length - text.length - 1 && old.slice(1, a) === String(cells);
 }
 
 /** Whether a row text holds no NUL but its joins (a UTF-16 file's cell may hold one): else it is never taken as equal. */
