@@ -380,8 +380,34 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    // 17 is left for a migration made on another branch at the same time; the runner takes the numbers in order
-    // and skips none it has not applied.
+    version: 17,
+    description: 'a generation counter per dataset, bumped by every write of its records',
+    sql: `
+      -- Issue 18's unchanged-rows path (src/sync/unchanged/): rows equal to the last published export's are taken
+      -- as unchanged only while the records are exactly what that publish left. Triggers bump the dataset's
+      -- generation in the transaction of every insert, update or delete of its records, whichever path writes
+      -- them (confirm, adopt, rebuild, restore, a feed, a portal edit noted), so no writer can forget to.
+      CREATE TABLE record_generations (
+        dataset    TEXT PRIMARY KEY,
+        generation INTEGER NOT NULL
+      ) STRICT;
+      CREATE TRIGGER records_generation_insert AFTER INSERT ON records BEGIN
+        INSERT INTO record_generations (dataset, generation) VALUES (NEW.dataset, 1)
+          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
+      END;
+      CREATE TRIGGER records_generation_update AFTER UPDATE ON records BEGIN
+        INSERT INTO record_generations (dataset, generation) VALUES (OLD.dataset, 1)
+          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
+        INSERT INTO record_generations (dataset, generation) VALUES (NEW.dataset, 1)
+          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
+      END;
+      CREATE TRIGGER records_generation_delete AFTER DELETE ON records BEGIN
+        INSERT INTO record_generations (dataset, generation) VALUES (OLD.dataset, 1)
+          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
+      END;
+    `,
+  },
+  {
     version: 18,
     description: 'files of a dataset\'s own feeds kept while their sync waits for a person (status shows them)',
     sql: `

@@ -57,6 +57,20 @@ export class SnapshotStore extends DatasetState {
     return { ...this.state(), recordCount: c.total, ownedCount: c.owned, notOwnedCount: c.total - c.owned };
   }
 
+  /**
+   * The records' generation (migration 17): bumped by the database itself on every write of this dataset's
+   * records, so an equal generation means the records are as they were when it was read (0: never written).
+   */
+  generation(): number {
+    const row = this.conn.prepare('SELECT generation FROM record_generations WHERE dataset = ?').get(this.dataset) as { generation: number } | undefined;
+    return row?.generation ?? 0;
+  }
+
+  /** Whether a record is marked as edited by someone else (issue 7): its published value may not be its row's. */
+  hasForeignEdits(): boolean {
+    return this.conn.prepare('SELECT 1 FROM records INDEXED BY records_foreign WHERE dataset = ? AND foreign_fields IS NOT NULL LIMIT 1').get(this.dataset) !== undefined;
+  }
+
   /** The records of the dataset and how many of them are owned: kept (tallies()), else counted (reads every record). */
   counts(): { total: number; owned: number } {
     const t = readTallies(this.conn, this.dataset);

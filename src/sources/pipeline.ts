@@ -44,6 +44,7 @@ export class RowPipeline {
     private readonly source: SourceConfig,
     private readonly mapping: MappingConfig,
     checkDuplicates = true,
+    private readonly unchanged: UnchangedRows | null = null,
   ) {
     this.clean = headerCleaner(source);
     this.strictWidth = source.type === 'csv' && source.ragged_rows === 'reject';
@@ -105,11 +106,17 @@ export class RowPipeline {
         setting: 'limits.max_rows',
       });
     }
+    if (this.unchanged !== null && this.unchanged.row(cells, line)) {
+      // The same text as a record of the last published export at this place: that record, not mapped again.
+      this.counts.records++;
+      return;
+    }
     if (this.strictWidth && cells.length !== width && this.widthError(cells, line, width)) {
       // Its cells are placed by counting delimiters: the id cell may hold another column's value.
       this.bad(null);
       return;
     }
+    const merged = this.unchanged !== null ? this.mapper.aliasesMerged : 0;
     const result = this.mapper.map(cells, line, this.scratch);
     if (result === FILTERED) {
       this.counts.filtered++;
@@ -133,6 +140,8 @@ export class RowPipeline {
       return;
     }
     this.counts.records++;
+    // A row whose aliases were merged is counted so at every read: it is never taken as unchanged.
+    if (this.unchanged !== null && this.mapper.aliasesMerged === merged) this.unchanged.mapped(result);
     // Without the duplicate check every record goes out: the caller decides once it has found the repeats.
     if (this.seen === null || this.source.on_row_errors === 'skip_rows' || this.counts.bad_rows === 0) {
       this.out.records.push(result);
@@ -220,7 +229,21 @@ export class RowPipeline {
     this.headerFirstKey = headerKey(cells[0] ?? '');
     this.headerLine = line;
     this.mapper = compileMapping(this.mapping, names, this.file, line);
+    this.unchanged?.header(cells);
   }
+}
+
+/**
+ * Issue 18's unchanged rows (src/sync/unchanged/): told the header row's cells, asked of every data row that
+ * reaches the mapping whether it is a record of the last published export, unchanged (true: it is counted as a
+ * record and not mapped), and told the record each row it was not asked about or answered false of became.
+ * Only with check_duplicates false (the caller finds repeated ids) and no keep_when_match filter (their
+ * tallies would miss the rows not mapped).
+ */
+export interface UnchangedRows {
+  header(cells: readonly string[]): void;
+  row(cells: readonly string[], line: number): boolean;
+  mapped(record: DatasetRecord): void;
 }
 
 /** The on_row_errors policy applied to a read's counts: the refusal, or null when the records may be used. */

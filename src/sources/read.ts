@@ -6,7 +6,7 @@ import { readCsvRows } from './csv.js';
 import { SourceError } from '../model/source-error.js';
 import { ByteMeter } from './meter.js';
 import { NEVER_FOLLOW, closeFile, fileState, hashFd, openRegularFile, type LinkPolicy, type OpenedFile } from './open-file.js';
-import { RowPipeline } from './pipeline.js';
+import { RowPipeline, type UnchangedRows } from './pipeline.js';
 import type { ExportResult, OpenExport, RecordBatch, RowSink } from './types.js';
 
 /**
@@ -78,7 +78,9 @@ export class ExportPass {
   async *batches(): AsyncGenerator<Array<RecordBatch | null>> {
     if (this.started) throw new SourceError('FILE_UNREADABLE', `${this.file}: an ExportReader can be iterated once`, { file: this.file });
     this.started = true;
-    const pipelines = this.mappings.map((m) => new RowPipeline(this.file, this.source, m, this.options.check_duplicates ?? true));
+    const unchanged = this.options.unchanged ?? null;
+    if (unchanged !== null && (this.mappings.length !== 1 || this.options.check_duplicates !== false)) throw new TypeError('unchanged rows are for one mapping without the duplicate check');
+    const pipelines = this.mappings.map((m) => new RowPipeline(this.file, this.source, m, this.options.check_duplicates ?? true, unchanged));
     const meter = new ByteMeter(this.file, this.source.limits.max_file_bytes);
     // Mappings refused before the end (and the bytes read by then, as a read of their own would have stopped there).
     const stopped: Array<{ err: SourceError; bytes: number } | null> = pipelines.map(() => null);
@@ -227,6 +229,8 @@ export interface ReadOptions {
    * name the file's content.
    */
   sha256?: string;
+  /** Rows taken as unchanged records of the last published export (UnchangedRows; one mapping, check_duplicates false). */
+  unchanged?: UnchangedRows;
 }
 
 /** Start reading an export through a source and mapping (parsed configs); nothing is read until iterated. */

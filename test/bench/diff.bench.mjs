@@ -7,6 +7,8 @@
 //   node diff.bench.mjs --migrate <state.db>   takes the seeded database back to schema 14 (the tables of later
 //     migrations dropped), then times its opening by this build (integrity check, migration 15's fill of the
 //     record tallies, 16), and an opening of the migrated file for comparison; prints one JSON line
+//   node diff.bench.mjs --keep <previous.csv> <state.db> <dir>   the previous export read (nothing to publish) and its rows kept, stamped
+//   node diff.bench.mjs --measure-kept <export.csv> <state.db> <dir>   --measure through the unchanged rows (src/sync/unchanged/)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,12 +23,14 @@ const { diffSource } = await import(new URL('sync/disk/diff-source.js', dist).hr
 const { diffOptionsOf } = await import(new URL('sync/core/diff.js', dist).href);
 const { planSync } = await import(new URL('sync/core/plan.js', dist).href);
 const { policySchema } = await import(new URL('config/policy.js', dist).href);
+const { readAndDiff } = await import(new URL('sync/unchanged/unchanged-diff.js', dist).href);
+const { stampKept, keptDigest } = await import(new URL('sync/unchanged/kept-rows.js', dist).href);
 const { MAPPING } = await import('./exports.mjs');
 const { memTrace } = await import('./mem-trace.mjs');
 const { MIGRATIONS } = await import(new URL('snapshot/migrations.js', dist).href);
 const { default: Database } = await import('better-sqlite3');
 
-const [mode, file, statePath] = process.argv.slice(2);
+const [mode, file, statePath, keptDir] = process.argv.slice(2);
 // 3,000,000 rows is past the default max_rows (2,000,000) and near max_file_bytes: both raised for the bench.
 const source = sourceConfigSchema.parse({ type: 'csv', limits: { max_rows: 10_000_000, max_file_bytes: 2 ** 31 } });
 const mapping = mappingConfigSchema.parse(MAPPING);
@@ -52,7 +56,20 @@ if (mode === '--seed') {
   flush();
   db.close();
   process.stdout.write(`${JSON.stringify({ seeded: n })}\n`);
-} else if (mode === '--measure') {
+} else if (mode === '--keep') {
+  const db = openStateDb(statePath);
+  const work = mkdtempSync(join(tmpdir(), 'dc-bench-work-'));
+  try {
+    const store = db.snapshot('bench');
+    const r = await readAndDiff(file, source, mapping, work, { keptDir, store, policy });
+    if (r.changeset.counts.adds + r.changeset.counts.changes + r.changeset.counts.deletes !== 0) throw new Error('the previous export is not the snapshot');
+    stampKept(keptDir, store.generation(), keptDigest(source, mapping));
+    process.stdout.write(`${JSON.stringify({ kept: r.read.records })}\n`);
+  } finally {
+    db.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+} else if (mode === '--measure' || mode === '--measure-kept') {
   const db = openStateDb(statePath);
   const work = mkdtempSync(join(tmpdir(), 'dc-bench-work-'));
   try {
@@ -61,14 +78,29 @@ if (mode === '--seed') {
     trace.stage('read');
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    const src = await readSource(file, source, mapping, work);
-    if (src.rejected) throw src.rejected;
-    const t1 = performance.now();
-    const c1 = process.cpuUsage(c0);
     const store = db.snapshot('bench');
-    trace.stage('diff');
-    // The diff options a sync takes from the default policy: value guards on (each compared record's values tallied).
-    const cs = await diffSource(src.sorted, store.reader(), diffOptionsOf(policy), join(work, 'changeset'));
+    let src;
+    let cs;
+    let t1;
+    let c1;
+    let kept = null;
+    if (mode === '--measure-kept') {
+      // Read and diff are one pass here: the read's time is all of it.
+      const r = await readAndDiff(file, source, mapping, work, { keptDir, store, policy });
+      if (r.read.rejected) throw r.read.rejected;
+      ({ read: src, changeset: cs } = r);
+      kept = { path: r.path, reason: r.reason, differing: r.differing };
+      t1 = performance.now();
+      c1 = process.cpuUsage(c0);
+    } else {
+      src = await readSource(file, source, mapping, work);
+      if (src.rejected) throw src.rejected;
+      t1 = performance.now();
+      c1 = process.cpuUsage(c0);
+      trace.stage('diff');
+      // The diff options a sync takes from the default policy: value guards on (each compared record's values tallied).
+      cs = await diffSource(src.sorted, store.reader(), diffOptionsOf(policy), join(work, 'changeset'));
+    }
     const t2 = performance.now();
     const c2 = process.cpuUsage(c0);
     trace.stage('plan');
@@ -100,6 +132,8 @@ if (mode === '--seed') {
         atPeak,
         counts: cs.counts,
         path: plan.path,
+        kept,
+        loadAvg1: (await import('node:os')).loadavg()[0],
       })}\n`,
     );
   } finally {
@@ -109,17 +143,18 @@ if (mode === '--seed') {
 } else if (mode === '--migrate') {
   migrateMeasure(file);
 } else {
-  throw new Error('usage: diff.bench.mjs --seed|--measure <export.csv> <state.db> | --migrate <state.db>');
+  throw new Error('usage: diff.bench.mjs --seed|--measure <export.csv> <state.db> | --keep|--measure-kept <csv> <state.db> <dir> | --migrate <state.db>');
 }
 
 /** Issue 13: how long a database of as many records as the export takes to open when migration 15 must fill its tallies. */
 function migrateMeasure(path) {
   const conn = new Database(path);
   for (const m of MIGRATIONS.filter((x) => x.version > 14)) {
-    const sql = m.sql.replace(/--.*$/gm, '').trim();
-    const names = [...sql.matchAll(/CREATE\s+(TABLE|INDEX)\s+(\w+)/gi)];
+    // A trigger's body (BEGIN … END) holds statements of its own: one CREATE for the count.
+    const sql = m.sql.replace(/--.*$/gm, '').replace(/\bBEGIN\b[\s\S]*?\bEND\b/g, '').trim();
+    const names = [...sql.matchAll(/CREATE\s+(TABLE|INDEX|TRIGGER)\s+(\w+)/gi)];
     const statements = sql.split(';').filter((x) => x.trim() !== '');
-    if (names.length !== statements.length) throw new Error(`bench: migration ${m.version} does more than create tables and indexes; teach --migrate to undo it`);
+    if (names.length !== statements.length) throw new Error(`bench: migration ${m.version} does more than create tables, indexes and triggers; teach --migrate to undo it`);
     for (const [, kind, name] of names.reverse()) conn.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${name}`);
   }
   conn.pragma('user_version = 14');

@@ -34,7 +34,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { child, figure, median, say, startChild, stopChild, summary } from './figures.mjs';
-import { LIGHT_MAPPING, MAPPING, writeCsv, writeSquare, writeXlsx } from './exports.mjs';
+import { LIGHT_MAPPING, MAPPING, writeCsv, writePreviousCsv, writeSquare, writeXlsx } from './exports.mjs';
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
 const CSV_ROWS = Number(process.env.BENCH_CSV_ROWS ?? 1_000_000);
@@ -170,8 +170,18 @@ async function diffPart(dir) {
     const mig = child(node(here('diff.bench.mjs'), '--migrate', db));
     say(`  open at schema 14 (migration 15 fills the tallies) wall ${(mig.ms / 1000).toFixed(2)} s  CPU ${(mig.cpuMs / 1000).toFixed(2)} s  peak RSS ${mig.maxRssMb.toFixed(0)} MB; opened again, migrated: wall ${(mig.openMs / 1000).toFixed(2)} s  CPU ${(mig.openCpuMs / 1000).toFixed(2)} s`);
     figure(`migration 15 fill of ${label(n)} records, CPU beyond an open`, (mig.cpuMs - mig.openCpuMs) / 1000, 's', null, { fillWallMs: Math.round(mig.ms - mig.openMs), wallMs: Math.round(mig.ms), cpuMs: Math.round(mig.cpuMs), openWallMs: Math.round(mig.openMs), openCpuMs: Math.round(mig.openCpuMs), fillCpuMs: Math.round(mig.cpuMs - mig.openCpuMs), maxRssMb: Math.round(mig.maxRssMb) });
+    // Issue 18's unchanged rows: the previous export (the snapshot's) read and its rows kept and stamped, as a sync that published it leaves them.
+    const prev = join(dir, `prev-${n}.csv`);
+    const kept = join(dir, `kept-${n}`);
+    await writePreviousCsv(prev, n);
+    await mkdir(kept, { recursive: true });
+    child(node(here('diff.bench.mjs'), '--keep', prev, db, kept));
+    await rm(prev, { force: true });
     // The 3M export once (each run takes minutes).
-    const [bare, diff] = interleaved([() => readMeasure('bare-csv', csv), () => child(node(here('diff.bench.mjs'), '--measure', csv, db))], n >= 3e6 ? 1 : RUNS);
+    const [bare, diff, unchanged] = interleaved(
+      [() => readMeasure('bare-csv', csv), () => child(node(here('diff.bench.mjs'), '--measure', csv, db)), () => child(node(here('diff.bench.mjs'), '--measure-kept', csv, db, kept))],
+      n >= 3e6 ? 1 : RUNS,
+    );
     show('bare csv-parse', bare);
     show('read + diff + plan', diff, bare);
     say(`    read ${(diff.readMs / 1000).toFixed(2)} s (CPU ${(diff.readCpuMs / 1000).toFixed(2)} s), diff ${(diff.diffMs / 1000).toFixed(2)} s (CPU ${(diff.diffCpuMs / 1000).toFixed(2)} s), plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
@@ -182,6 +192,13 @@ async function diffPart(dir) {
     if (p) say(`    sampled peak in ${p.stage}: RSS ${p.rss} MB = anon ${p.anon} + file-backed ${p.file} + shmem ${p.shmem}; V8 heap used ${p.heapUsed} of ${p.heapTotal} (old ${p.oldSpace}, new ${p.newSpace}), external ${p.external}`);
     figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 }, p ? { atPeak: p } : {});
     rss[n] = diff.maxRssMb;
+    show('… unchanged rows kept', unchanged, bare);
+    say(`    ${unchanged.kept.differing} rows differing from the kept export's, path ${unchanged.kept.path}${unchanged.kept.reason ? ` (${unchanged.kept.reason})` : ''}; ${unchanged.counts.changes} changes; load average ${unchanged.loadAvg1.toFixed(1)}`);
+    const keptDetail = { ...times(unchanged), bareCpuMs: Math.round(bare.cpuMs), path: unchanged.kept.path, loadAvg1: unchanged.loadAvg1 };
+    figure(`read+diff+plan ${label(n)} through unchanged rows, CPU / bare csv-parse`, unchanged.cpuMs / bare.cpuMs, '×', { max: 2 }, keptDetail);
+    figure(`read+diff+plan ${label(n)} through unchanged rows, wall / bare csv-parse`, unchanged.ms / bare.ms, '×', { max: 2 }, keptDetail);
+    figure(`read+diff+plan ${label(n)} through unchanged rows, peak RSS`, unchanged.maxRssMb, 'MB', { max: 256 });
+    await rm(kept, { recursive: true, force: true });
     await rm(db, { force: true });
     await rm(`${db}-wal`, { force: true });
     await rm(`${db}-shm`, { force: true });

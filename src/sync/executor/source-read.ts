@@ -10,7 +10,7 @@ import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../..
 import { writeRejectFile, type ExportCounts, type ExportResult, type RecordBatch, type RowError } from '../../sources/index.js';
 import { readExportEach } from '../../sources/read.js';
 import { SourceError } from '../../model/source-error.js';
-import { rowErrorVerdict } from '../../sources/pipeline.js';
+import { rowErrorVerdict, type UnchangedRows } from '../../sources/pipeline.js';
 import { importability, importableConfig, type Importability } from '../core/importable.js';
 import type { PlanSource } from '../core/plan.js';
 import { RUN_BYTES, type SortedSource } from '../disk/sorted-source.js';
@@ -86,7 +86,7 @@ export async function readSources(
   file: string,
   source: unknown,
   takers: ReadonlyArray<{ mapping: unknown; workDir: string }>,
-  opts: { runBytes?: number; links?: LinkPolicy; sha256?: string } = {},
+  opts: { runBytes?: number; links?: LinkPolicy; sha256?: string; unchanged?: SkippedRows } = {},
 ): Promise<SourceRead[]> {
   const src = source as SourceConfig;
   const links = opts.links ?? NEVER_FOLLOW;
@@ -94,10 +94,10 @@ export async function readSources(
     file,
     src,
     takers.map((t) => t.mapping as MappingConfig),
-    { check_duplicates: false, links, ...(opts.sha256 ? { sha256: opts.sha256 } : {}) },
+    { check_duplicates: false, links, ...(opts.sha256 ? { sha256: opts.sha256 } : {}), ...(opts.unchanged ? { unchanged: opts.unchanged } : {}) },
   );
   const runBytes = opts.runBytes ?? Math.max(MIN_RUN_BYTES, Math.min(RUN_BYTES, Math.floor(SHARED_RUN_BYTES / takers.length)));
-  const sorts = takers.map((t) => new TakerSort(src, t.mapping as MappingConfig, t.workDir, runBytes));
+  const sorts = takers.map((t) => new TakerSort(src, t.mapping as MappingConfig, t.workDir, runBytes, opts.unchanged));
   try {
     for await (const batches of pass.batches()) {
       for (let i = 0; i < sorts.length; i++) {
@@ -124,6 +124,15 @@ export async function withRejectFile(src: SourceRead): Promise<SourceRead> {
   return { ...src, rejectFile: await writeRejectFile(src.file, src.rowErrors).catch(() => null) };
 }
 
+/**
+ * Rows a read took as unchanged records of the last published export (src/sync/unchanged/): never handed to the
+ * sort, so what importability needs of them is told: the line of the last one, and whether one had an empty attribute.
+ */
+export interface SkippedRows extends UnchangedRows {
+  readonly lastLine: number;
+  readonly emptyAttributes: boolean;
+}
+
 /** The first line of the file as the server would read it (importability). */
 type FileHead = { encoding: string; cells: string[] | null };
 
@@ -135,12 +144,14 @@ class TakerSort {
   #n = 0;
   #oneLineEach = true;
   #emptyAttributes = false;
+  #lastLine = 0;
 
   constructor(
     private readonly src: SourceConfig,
     private readonly map: MappingConfig,
     workDir: string,
     runBytes: number | undefined,
+    private readonly skipped?: SkippedRows,
   ) {
     this.#sorter = new SourceSorter(workDir, runBytes);
     this.#mayImport = !('reason' in importableConfig(src, map));
@@ -153,9 +164,19 @@ class TakerSort {
       const line = lines[i]!;
       this.#sorter.addRecord(rec, line);
       if (!this.#mayImport) continue;
+      this.#lastLine = line;
       if (line !== ++this.#n + 1) this.#oneLineEach = false;
       if (!this.#emptyAttributes && hasEmptyAttribute(rec)) this.#emptyAttributes = true;
     }
+  }
+
+  /**
+   * Whether record k (of `records`, repeats included) is on line k + 1. With rows skipped as unchanged the
+   * lines are strictly increasing and the first is at least 2, so it is so exactly when the last is records + 1.
+   */
+  #oneLineEachOf(records: number): boolean {
+    if (!this.skipped) return this.#oneLineEach;
+    return records === 0 || Math.max(this.#lastLine, this.skipped.lastLine) === records + 1;
   }
 
   discard(): void {
@@ -194,12 +215,12 @@ class TakerSort {
           rows: counts.rows,
           records: counts.records,
           rowErrors: counts.row_errors,
-          oneLineEach: this.#oneLineEach,
+          oneLineEach: this.#oneLineEachOf(r.counts.records),
           rawHeader: h.cells,
           header: r.header,
           aliasesMerged: r.aliases_merged_rows > 0,
           compression: r.compression,
-          emptyAttributes: this.#emptyAttributes,
+          emptyAttributes: this.#emptyAttributes || (this.skipped?.emptyAttributes ?? false),
         });
       }
     }
@@ -242,7 +263,7 @@ function rowsNotes(file: string, map: MappingConfig, kept: readonly KeepTally[] 
   return notes.length > 0 ? { rowsNote: notes.join('; ') } : {};
 }
 
-function hasEmptyAttribute(rec: DatasetRecord): boolean {
+export function hasEmptyAttribute(rec: DatasetRecord): boolean {
   const a = rec.attributes;
   for (const k in a) if (a[k] === '') return true;
   return false;

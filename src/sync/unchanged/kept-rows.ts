@@ -1,0 +1,321 @@
+import { randomUUID, createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatasetRecord } from '../../model/record.js';
+import { connectorVersion } from '../../version.js';
+import { LineWriter, detach, idField, parseIdField, readLines } from '../disk/line-file.js';
+import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js';
+
+/**
+ * Issue 18's unchanged rows: the rows of the last published export, in file
+ * order, each as the text of its cells, so that a row of the next export
+ * equal to the one at its place is known to be the same record without
+ * mapping, sorting or diffing it. The file is trusted only under its stamp
+ * (kept-stamp.json): written once the plan made of that export was
+ * published whole, naming the file (its nonce and size), the records'
+ * generation after that publish (migration 17: any later write of the
+ * records, by any path, changes it) and the digest of the settings that
+ * turn a row into a record. A file without a matching stamp, or a stamp
+ * without a matching file (a crash between the two), is never used.
+ *
+ * Lines: a head line (JSON: nonce, digest, header), then one line a data row
+ * (`<c|e|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
+ * attribute, x anything else: never equal), then `end\t<rows>`.
+ */
+
+/** The file of the last published export's rows, its stamp, and the file a read writes for the next. */
+export const KEPT_FILE = 'kept-rows';
+export const NEXT_FILE = 'kept-rows.next';
+export const STAMP_FILE = 'kept-stamp.json';
+
+export interface KeptStamp {
+  nonce: string;
+  bytes: number;
+  generation: number;
+  digest: string;
+}
+
+interface KeptHead {
+  v: 1;
+  nonce: string;
+  digest: string;
+  header: string | null;
+}
+
+/** The settings a row's record depends on, with this build's version: another digest, another mapping. */
+export function keptDigest(source: unknown, mapping: unknown): string {
+  const text = JSON.stringify({ version: connectorVersion(), source, mapping }, (_k, v: unknown) => (v instanceof RegExp ? `/${v.source}/${v.flags}` : v));
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * A row's cells as one text: joined by NUL (a CSV read refuses a NUL byte, and the count of cells is compared
+ * beside it, so equal texts of equal counts are equal cells), with backslash and line breaks escaped.
+ */
+function rowText(cells: readonly string[]): string {
+  const t = cells.join('\u0000');
+  return ESCAPED.test(t) ? t.replace(ESCAPED, escape) : t;
+}
+const ESCAPED = /[\\\n\r]/g;
+const escape = (c: string): string => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : '\\r');
+
+/** The stamp and the kept file's lines when both are there and agree with the records and settings now; else why not. */
+export function openKept(dir: string, generation: number, digest: string): { lines: Generator<string>; head: KeptHead } | { reason: string } {
+  const stampPath = join(dir, STAMP_FILE);
+  const file = join(dir, KEPT_FILE);
+  if (!existsSync(stampPath) || !existsSync(file)) return { reason: 'no rows kept of a published export' };
+  let stamp: KeptStamp;
+  try {
+    stamp = JSON.parse(readFileSync(stampPath, 'utf8')) as KeptStamp;
+  } catch {
+    return { reason: 'the kept rows\' stamp is unreadable' };
+  }
+  if (stamp.digest !== digest) return { reason: 'the source or mapping settings (or the connector) changed since the kept rows were published' };
+  if (stamp.generation !== generation) return { reason: `the records changed since the kept rows were published (generation ${stamp.generation}, now ${generation})` };
+  if (statSync(file).size !== stamp.bytes) return { reason: 'the kept rows file is not the one stamped' };
+  const lines = readLines(file);
+  const first = lines.next();
+  let head: KeptHead;
+  try {
+    head = JSON.parse(first.done ? '' : first.value) as KeptHead;
+  } catch {
+    lines.return(undefined);
+    return { reason: 'the kept rows file has no head' };
+  }
+  if (head.nonce !== stamp.nonce || head.digest !== digest) {
+    lines.return(undefined);
+    return { reason: 'the kept rows file is not the one stamped' };
+  }
+  return { lines, head };
+}
+
+/**
+ * Make the rows a read kept (NEXT_FILE) the published export's: called once its plan was published whole (or
+ * there was nothing to publish), with the records' generation then. The file is fsynced and renamed before the
+ * stamp naming it is written: a crash in between leaves a stamp of another nonce, so neither is used.
+ */
+export function stampKept(dir: string, generation: number, digest: string): void {
+  const next = join(dir, NEXT_FILE);
+  if (!existsSync(next)) {
+    // The read kept none (its records are not all its rows'): the older rows are no longer the published export's.
+    dropKept(dir);
+    return;
+  }
+  const head = JSON.parse(readLines(next).next().value ?? 'null') as KeptHead | null;
+  if (head === null || head.digest !== digest) throw new TypeError(`${next}: not kept under these settings`);
+  const fd = openSync(next, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const file = join(dir, KEPT_FILE);
+  renameSync(next, file);
+  const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, digest };
+  const tmp = `${join(dir, STAMP_FILE)}.tmp`;
+  writeFileSync(tmp, JSON.stringify(stamp), { mode: 0o600 });
+  const sfd = openSync(tmp, 'r');
+  try {
+    fsyncSync(sfd);
+  } finally {
+    closeSync(sfd);
+  }
+  renameSync(tmp, join(dir, STAMP_FILE));
+}
+
+/** Forget the rows a read kept for the next (its records are not all the kept rows' records). */
+export function dropNext(dir: string): void {
+  rmSync(join(dir, NEXT_FILE), { force: true });
+}
+
+/** Forget the kept rows (a stamp is the only thing trusted, so it goes first). */
+export function dropKept(dir: string): void {
+  rmSync(join(dir, STAMP_FILE), { force: true });
+  rmSync(join(dir, KEPT_FILE), { force: true });
+}
+
+/** What a read with kept rows found: the rows that differ from the kept ones at their place. */
+export interface KeptOutcome {
+  /** Null: every row was mapped (no kept rows, or given up); else why not used is in `reason`. */
+  fast: { differingIds: string[]; goneIds: string[] } | null;
+  reason: string | null;
+  /** Rows compared with a kept one and found different (or beyond the kept file). */
+  differing: number;
+  /** Rows that were records: taken unchanged, or mapped (repeated ids included). */
+  records: number;
+  /** Rows taken as unchanged (not in the read's sort: a read that gave up after some is not the full read). */
+  skipped: number;
+}
+
+/**
+ * The read's side of the unchanged rows (SkippedRows): compares each data row with the kept row at its place,
+ * and writes every row to NEXT_FILE for the next read. Gives up comparing (every later row is mapped) once more
+ * than `maxDiffering` rows differ, or the header differs: the read is the full one when no row was taken as
+ * unchanged before (`skipped` 0), else it must be read again.
+ */
+export class KeptRows implements SkippedRows {
+  lastLine = 0;
+  emptyAttributes = false;
+  readonly #out: LineWriter;
+  #old: Generator<string> | null;
+  #reason: string | null;
+  #ended = false;
+  /** The kept row at this place, when not yet consumed. */
+  #pending: { cells: number; text: string; id: string | null; empty: boolean } | null = null;
+  #rows = 0;
+  #differing = 0;
+  #records = 0;
+  #skipped = 0;
+  /** Kept rows read ahead (from #head on). */
+  #ahead: string[] = [];
+  #head = 0;
+  readonly #differingIds: string[] = [];
+  readonly #goneIds: string[] = [];
+
+  constructor(
+    dir: string,
+    private readonly digest: string,
+    kept: ReturnType<typeof openKept> | null,
+    private readonly maxDiffering: number,
+  ) {
+    this.#out = new LineWriter(join(dir, NEXT_FILE));
+    if (kept === null || 'reason' in kept) {
+      this.#old = null;
+      this.#reason = kept === null ? 'not asked' : kept.reason;
+      this.#header = null;
+    } else {
+      this.#old = kept.lines;
+      this.#reason = null;
+      this.#header = kept.head.header;
+    }
+  }
+
+  readonly #header: string | null;
+
+  header(cells: readonly string[]): void {
+    const text = rowText(cells);
+    this.#out.write(JSON.stringify({ v: 1, nonce: randomUUID(), digest: this.digest, header: text } satisfies KeptHead));
+    if (this.#old !== null && text !== this.#header) this.#giveUp('the header row differs from the kept export\'s');
+  }
+
+  row(cells: readonly string[], line: number): boolean {
+    this.#flush();
+    this.#rows++;
+    const text = rowText(cells);
+    // The next kept row, or one of the WINDOW after it (the rows between were deleted or moved): any match that
+    // keeps both files' order is right, as an equal text is the same record whichever place it had.
+    for (let k = 0; k <= WINDOW && this.#old !== null; k++) {
+      const old = this.#peek(k);
+      if (old === null) break;
+      if (!sameRow(old, text, cells.length)) continue;
+      for (let j = 0; j < k && this.#old !== null; j++) this.#gone(this.#peek(j)!);
+      this.#consume(k + 1);
+      if (this.#old === null) break;
+      this.#out.write(old);
+      this.lastLine = line;
+      this.#records++;
+      this.#skipped++;
+      if (old.charCodeAt(0) === 0x65) this.emptyAttributes = true;
+      return true;
+    }
+    // Not matched: a changed or an inserted row; the kept row stays next until a later row passes it.
+    if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows differ from the kept export's`);
+    this.#pending = { cells: cells.length, text, id: null, empty: false };
+    return false;
+  }
+
+  mapped(record: DatasetRecord): void {
+    const p = this.#pending;
+    if (p === null) return;
+    p.id = record.record_id;
+    this.#records++;
+    p.empty = hasEmptyAttribute(record);
+    if (this.#old !== null) this.#differingIds.push(record.record_id);
+  }
+
+  /** After the read (whether or not it was refused): the kept rows beyond the file's are gone; the next file is closed. */
+  finish(): KeptOutcome {
+    this.#flush();
+    this.#out.write(`end\t${this.#rows}`);
+    this.#out.close();
+    if (this.#old !== null) {
+      for (let old = this.#peek(0); old !== null && this.#old !== null; old = this.#peek(0)) {
+        this.#gone(old);
+        this.#consume(1);
+      }
+      if (!this.#ended) this.#giveUp('the kept rows file is cut short');
+    }
+    const fast = this.#old !== null ? { differingIds: this.#differingIds, goneIds: this.#goneIds } : null;
+    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped };
+  }
+
+  #flush(): void {
+    const p = this.#pending;
+    if (p === null) return;
+    this.#pending = null;
+    const flag = p.id === null || !joinedOnce(p.text, p.cells) ? 'x' : p.empty ? 'e' : 'c';
+    this.#out.write(`${flag}${p.cells}\t${p.id === null ? '' : idField(p.id)}\t${p.text}`);
+  }
+
+  /** The k-th kept row not yet matched or gone (read ahead as needed); null past the end. */
+  #peek(k: number): string | null {
+    while (this.#ahead.length - this.#head <= k) {
+      if (this.#old === null || this.#ended) return null;
+      const r = this.#old.next();
+      if (r.done) {
+        this.#giveUp('the kept rows file is cut short');
+        return null;
+      }
+      if (r.value.startsWith('end\t')) {
+        this.#ended = true;
+        return null;
+      }
+      this.#ahead.push(r.value);
+    }
+    return this.#ahead[this.#head + k]!;
+  }
+
+  #consume(n: number): void {
+    this.#head += n;
+    if (this.#head > 1024) {
+      this.#ahead.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+
+  /** A kept row no row of the file matched: its record is gone, unless the file lists it at another place (a changed row). */
+  #gone(old: string): void {
+    if (old.charCodeAt(0) === 0x78) return;
+    const a = old.indexOf('\t');
+    this.#goneIds.push(detach(parseIdField(old.slice(a + 1, old.indexOf('\t', a + 1)))));
+    if (this.#goneIds.length > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} kept rows are not in the export`);
+  }
+
+  #giveUp(reason: string): void {
+    if (this.#old === null) return;
+    this.#old.return(undefined);
+    this.#old = null;
+    this.#ahead.length = 0;
+    this.#head = 0;
+    this.#reason = reason;
+    this.#differingIds.length = 0;
+    this.#goneIds.length = 0;
+  }
+}
+
+/** Kept rows looked past for one equal to a row of the file (rows deleted or moved away). */
+const WINDOW = 16;
+
+/** Whether a kept row (not an `x` one) holds the row of these cells. */
+function sameRow(old: string, text: string, cells: number): boolean {
+  if (old.charCodeAt(0) === 0x78 || !old.endsWith(text)) return false;
+  const a = old.indexOf('\t');
+  return old.charCodeAt(old.length - text.length - 1) === 0x09 && old.indexOf('\t', a + 1) === old.length - text.length - 1 && old.slice(1, a) === String(cells);
+}
+
+/** Whether a row text holds no NUL but its joins (a UTF-16 file's cell may hold one): else it is never taken as equal. */
+function joinedOnce(text: string, cells: number): boolean {
+  let at = -1;
+  for (let i = 1; i < cells; i++) if ((at = text.indexOf('\u0000', at + 1)) === -1) return false;
+  return text.indexOf('\u0000', at + 1) === -1;
+}
