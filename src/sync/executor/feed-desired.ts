@@ -17,7 +17,7 @@ import type { SourceError } from '../../model/source-error.js';
 import { rowErrorVerdict } from '../../sources/pipeline.js';
 import { makePrivateDir } from '../disk/changeset-files.js';
 import type { PlanFeed } from '../core/plan.js';
-import type { SortedSource } from '../disk/sorted-source.js';
+import { MEMORY_CHARS, RUN_BYTES, type SortedSource } from '../disk/sorted-source.js';
 import { SourceSorter } from '../disk/source-sorter.js';
 import type { FeedSummary } from '../outcome.js';
 import type { ExecContext } from './context.js';
@@ -134,9 +134,10 @@ export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): Sourc
  * feeds' published values (overlay-full.ts). The feed state is read here (the
  * merge stays pure) and what it becomes is written beside the merged records
  * (`stateFile`, put in the plan's changeset folder; the ledger applies it when
- * the plan is published). Written sorted into `dir` as the SortedSource the diff reads.
+ * the plan is published). Written sorted into `dir` as the SortedSource the diff reads
+ * (kept in memory up to `memoryChars`, as the snapshot records an indexed merge read).
  */
-export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath): Desired {
+export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath, memoryChars = MEMORY_CHARS): Desired {
   const read = src.sorted!;
   const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
   if (!feed) return { sorted: read, feed: onlyFeedSummary(ds, src), unmatched: [], rowErrors: 0, stateFile: null };
@@ -145,9 +146,9 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   makePrivateDir(out);
   const stateFile = join(dir, `state-${feed.name}`);
   const sink = new FeedStateWriter(stateFile);
-  const sorter = new SourceSorter(out);
+  const sorter = new SourceSorter(out, RUN_BYTES, memoryChars);
   // A file that lists a small share of the dataset and leaves the rest: only the records it lists are read.
-  const listed = listedRead(ctx, ds, feed, read, dir, path);
+  const listed = listedRead(ctx, ds, feed, read, dir, path, memoryChars);
   const seen = { records: 0, owned: 0 };
   const state = new FeedState(ctx.db.conn, ctx.dataset);
   const base = listed ? listedEntries(ctx.store, listed, seen) : ctx.store.reader().entries();
