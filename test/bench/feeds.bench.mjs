@@ -79,7 +79,7 @@ if (process.argv[2] === '--seed') {
 } else if (process.argv[2] === '--measure') {
   const dir = process.argv[3];
   const { readSource, planSource } = await load('sync/executor/source-read.js');
-  const { desiredOf, diffDesired, planFeedOf } = await load('sync/executor/feed-desired.js');
+  const { desiredOf, diffDesired, diffsAsRead, planFeedOf } = await load('sync/executor/feed-desired.js');
   // BENCH_FEED_PATH=indexed|full: that merge and diff whatever the listed share (to find the crossover); unset: as a sync picks.
   const path = process.env.BENCH_FEED_PATH || undefined;
   const { planSync } = await load('sync/core/plan.js');
@@ -95,7 +95,8 @@ if (process.argv[2] === '--seed') {
       global.gc?.();
       const t0 = performance.now();
       const c0 = process.cpuUsage();
-      const src = await readSource(join(dir, 'stock.csv'), ds.source, readerMapping(ds), work);
+      // As run-sync reads a feed's file (its reader mapping, no value flags: the merged records are diffed).
+      const src = await readSource(join(dir, 'stock.csv'), ds.source, readerMapping(ds), work, { valueFlags: diffsAsRead(ds) });
       if (src.rejected) throw src.rejected;
       const t1 = performance.now();
       const c1 = process.cpuUsage(c0);

@@ -12,7 +12,7 @@ import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import type { Changeset } from '../../src/sync/core/changeset.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import { planSync } from '../../src/sync/core/plan.js';
-import { desiredOf, diffDesired, planFeedOf, type Desired } from '../../src/sync/executor/feed-desired.js';
+import { desiredOf, diffDesired, diffsAsRead, planFeedOf, type Desired } from '../../src/sync/executor/feed-desired.js';
 import type { MergePath } from '../../src/sync/executor/feed-indexed.js';
 import { planSource, readSource } from '../../src/sync/executor/source-read.js';
 import type { ExecContext } from '../../src/sync/executor/context.js';
@@ -143,8 +143,10 @@ async function run(ds: DatasetConfig, file: string, path: MergePath, tag: string
   mkdirSync(work, { recursive: true });
   const store = db.snapshot(DATASET);
   const ctx = { store, policy: ds.policy, db, dataset: DATASET } as unknown as ExecContext;
-  const src = { ...(await readSource(file, ds.source, readerMapping(ds), work, onDisk ? { runBytes: 1 } : {})), valuesAt: T0 + 100 };
+  // As run-sync reads a feed's file (no value flags: the merged records are diffed).
+  const src = { ...(await readSource(file, ds.source, readerMapping(ds), work, { valueFlags: diffsAsRead(ds), ...(onDisk ? { runBytes: 1 } : {}) })), valuesAt: T0 + 100 };
   expect(src.sorted!.runs.length > 0).toBe(onDisk);
+  expect([...src.sorted!.entries()].filter((e) => e.flags !== undefined)).toEqual([]);
   // The reader's row errors (repeated ids are found by the sort) and its reject file, written beside the export by each run.
   const read = { rowErrors: src.rowErrors, records: src.records, rejectFile: src.rejectFile && (await readFile(src.rejectFile, 'utf8')) };
   const desired: Desired = onDisk ? desiredOf(ctx, ds, src, join(work, 'merged'), path, 0) : desiredOf(ctx, ds, src, join(work, 'merged'), path);

@@ -115,6 +115,15 @@ export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
 }
 
 /**
+ * Whether a read's records are diffed as they are read (a dataset without feeds): only then does its sort keep
+ * the value guards' flags beside each record (readSource's valueFlags). A feed's rows are merged first and the
+ * merged records sorted again without them, so computing them cost a stock file's read a tenth of its CPU for nothing.
+ */
+export function diffsAsRead(ds: DatasetConfig): boolean {
+  return !hasFeeds(ds);
+}
+
+/**
  * A read of a feed's file, as merged, with the time of its values (`now`: when it was read). Not uploadable when
  * its records are merged (the server would map the file alone, A14). That is the reason given whatever else the
  * read says: an update feed's reader mapping has placeholders for the fields it does not map, which the plan would
