@@ -127,7 +127,7 @@ export function* mergeUpdate(
       yield { record_id: e.record_id, line: 0, json: e.json };
       continue;
     }
-    const rec = JSON.parse(e.json) as DatasetRecord;
+    const rec = e.record ?? (JSON.parse(e.json) as DatasetRecord);
     const st = values.at(e.record_id);
     if (!listed) {
       const out = whenMissing(rec, st, m!, opts, tally, e.record_id, sink);

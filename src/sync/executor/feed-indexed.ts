@@ -1,6 +1,6 @@
 import type { DatasetConfig } from '../../config/schema.js';
 import type { FeedState } from '../../feeds/state.js';
-import type { DatasetRecord } from '../../model/record.js';
+import type { DatasetRecord, RecordField } from '../../model/record.js';
 import { compareIds, type SnapshotEntry } from '../../model/snapshot-reader.js';
 import type { SnapshotStore } from '../../snapshot/store.js';
 import type { Changeset } from '../core/changeset.js';
@@ -66,7 +66,8 @@ export function* listedEntries(store: SnapshotStore, l: Listed, seen: { records:
   let file: LineWriter | null = null;
   const write = (e: SnapshotEntry) => file!.write(`${idField(e.record_id)}\t${e.owned ? 1 : 0}\t${e.foreignFields.length > 0 ? JSON.stringify(e.foreignFields) : ''}\t${e.json}`);
   try {
-    for (const e of store.entriesOf(l.ids)) {
+    for (const read of store.entriesOf(l.ids)) {
+      const e = new ParsedOnce(read);
       seen.records++;
       if (e.owned) seen.owned++;
       if (file !== null) write(e);
@@ -87,6 +88,26 @@ export function* listedEntries(store: SnapshotStore, l: Listed, seen: { records:
   }
 }
 
+/** A snapshot entry whose record is parsed once, when first asked: the merge and then the diff read it (kept in memory). */
+class ParsedOnce implements SnapshotEntry {
+  readonly record_id: string;
+  readonly json: string;
+  readonly owned: boolean;
+  readonly foreignFields: readonly RecordField[];
+  #record: DatasetRecord | undefined;
+
+  constructor(e: SnapshotEntry) {
+    this.record_id = e.record_id;
+    this.json = e.json;
+    this.owned = e.owned;
+    this.foreignFields = e.foreignFields;
+  }
+
+  get record(): DatasetRecord {
+    return (this.#record ??= JSON.parse(this.json) as DatasetRecord);
+  }
+}
+
 /** Characters counted for a kept entry beyond its id and JSON (its flags, foreign fields and separators, about). */
 const KEPT_ENTRY_CHARS = 16;
 
@@ -97,7 +118,9 @@ function* keptEntries(l: Listed, seen: { records: number; owned: number }, bases
       seen.records++;
       if (e.owned) {
         seen.owned++;
-        bases.add(e.json);
+        // Parsed by the merge already (ParsedOnce), which an owned record is given to.
+        if (e.record) bases.addRecord(e.record);
+        else bases.add(e.json);
       }
       yield e;
     }
