@@ -165,7 +165,7 @@ export function* mergeJoin(
       unchanged++;
       continue;
     }
-    const rec = JSON.parse(src.json) as DatasetRecord;
+    const rec = src.record ?? (JSON.parse(src.json) as DatasetRecord);
     let desired = rec;
     const before = e.record ?? (JSON.parse(e.json) as DatasetRecord);
     tallier.compared(before);

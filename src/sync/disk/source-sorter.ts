@@ -74,16 +74,19 @@ export class SourceSorter {
     this.#add(rec.record_id, line, recordJson(rec), this.#flags.of(rec));
   }
 
-  /** A record as its canonical JSON (its values are read from the text when it is compared). */
-  add(recordId: string, line: number, json: string): void {
-    this.#add(recordId, line, json, undefined);
+  /**
+   * A record as its canonical JSON (its values are read from the text when it is compared). `record`: JSON.parse
+   * of it, key for key (parsesBackAs), kept beside it while the source is held in memory (the diff then need not parse it).
+   */
+  add(recordId: string, line: number, json: string, record?: DatasetRecord): void {
+    this.#add(recordId, line, json, undefined, record);
   }
 
-  #add(recordId: string, line: number, json: string, flags: string | undefined): void {
+  #add(recordId: string, line: number, json: string, flags: string | undefined, record?: DatasetRecord): void {
     const held = this.#held;
     if (held !== null) {
       this.#heldChars += recordId.length + json.length + (flags === undefined ? 0 : flags.length) + ENTRY_CHARS;
-      held.push(flags === undefined ? { record_id: recordId, line, json } : { record_id: recordId, line, json, flags });
+      held.push(flags !== undefined ? { record_id: recordId, line, json, flags } : record !== undefined ? { record_id: recordId, line, json, record } : { record_id: recordId, line, json });
       this.#added++;
       if (this.#plain && !isPlainId(recordId)) this.#plain = false;
       if (this.#heldChars > this.#maxHeld) this.#unhold();

@@ -162,7 +162,7 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   const state = new FeedState(ctx.db.conn, ctx.dataset);
   const base = listed ? listedEntries(ctx.store, listed, seen) : ctx.store.reader().entries();
   try {
-    for (const e of feedStage(ctx, ds, feed, read.entries(), base, listed ? listedState(state, listed) : state, tally, sink.put, src.badRows)) sorter.add(e.record_id, e.line, e.json);
+    for (const e of feedStage(ctx, ds, feed, read.entries(), base, listed ? listedState(state, listed) : state, tally, sink.put, src.badRows)) sorter.add(e.record_id, e.line, e.json, e.record);
   } finally {
     sink.close();
   }
