@@ -137,7 +137,7 @@ export function* mergeUpdate(
       continue;
     }
     tally.matched++;
-    const from = JSON.parse(listed.json) as DatasetRecord;
+    const from = listed.record ?? (JSON.parse(listed.json) as DatasetRecord);
     const out = applyRow(rec, from, st, opts, tally, (v) => sink({ record_id: e.record_id, line: listed.line, values: v }));
     const json = recordJson(out);
     // The merged record beside its text when it parses back as itself: the diff compares it without parsing the text.

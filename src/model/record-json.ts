@@ -71,6 +71,12 @@ export function parsesBackAs(r: DatasetRecord): boolean {
   return true;
 }
 
+/** `r` as a new record with its keys in recordJson's order (the values shared), for parsesBackAs; null when it has other keys than a record's. */
+export function inRecordOrder(r: DatasetRecord): DatasetRecord | null {
+  if (Object.keys(r).length !== RECORD_KEYS.length) return null;
+  return { active: r.active, aliases: r.aliases, api_value: r.api_value, attributes: r.attributes, display_name: r.display_name, record_id: r.record_id };
+}
+
 function jsonScalar(v: unknown): boolean {
   return v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0));
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256 } from '../../src/model/canonical.js';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { parsesBackAs, recordJson, textHash } from '../../src/model/record-json.js';
+import { inRecordOrder, parsesBackAs, recordJson, textHash } from '../../src/model/record-json.js';
 
 const value = fc.oneof(fc.string(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.boolean(), fc.constant(null));
 const record = fc.record({
@@ -70,7 +70,8 @@ describe('recordJson', () => {
     );
     let yes = 0;
     fc.assert(
-      fc.property(fc.oneof(canonical, record), (r) => {
+      // …and records as a mapping makes them (record_id first), put in recordJson's order (inRecordOrder).
+      fc.property(fc.oneof(canonical, record, record.map((r) => inRecordOrder(r as DatasetRecord)!)), (r) => {
         const back = JSON.parse(recordJson(r as DatasetRecord)) as unknown;
         // JSON.stringify keeps key order: equal text is equal keys, order and values (a -0 would pass: it is refused).
         const same = JSON.stringify(back) === JSON.stringify(r) && Object.getPrototypeOf((r as DatasetRecord).attributes) === Object.prototype;
@@ -85,6 +86,7 @@ describe('recordJson', () => {
     expect(yes).toBeGreaterThan(50); // it is not simply always false
     const r = { active: true, aliases: [], api_value: 'v', attributes: { a: 1, b: 'x' }, display_name: 'n', record_id: 'r' };
     expect(parsesBackAs(r as DatasetRecord)).toBe(true);
+    expect(inRecordOrder({ ...r, extra: 1 } as unknown as DatasetRecord)).toBeNull();
     for (const odd of [{ ...r, attributes: { b: 'x', a: 1 } }, { ...r, attributes: { a: -0 } }, { ...r, attributes: { '1': 1 } }, { ...r, extra: 1 }, { record_id: 'r', active: true, aliases: [], api_value: 'v', attributes: {}, display_name: 'n' }, { ...r, attributes: { a: { deep: 1 } } }])
       expect(parsesBackAs(odd as unknown as DatasetRecord)).toBe(false);
   });

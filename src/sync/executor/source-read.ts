@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import type { MadeSetting, MappingConfig } from '../../mapping/config.js';
 import type { KeepTally } from '../../mapping/compile.js';
 import type { DatasetRecord } from '../../model/record.js';
-import { recordJson } from '../../model/record-json.js';
+import { inRecordOrder, parsesBackAs, recordJson } from '../../model/record-json.js';
 import type { SourceConfig } from '../../sources/config.js';
 import { bomEncoding, iconvLite } from '../../sources/decode.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../../sources/open-file.js';
@@ -156,7 +156,11 @@ class TakerSort {
       const rec = records[i]!;
       const line = lines[i]!;
       if (this.valueFlags) this.#sorter.addRecord(rec, line);
-      else this.#sorter.add(rec.record_id, line, recordJson(rec));
+      else {
+        // A feed's row: the merge reads its fields from this record when it is kept in memory, not from a parse of its text.
+        const ordered = inRecordOrder(rec);
+        this.#sorter.add(rec.record_id, line, recordJson(rec), ordered !== null && parsesBackAs(ordered) ? ordered : undefined);
+      }
       if (!this.#mayImport) continue;
       if (line !== ++this.#n + 1) this.#oneLineEach = false;
       if (!this.#emptyAttributes && hasEmptyAttribute(rec)) this.#emptyAttributes = true;
