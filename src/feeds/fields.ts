@@ -5,6 +5,8 @@ export interface FeedEntry {
   record_id: string;
   line: number;
   json: string;
+  /** JSON.parse of `json`, key for key (parsesBackAs), when at hand: read, never changed. */
+  record?: DatasetRecord;
 }
 
 /** The value of a mapped field (`attributes.<key>` or a top-level field) of a record; undefined when absent. */

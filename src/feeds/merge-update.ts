@@ -1,6 +1,6 @@
 import type { DatasetRecord } from '../model/record.js';
 import { canonicalJson } from '../model/canonical.js';
-import { recordJson } from '../model/record-json.js';
+import { parsesBackAs, recordJson } from '../model/record-json.js';
 import { compareIds, type SnapshotEntry } from '../model/snapshot-reader.js';
 import { fieldValue, type FeedEntry } from './fields.js';
 import { activeAfterRow, decide, put, StateCursor, type FeedStateEntry, type MergeRules, type FeedValue } from './resolve.js';
@@ -127,7 +127,7 @@ export function* mergeUpdate(
       yield { record_id: e.record_id, line: 0, json: e.json };
       continue;
     }
-    const rec = JSON.parse(e.json) as DatasetRecord;
+    const rec = e.record ?? (JSON.parse(e.json) as DatasetRecord);
     const st = values.at(e.record_id);
     if (!listed) {
       const out = whenMissing(rec, st, m!, opts, tally, e.record_id, sink);
@@ -137,9 +137,11 @@ export function* mergeUpdate(
       continue;
     }
     tally.matched++;
-    const from = JSON.parse(listed.json) as DatasetRecord;
+    const from = listed.record ?? (JSON.parse(listed.json) as DatasetRecord);
     const out = applyRow(rec, from, st, opts, tally, (v) => sink({ record_id: e.record_id, line: listed.line, values: v }));
-    yield { record_id: e.record_id, line: listed.line, json: recordJson(out) };
+    const json = recordJson(out);
+    // The merged record beside its text when it parses back as itself: the diff compares it without parsing the text.
+    yield parsesBackAs(out) ? { record_id: e.record_id, line: listed.line, json, record: out } : { record_id: e.record_id, line: listed.line, json };
   }
   for (; row !== null; row = next(it)) unmatched(row);
 }

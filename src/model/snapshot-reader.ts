@@ -10,6 +10,8 @@ export interface SnapshotEntry {
   owned: boolean;
   /** Top-level fields someone else edited on the server in a record the connector owns. */
   foreignFields: readonly RecordField[];
+  /** JSON.parse of `json`, when the reader has it at hand (an indexed merge's, read by its diff again): read, never changed. */
+  readonly record?: DatasetRecord;
 }
 
 /** The snapshot streamed in record_id byte order (SQLite BINARY = JS code-unit order for A6 ids). */

@@ -51,9 +51,7 @@ export class FieldBaseCounts {
   add(json: string, sign: 1 | -1 = 1): void {
     const r = this.#values;
     if (!r.read(json)) {
-      const rec = JSON.parse(json) as DatasetRecord;
-      for (const f of TOP_FIELDS) this.#count(f, baseFlags(rec[f]), sign);
-      for (const [k, v] of Object.entries(rec.attributes ?? {})) this.#count(this.#attrField(k), baseFlags(v), sign);
+      this.addRecord(JSON.parse(json) as DatasetRecord, sign);
       return;
     }
     for (let i = 0; i < r.topCount; i++) {
@@ -61,6 +59,12 @@ export class FieldBaseCounts {
       if ((TOP_FIELDS as readonly string[]).includes(k)) this.#count(k, r.topFlags[i]!, sign);
     }
     for (let i = 0; i < r.attrCount; i++) this.#count(this.#attrField(r.attrKeys[i]!), r.attrFlags[i]!, sign);
+  }
+
+  /** add() of a record parsed already. */
+  addRecord(rec: DatasetRecord, sign: 1 | -1 = 1): void {
+    for (const f of TOP_FIELDS) this.#count(f, baseFlags(rec[f]), sign);
+    for (const [k, v] of Object.entries(rec.attributes ?? {})) this.#count(this.#attrField(k), baseFlags(v), sign);
   }
 
   /** The fields whose counts are not both zero. */

@@ -12,7 +12,7 @@ import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import type { Changeset } from '../../src/sync/core/changeset.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import { planSync } from '../../src/sync/core/plan.js';
-import { desiredOf, diffDesired, planFeedOf, type Desired } from '../../src/sync/executor/feed-desired.js';
+import { desiredOf, diffDesired, diffsAsRead, planFeedOf, type Desired } from '../../src/sync/executor/feed-desired.js';
 import type { MergePath } from '../../src/sync/executor/feed-indexed.js';
 import { planSource, readSource } from '../../src/sync/executor/source-read.js';
 import type { ExecContext } from '../../src/sync/executor/context.js';
@@ -134,14 +134,24 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Everything one path gives for a file, in plain values. */
-async function run(ds: DatasetConfig, file: string, path: MergePath, tag: string) {
+/**
+ * Everything one path gives for a file, in plain values. `onDisk`: every sort goes through runs on disk and the
+ * snapshot records an indexed merge read are kept in a file (as for a file too large to keep in memory).
+ */
+async function run(ds: DatasetConfig, file: string, path: MergePath, tag: string, onDisk = false) {
   const work = join(dir, tag);
   mkdirSync(work, { recursive: true });
   const store = db.snapshot(DATASET);
   const ctx = { store, policy: ds.policy, db, dataset: DATASET } as unknown as ExecContext;
-  const src = { ...(await readSource(file, ds.source, readerMapping(ds), work)), valuesAt: T0 + 100 };
-  const desired: Desired = desiredOf(ctx, ds, src, join(work, 'merged'), path);
+  // As run-sync reads a feed's file (no value flags: the merged records are diffed).
+  const src = { ...(await readSource(file, ds.source, readerMapping(ds), work, { valueFlags: diffsAsRead(ds), ...(onDisk ? { runBytes: 1 } : {}) })), valuesAt: T0 + 100 };
+  expect(src.sorted!.runs.length > 0).toBe(onDisk);
+  expect([...src.sorted!.entries()].filter((e) => e.flags !== undefined)).toEqual([]);
+  // The reader's row errors (repeated ids are found by the sort) and its reject file, written beside the export by each run.
+  const read = { rowErrors: src.rowErrors, records: src.records, rejectFile: src.rejectFile && (await readFile(src.rejectFile, 'utf8')) };
+  const desired: Desired = onDisk ? desiredOf(ctx, ds, src, join(work, 'merged'), path, 0) : desiredOf(ctx, ds, src, join(work, 'merged'), path);
+  expect(desired.sorted.runs.length > 0).toBe(onDisk);
+  if (desired.listed) expect(desired.listed.kept ? 'memory' : 'file').toBe(onDisk ? 'file' : 'memory');
   const cs: Changeset = await diffDesired(ctx, desired, join(work, 'changeset'));
   const plan = planSync({
     dataset: DATASET,
@@ -157,6 +167,7 @@ async function run(ds: DatasetConfig, file: string, path: MergePath, tag: string
   });
   const { listed, folder, records, adds, addTexts, changes, deletes, adopted, ...summary } = cs;
   return {
+    read,
     indexed: listed !== undefined,
     feed: desired.feed,
     unmatched: desired.unmatched,
@@ -197,7 +208,12 @@ describe('indexed merge and diff = the full merge-join', () => {
       if (c.ownership === 'full') expect(full.adopted.length).toBeGreaterThan(0);
       else expect(full.summary.counts.notOwned).toBeGreaterThan(0);
       if (changes) expect(Object.keys(full.summary.values?.fields ?? {})).not.toEqual([]);
+      expect(full.read.rowErrors.map((e) => e.code)).toContain('DUPLICATE_KEY');
+      expect(full.read.rejectFile).toContain(id(c.role === 'update' ? 10 : 13));
       expect({ ...indexed, indexed: null }).toEqual({ ...full, indexed: null });
+      // Sorted and kept in memory (a small file, as here) or on disk (a large one): the same plan, rows, state and changeset.
+      expect(await run(ds, file, 'indexed', `${tag}-indexed-disk`, true)).toEqual(indexed);
+      expect(await run(ds, file, 'full', `${tag}-full-disk`, true)).toEqual(full);
     });
   }
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256 } from '../../src/model/canonical.js';
 import type { DatasetRecord } from '../../src/model/record.js';
-import { recordJson, textHash } from '../../src/model/record-json.js';
+import { inRecordOrder, parsesBackAs, recordJson, textHash } from '../../src/model/record-json.js';
 
 const value = fc.oneof(fc.string(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.boolean(), fc.constant(null));
 const record = fc.record({
@@ -57,5 +57,37 @@ describe('recordJson', () => {
       { record_id: 'a', display_name: 7, api_value: 'y', aliases: [], attributes: { n: Number.NaN, i: -0, e: 1e21, s: 'a\u2028\ud800' }, active: 'yes' },
     ];
     for (const r of odd) expect(recordJson(r as unknown as DatasetRecord)).toBe(canonicalJson(r));
+  });
+
+  it('parsesBackAs only a record that JSON.parse of its recordJson gives back key for key, in the same order', () => {
+    // Records in canonical key order (as a merge makes them from the snapshot's parse), with attributes in any order.
+    const canonical = record.chain((r) =>
+      fc.func(fc.integer()).map((order) => {
+        const keys = Object.keys(r.attributes).sort((x, y) => order(x) - order(y) || (x < y ? -1 : 1));
+        const attributes = Object.fromEntries(keys.map((k) => [k, r.attributes[k]]));
+        return { active: r.active, aliases: r.aliases, api_value: r.api_value, attributes, display_name: r.display_name, record_id: r.record_id };
+      }),
+    );
+    let yes = 0;
+    fc.assert(
+      // …and records as a mapping makes them (record_id first), put in recordJson's order (inRecordOrder).
+      fc.property(fc.oneof(canonical, record, record.map((r) => inRecordOrder(r as DatasetRecord)!)), (r) => {
+        const back = JSON.parse(recordJson(r as DatasetRecord)) as unknown;
+        // JSON.stringify keeps key order: equal text is equal keys, order and values (a -0 would pass: it is refused).
+        const same = JSON.stringify(back) === JSON.stringify(r) && Object.getPrototypeOf((r as DatasetRecord).attributes) === Object.prototype;
+        if (parsesBackAs(r as DatasetRecord)) {
+          yes++;
+          expect(same).toBe(true);
+          expect(back).toStrictEqual(r);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+    expect(yes).toBeGreaterThan(50); // it is not simply always false
+    const r = { active: true, aliases: [], api_value: 'v', attributes: { a: 1, b: 'x' }, display_name: 'n', record_id: 'r' };
+    expect(parsesBackAs(r as DatasetRecord)).toBe(true);
+    expect(inRecordOrder({ ...r, extra: 1 } as unknown as DatasetRecord)).toBeNull();
+    for (const odd of [{ ...r, attributes: { b: 'x', a: 1 } }, { ...r, attributes: { a: -0 } }, { ...r, attributes: { '1': 1 } }, { ...r, extra: 1 }, { record_id: 'r', active: true, aliases: [], api_value: 'v', attributes: {}, display_name: 'n' }, { ...r, attributes: { a: { deep: 1 } } }])
+      expect(parsesBackAs(odd as unknown as DatasetRecord)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
@@ -37,9 +37,9 @@ const all = <T>(xs: Iterable<T>): T[] => [...xs];
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 let n = 0;
-/** Sort `records` (given in this order) on disk with runs of `runBytes` bytes. */
-function sorted(records: DatasetRecord[], runBytes: number): { source: SortedSource; dups: Array<[string, number, number]> } {
-  const sorter = new SourceSorter(t.dir, runBytes);
+/** Sort `records` (given in this order) on disk with runs of `runBytes` bytes (`memoryChars`: kept in memory up to that much, the sorter's default). */
+function sorted(records: DatasetRecord[], runBytes: number, memoryChars?: number): { source: SortedSource; dups: Array<[string, number, number]> } {
+  const sorter = new SourceSorter(t.dir, runBytes, memoryChars);
   // As readSource adds them: each record with its value flags (the diff counts unchanged records' values from those).
   records.forEach((r, i) => sorter.addRecord(r, i + 2));
   const dups: Array<[string, number, number]> = [];
@@ -154,7 +154,7 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     // ~3 MB of entries (non-ASCII names, one record of 2 MB) into a 16 MB run: the buffer starts at 1 MB and grows, never spills.
     const records = Array.from({ length: 6000 }, (_, i) => rec(`g-${String((i * 7919) % 6000).padStart(5, '0')}`, { display_name: `Größe ${'é'.repeat(40)} ${i}` }));
     records[3000] = rec('g-big', { display_name: 'x'.repeat(2_000_000) });
-    const { source, dups } = sorted(records, 16 * 1024 * 1024);
+    const { source, dups } = sorted(records, 16 * 1024 * 1024, 0); // not kept in memory
     expect(dups).toEqual([]);
     expect(source.runs).toHaveLength(1);
     const entries = all(source.entries());
@@ -163,6 +163,52 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     for (const e of entries) expect(e.json).toBe(byId.get(e.record_id));
     // A run size below what is added still spills (the buffer never grows past it).
     expect(sorted(records.slice(0, 4000), 256 * 1024).source.runs.length).toBeGreaterThan(1);
+  });
+
+  it('keeps a small source in memory with the same entries, repeats, counts and flags as its runs on disk, and writes the same run when linked', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(recArb, fc.constantFrom(false, true)), { maxLength: 60 }),
+        fc.constantFrom(1, 200, 1 << 20),
+        async (rows, runBytes) => {
+          // Repeated ids on purpose (the reader leaves finding them to the sort); some entries without flags, as a feed's merge adds them.
+          const records = rows.map(([x]) => toRec(x));
+          const sort = (memoryChars: number) => {
+            const sorter = new SourceSorter(t.dir, runBytes, memoryChars);
+            rows.forEach(([, bare], i) => (bare ? sorter.add(records[i]!.record_id, i + 2, recordJson(records[i]!)) : sorter.addRecord(records[i]!, i + 2)));
+            const dups: Array<[string, number, number]> = [];
+            return { source: sorter.finish((id, line, first) => dups.push([id, line, first])), dups };
+          };
+          const disk = sort(0);
+          const mem = sort(1 << 20);
+          // Kept in memory when a third of a run holds it all (and it is under memoryChars): no run file at all until linked.
+          if (runBytes === 1 << 20) expect(mem.source.runs).toEqual([]);
+          if (runBytes === 1 && rows.length > 0) expect(mem.source.runs.length).toBeGreaterThan(0);
+          expect(all(mem.source.entries())).toEqual(all(disk.source.entries()));
+          expect(mem.dups.sort((a, b) => a[1] - b[1])).toEqual(disk.dups.sort((a, b) => a[1] - b[1]));
+          expect([mem.source.count, mem.source.plain, mem.source.shapes]).toEqual([disk.source.count, disk.source.plain, disk.source.shapes]);
+          const [dm, dd] = [join(t.dir, `mem-${++n}`), join(t.dir, `disk-${n}`)];
+          for (const d of [dm, dd]) mkdirSync(d);
+          mem.source.linkInto(dm);
+          disk.source.linkInto(dd);
+          // As a plan's changeset folder holds them: one run of the same lines (several only where the disk sort spilled).
+          expect(all(SortedSource.inFolder(dm).entries())).toEqual(all(SortedSource.inFolder(dd).entries()));
+          if (disk.source.runs.length === 1) expect(readFileSync(join(dm, 'source-0001'), 'utf8')).toBe(readFileSync(join(dd, 'source-0001'), 'utf8'));
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('goes on through runs on disk when a source outgrows the memory it may be kept in', () => {
+    const records = Array.from({ length: 3000 }, (_, i) => rec(`m-${String((i * 7919) % 2500).padStart(5, '0')}`, { display_name: `Größe ${i}` }));
+    const mem = sorted(records, 16 * 1024 * 1024, 20_000); // ~200 entries fit, then the rest goes to the buffer and its runs
+    const disk = sorted(records, 16 * 1024 * 1024, 0);
+    expect(mem.source.runs).toHaveLength(1);
+    expect(all(mem.source.entries())).toEqual(all(disk.source.entries()));
+    expect(mem.dups).toEqual(disk.dups);
+    expect(mem.dups).toHaveLength(500);
+    expect(mem.source.count).toBe(2500);
   });
 
   it('diffs a sorted export against the SQLite snapshot reader and reads the changeset back from disk', async () => {
@@ -231,6 +277,9 @@ describe('repeated record_ids found by the sort (the reader keeps no set of keys
       const source = sourceConfigSchema.parse({ type: 'csv', on_row_errors, max_bad_row_ratio: 0.5, max_row_errors_kept: 15 });
       const ref = await readExportFile(file, source, mapping); // with the in-memory key index
       const got = await readSource(file, source, mapping, t.dir, { runBytes: 300 });
+      const held = await readSource(file, source, mapping, t.dir); // small enough to be sorted in memory
+      expect(held.sorted?.runs ?? []).toEqual([]);
+      expect({ ...held, sorted: held.sorted && all(held.sorted.entries()) }).toEqual({ ...got, sorted: got.sorted && all(got.sorted.entries()) });
       expect(got.rejected?.code ?? null).toBe(ref.rejected?.code ?? null);
       expect(got.rowErrors).toEqual(ref.row_errors);
       expect(got.rows).toBe(ref.counts.rows);

@@ -109,9 +109,9 @@ describe('plan files are private whatever the umask', () => {
       '*.upload': 0o600,
       '*.changeset/': 0o700,
       ...Object.fromEntries(Object.entries(changeset).map(([f, m]) => [`*.changeset/${f}`, m])),
-      // The sync's scratch folder: the sorted export (the changeset's source-* are the same files, linked).
+      // The sync's scratch folder: a small export is sorted in memory, no runs in it (the changeset's source-* is
+      // written from memory then; a large export's runs are linked there, written by the same openPrivate).
       'work.*/': 0o700,
-      'work.*/run-*': 0o600,
     });
   });
 

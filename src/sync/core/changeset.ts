@@ -66,6 +66,8 @@ export interface SourceEntry {
   json: string;
   /** The value guards' base flags of the record (ValueFlagsWriter, record-values.ts), when its sort wrote them. */
   flags?: string;
+  /** JSON.parse of `json`, key for key (parsesBackAs), when the stage before had it at hand and it was kept in memory: read, never changed. */
+  record?: DatasetRecord;
 }
 
 /** Where the merge of a diff puts what it finds (diff.ts): arrays in memory, or files (sync/disk/changeset-files.ts). */

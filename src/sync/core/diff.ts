@@ -165,9 +165,9 @@ export function* mergeJoin(
       unchanged++;
       continue;
     }
-    const rec = JSON.parse(src.json) as DatasetRecord;
+    const rec = src.record ?? (JSON.parse(src.json) as DatasetRecord);
     let desired = rec;
-    const before = JSON.parse(e.json) as DatasetRecord;
+    const before = e.record ?? (JSON.parse(e.json) as DatasetRecord);
     tallier.compared(before);
     if (e.owned && e.foreignFields.length > 0) {
       const touched = e.foreignFields.filter((f) => canonicalJson(before[f]) !== canonicalJson(rec[f]));

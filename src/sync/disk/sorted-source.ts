@@ -2,7 +2,8 @@ import { chmodSync, copyFileSync, linkSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path';
 import { compareIds, plainCompare } from '../../model/snapshot-reader.js';
 import type { SourceEntry } from '../core/changeset.js';
-import { readEntries } from './entry-line.js';
+import { entryLine, readEntries } from './entry-line.js';
+import { LineWriter } from './line-file.js';
 import { fileCursor, mergeCursors } from './run-merge.js';
 
 /**
@@ -23,9 +24,18 @@ import { fileCursor, mergeCursors } from './run-merge.js';
 export const RUN_BYTES = 16 * 1024 * 1024;
 
 /**
+ * Characters of entries (id, JSON, value flags) a source may have and be
+ * sorted and kept in memory, never written as runs (source-sorter.ts): a
+ * stock file of 25,000 rows, a catalogue of 15,000 records (8-12 MB of heap).
+ */
+export const MEMORY_CHARS = 4 * 1024 * 1024;
+
+/**
  * Source entries in record_id order: the sorted runs of an external sort,
  * merged as they are read (the first of equal ids wins: runs are in file
- * order). One file when the export fit in one run.
+ * order). One file when the export fit in one run; none when it was small
+ * enough to be kept in memory (`held`, sorted, no repeats), written as one
+ * run only when linked into a changeset folder.
  */
 export class SortedSource {
   constructor(
@@ -37,7 +47,14 @@ export class SortedSource {
     readonly plain = false,
     /** The attribute key lists of the entries' flags (ValueFlagsWriter); none when the runs were found in a folder. */
     readonly shapes: readonly (readonly string[])[] = [],
+    /** The entries themselves, in record_id order, when they were kept in memory (no runs). */
+    private readonly held: readonly SourceEntry[] | null = null,
   ) {}
+
+  /** Entries sorted in memory (source-sorter.ts), in record_id order without repeats. */
+  static held(entries: readonly SourceEntry[], plain: boolean, shapes: readonly (readonly string[])[]): SortedSource {
+    return new SortedSource([], entries.length, plain, shapes, entries);
+  }
 
   /** The runs of a folder that linkInto wrote (with `name`: linkInto(dir, name)). */
   static inFolder(dir: string, name = 'source'): SortedSource {
@@ -50,6 +67,10 @@ export class SortedSource {
 
   /** The entries in record_id order. */
   *entries(): Generator<SourceEntry> {
+    if (this.held !== null) {
+      yield* this.held;
+      return;
+    }
     if (this.runs.length === 1) {
       yield* readEntries(this.runs[0]!);
       return;
@@ -75,6 +96,16 @@ export class SortedSource {
 
   /** Give the runs second names in `dir` (source-0001, …; `name`-0001 …), for a changeset that outlives the sync's scratch folder. */
   linkInto(dir: string, name = 'source'): void {
+    if (this.held !== null) {
+      // Held in memory: written as the one run a sort of its size would have made.
+      const run = new LineWriter(join(dir, `${name}-0001`));
+      try {
+        for (const e of this.held) run.write(entryLine(e.record_id, e.line, e.json, e.flags));
+      } finally {
+        run.close();
+      }
+      return;
+    }
     this.runs.forEach((r, i) => linkOrCopy(r, join(dir, `${name}-${String(i + 1).padStart(4, '0')}`)));
   }
 }

@@ -17,7 +17,7 @@ import { SourceSorter } from '../disk/source-sorter.js';
 import { feedStateEntries, FeedStateWriter, FEED_STATE_FILE } from './feed-state-file.js';
 import type { FeedFileOutcome, FeedSummary } from '../outcome.js';
 import type { ExecContext } from './context.js';
-import { feedRead, feedRowVerdict, feedTotals, feedStage, feedWarnings, newChangesTally, planFeedOf, rowsOfTally, summaryOfTally, type Desired } from './feed-desired.js';
+import { diffsAsRead, feedRead, feedRowVerdict, feedTotals, feedStage, feedWarnings, newChangesTally, planFeedOf, rowsOfTally, summaryOfTally, type Desired } from './feed-desired.js';
 import { runFrom, type BatchMerge, type SyncOptions } from './run-sync.js';
 import { readSource, type SourceRead } from './source-read.js';
 
@@ -61,7 +61,7 @@ export async function runFeedBatch(ctx: ExecContext, ds: DatasetConfig, inputs: 
       const view = feedView(ds, input.feed);
       const sub = join(dir, `read-${index}`);
       makePrivateDir(sub);
-      const src = feedRead(view, await readSource(input.file, view.source, readerMapping(view, exists), sub, { ...(input.links ? { links: input.links } : {}), ...(input.sha256 ? { sha256: input.sha256 } : {}) }), ctx.clock.now());
+      const src = feedRead(view, await readSource(input.file, view.source, readerMapping(view, exists), sub, { valueFlags: diffsAsRead(view), ...(input.links ? { links: input.links } : {}), ...(input.sha256 ? { sha256: input.sha256 } : {}) }), ctx.clock.now());
       if (src.rejected?.action === 'retry') {
         // Changed while read, or unreadable now: not this file's fault; it stays for the next try, the others go on.
         Object.assign(outcomes[index]!, { outcome: 'not_run', code: src.rejected.code, message: src.rejected.message });

@@ -17,7 +17,7 @@ import type { SourceError } from '../../model/source-error.js';
 import { rowErrorVerdict } from '../../sources/pipeline.js';
 import { makePrivateDir } from '../disk/changeset-files.js';
 import type { PlanFeed } from '../core/plan.js';
-import type { SortedSource } from '../disk/sorted-source.js';
+import { MEMORY_CHARS, RUN_BYTES, type SortedSource } from '../disk/sorted-source.js';
 import { SourceSorter } from '../disk/source-sorter.js';
 import type { FeedSummary } from '../outcome.js';
 import type { ExecContext } from './context.js';
@@ -115,6 +115,15 @@ export function gateFileOf(ds: DatasetConfig, src: SourceRead): GateFile {
 }
 
 /**
+ * Whether a read's records are diffed as they are read (a dataset without feeds): only then does its sort keep
+ * the value guards' flags beside each record (readSource's valueFlags). A feed's rows are merged first and the
+ * merged records sorted again without them, so computing them cost a stock file's read a tenth of its CPU for nothing.
+ */
+export function diffsAsRead(ds: DatasetConfig): boolean {
+  return !hasFeeds(ds);
+}
+
+/**
  * A read of a feed's file, as merged, with the time of its values (`now`: when it was read). Not uploadable when
  * its records are merged (the server would map the file alone, A14). That is the reason given whatever else the
  * read says: an update feed's reader mapping has placeholders for the fields it does not map, which the plan would
@@ -134,9 +143,10 @@ export function feedRead(ds: DatasetConfig, src: SourceRead, now: number): Sourc
  * feeds' published values (overlay-full.ts). The feed state is read here (the
  * merge stays pure) and what it becomes is written beside the merged records
  * (`stateFile`, put in the plan's changeset folder; the ledger applies it when
- * the plan is published). Written sorted into `dir` as the SortedSource the diff reads.
+ * the plan is published). Written sorted into `dir` as the SortedSource the diff reads
+ * (kept in memory up to `memoryChars`, as the snapshot records an indexed merge read).
  */
-export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath): Desired {
+export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, dir: string, path?: MergePath, memoryChars = MEMORY_CHARS): Desired {
   const read = src.sorted!;
   const feed = hasFeeds(ds) ? planFeedOf(ds, src) : null;
   if (!feed) return { sorted: read, feed: onlyFeedSummary(ds, src), unmatched: [], rowErrors: 0, stateFile: null };
@@ -145,14 +155,14 @@ export function desiredOf(ctx: ExecContext, ds: DatasetConfig, src: SourceRead, 
   makePrivateDir(out);
   const stateFile = join(dir, `state-${feed.name}`);
   const sink = new FeedStateWriter(stateFile);
-  const sorter = new SourceSorter(out);
+  const sorter = new SourceSorter(out, RUN_BYTES, memoryChars);
   // A file that lists a small share of the dataset and leaves the rest: only the records it lists are read.
-  const listed = listedRead(ctx, ds, feed, read, dir, path);
+  const listed = listedRead(ctx, ds, feed, read, dir, path, memoryChars);
   const seen = { records: 0, owned: 0 };
   const state = new FeedState(ctx.db.conn, ctx.dataset);
   const base = listed ? listedEntries(ctx.store, listed, seen) : ctx.store.reader().entries();
   try {
-    for (const e of feedStage(ctx, ds, feed, read.entries(), base, listed ? listedState(state, listed) : state, tally, sink.put, src.badRows)) sorter.add(e.record_id, e.line, e.json);
+    for (const e of feedStage(ctx, ds, feed, read.entries(), base, listed ? listedState(state, listed) : state, tally, sink.put, src.badRows)) sorter.add(e.record_id, e.line, e.json, e.record);
   } finally {
     sink.close();
   }

@@ -1,6 +1,6 @@
 import type { DatasetConfig } from '../../config/schema.js';
 import type { FeedState } from '../../feeds/state.js';
-import type { DatasetRecord } from '../../model/record.js';
+import type { DatasetRecord, RecordField } from '../../model/record.js';
 import { compareIds, type SnapshotEntry } from '../../model/snapshot-reader.js';
 import type { SnapshotStore } from '../../snapshot/store.js';
 import type { Changeset } from '../core/changeset.js';
@@ -11,7 +11,7 @@ import { NONZERO, ZEROABLE } from '../core/record-values.js';
 import { baseFlags, FieldBaseCounts } from '../core/value-guards.js';
 import { writeListed } from '../disk/changeset-files.js';
 import { diffSource } from '../disk/diff-source.js';
-import type { SortedSource } from '../disk/sorted-source.js';
+import { MEMORY_CHARS, type SortedSource } from '../disk/sorted-source.js';
 import type { ExecContext } from './context.js';
 import { join } from 'node:path';
 import { parseFields } from '../../model/fields.js';
@@ -34,12 +34,19 @@ export interface Listed {
   total: { total: number; owned: number };
   /** The owned records' value-guard bases as the snapshot keeps them (tallies.ts); null: not kept, counted by a scan. */
   bases: FieldBases | null;
-  /** The snapshot entries the merge read, kept for the diff (read once from SQLite, not twice). */
+  /**
+   * The snapshot entries the merge read, kept for the diff (read once from SQLite, not twice): in memory
+   * (`kept`) while they are few (MEMORY_CHARS, as a small source is, sorted-source.ts), else in this file.
+   */
   file: string;
+  /** Set by listedEntries: the entries it read, or null when they went to `file`. */
+  kept?: SnapshotEntry[] | null;
+  /** Characters of entries kept in memory at most (0: always the file). */
+  memoryChars: number;
 }
 
 /** The snapshot records an indexed merge reads (null: the full merge), with the ids it reads. */
-export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, read: SortedSource, dir: string, path?: MergePath): Listed | null {
+export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, read: SortedSource, dir: string, path?: MergePath, memoryChars = MEMORY_CHARS): Listed | null {
   if (path === 'full' || feed.role === 'full' || read.count < 0) return null;
   const kept = ctx.store.tallies();
   const total = kept ? { total: kept.records, owned: kept.owned } : ctx.store.counts();
@@ -49,26 +56,76 @@ export function listedRead(ctx: ExecContext, ds: DatasetConfig, feed: PlanFeed, 
   const rows: string[] = [];
   for (const e of read.entries()) rows.push(e.record_id);
   const ids = ctx.policy.ownership === 'full' ? union(rows, ctx.store.notOwnedIds()) : rows;
-  return { ids, total, bases: kept?.bases ?? null, file: join(dir, `listed-${feed.name}`) };
+  return { ids, total, bases: kept?.bases ?? null, file: join(dir, `listed-${feed.name}`), memoryChars };
 }
 
 /** The snapshot entries of the listed ids, counting what was read, and kept in the listed file for the diff. */
 export function* listedEntries(store: SnapshotStore, l: Listed, seen: { records: number; owned: number }): Generator<SnapshotEntry> {
-  const keep = new LineWriter(l.file);
+  const kept: SnapshotEntry[] = [];
+  let chars = 0;
+  let file: LineWriter | null = null;
+  const write = (e: SnapshotEntry) => file!.write(`${idField(e.record_id)}\t${e.owned ? 1 : 0}\t${e.foreignFields.length > 0 ? JSON.stringify(e.foreignFields) : ''}\t${e.json}`);
   try {
-    for (const e of store.entriesOf(l.ids)) {
+    for (const read of store.entriesOf(l.ids)) {
+      const e = new ParsedOnce(read);
       seen.records++;
       if (e.owned) seen.owned++;
-      keep.write(`${idField(e.record_id)}\t${e.owned ? 1 : 0}\t${e.foreignFields.length > 0 ? JSON.stringify(e.foreignFields) : ''}\t${e.json}`);
+      if (file !== null) write(e);
+      else {
+        kept.push(e);
+        chars += e.record_id.length + e.json.length + KEPT_ENTRY_CHARS;
+        if (chars > l.memoryChars) {
+          file = new LineWriter(l.file);
+          for (const k of kept) write(k);
+          kept.length = 0;
+        }
+      }
       yield e;
     }
+    l.kept = file === null ? kept : null;
   } finally {
-    keep.close();
+    file?.close();
   }
 }
 
+/** A snapshot entry whose record is parsed once, when first asked: the merge and then the diff read it (kept in memory). */
+class ParsedOnce implements SnapshotEntry {
+  readonly record_id: string;
+  readonly json: string;
+  readonly owned: boolean;
+  readonly foreignFields: readonly RecordField[];
+  #record: DatasetRecord | undefined;
+
+  constructor(e: SnapshotEntry) {
+    this.record_id = e.record_id;
+    this.json = e.json;
+    this.owned = e.owned;
+    this.foreignFields = e.foreignFields;
+  }
+
+  get record(): DatasetRecord {
+    return (this.#record ??= JSON.parse(this.json) as DatasetRecord);
+  }
+}
+
+/** Characters counted for a kept entry beyond its id and JSON (its flags, foreign fields and separators, about). */
+const KEPT_ENTRY_CHARS = 16;
+
 /** The entries listedEntries kept, counting them (and the owned ones' value-guard bases, in `bases`). */
 function* keptEntries(l: Listed, seen: { records: number; owned: number }, bases: FieldBaseCounts): Generator<SnapshotEntry> {
+  if (l.kept) {
+    for (const e of l.kept) {
+      seen.records++;
+      if (e.owned) {
+        seen.owned++;
+        // Parsed by the merge already (ParsedOnce), which an owned record is given to.
+        if (e.record) bases.addRecord(e.record);
+        else bases.add(e.json);
+      }
+      yield e;
+    }
+    return;
+  }
   for (const line of readLines(l.file)) {
     const a = line.indexOf('\t');
     const b = line.indexOf('\t', a + 2);

@@ -11,7 +11,7 @@ import { reconcile } from './reconcile.js';
 import * as ledger from './ledger.js';
 import { journaledDraft } from './resume.js';
 import { readSource } from './source-read.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedWarnings, gateFileOf, withFieldsChanged } from './feed-desired.js';
+import { desiredOf, diffDesired, diffsAsRead, feedRead, feedRowVerdict, feedWarnings, gateFileOf, withFieldsChanged } from './feed-desired.js';
 import { readerMapping } from '../../feeds/view.js';
 import { WorkDir } from './work-dir.js';
 import { pausedFeeds, pauseOf, resumeCommand, resumeFeedCommand } from './paused.js';
@@ -57,7 +57,7 @@ const FIRST_ROW_ERRORS = 5;
 
 /** Read the export, bring the snapshot up to the server (reads only), diff and plan as a sync would; send nothing. */
 export async function previewPlan(ctx: ExecContext, ds: DatasetConfig, file: string, opts: { stageOnly: boolean; links?: LinkPolicy }): Promise<PlanPreview> {
-  return previewFrom(ctx, ds, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links: opts.links }), ctx.clock.now()) }), opts);
+  return previewFrom(ctx, ds, async (dir) => ({ src: feedRead(ds, await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links: opts.links, valueFlags: diffsAsRead(ds) }), ctx.clock.now()) }), opts);
 }
 
 /** The plan of what `produce` makes in the work folder (an export read, or a restore's target, issue 14); sends nothing. */

@@ -9,7 +9,7 @@ import * as ledger from './ledger.js';
 import { heldGate } from './held-gate.js';
 import { makePlan, type PlanChoices } from './make-plan.js';
 import type { GateFile } from '../core/gate.js';
-import { desiredOf, diffDesired, feedRead, feedRowVerdict, feedTotals, feedWarnings, gateFileOf, newChangesTally, NOT_OWNED_WARNING, planFeedOf, summaryOfTally, withFieldsChanged, type Desired } from './feed-desired.js';
+import { desiredOf, diffDesired, diffsAsRead, feedRead, feedRowVerdict, feedTotals, feedWarnings, gateFileOf, newChangesTally, NOT_OWNED_WARNING, planFeedOf, summaryOfTally, withFieldsChanged, type Desired } from './feed-desired.js';
 import { hasFeeds, readerMapping } from '../../feeds/view.js';
 import { FEED_STATE_FILE } from './feed-state-file.js';
 import { linkOrCopy } from '../disk/sorted-source.js';
@@ -72,7 +72,7 @@ const MAX_PLANS = 3;
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string, read?: SourceRead): Promise<void> {
   return runFrom(ctx, ds, opts, async (dir) => {
     // A change list's upsert of a record that is not there is judged as it is read: every row error of the file is then in its reject file.
-    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links, ...(sha256 ? { sha256 } : {}) });
+    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links, valueFlags: diffsAsRead(ds), ...(sha256 ? { sha256 } : {}) });
     return { src: feedRead(ds, src, ctx.clock.now()) };
   });
 }

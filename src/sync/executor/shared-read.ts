@@ -8,6 +8,7 @@ import type { LinkPolicy } from '../../sources/open-file.js';
 import { makePrivateDir } from '../disk/changeset-files.js';
 import { ensurePlanDir } from './plan-files.js';
 import { readSources, type SourceRead } from './source-read.js';
+import { diffsAsRead } from './feed-desired.js';
 
 /**
  * A shared export read once for several datasets taking it (issue 13's
@@ -44,7 +45,7 @@ export async function readShared(planDir: string, views: readonly DatasetConfig[
     const takers = taking.map((i) => {
       const workDir = join(dir, String(i));
       makePrivateDir(workDir);
-      return { mapping: readerMapping(views[i]!), workDir };
+      return { mapping: readerMapping(views[i]!), workDir, valueFlags: diffsAsRead(views[i]!) };
     });
     const read = await readSources(input.file, views[0]!.source, takers, { ...(input.links ? { links: input.links } : {}), ...(input.sha256 ? { sha256: input.sha256 } : {}) });
     const reads: Array<SourceRead | null> = views.map(() => null);

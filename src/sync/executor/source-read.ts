@@ -4,6 +4,7 @@ import { parse } from 'csv-parse/sync';
 import type { MadeSetting, MappingConfig } from '../../mapping/config.js';
 import type { KeepTally } from '../../mapping/compile.js';
 import type { DatasetRecord } from '../../model/record.js';
+import { inRecordOrder, parsesBackAs, recordJson } from '../../model/record-json.js';
 import type { SourceConfig } from '../../sources/config.js';
 import { bomEncoding, iconvLite } from '../../sources/decode.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile, type LinkPolicy } from '../../sources/open-file.js';
@@ -60,9 +61,10 @@ export async function readSource(
   source: unknown,
   mapping: unknown,
   workDir: string,
-  opts: { runBytes?: number; links?: LinkPolicy; sha256?: string } = {},
+  opts: { runBytes?: number; links?: LinkPolicy; sha256?: string; valueFlags?: boolean } = {},
 ): Promise<SourceRead> {
-  return withRejectFile((await readSources(file, source, [{ mapping, workDir }], opts))[0]!);
+  const { valueFlags, ...rest } = opts;
+  return withRejectFile((await readSources(file, source, [{ mapping, workDir, ...(valueFlags === undefined ? {} : { valueFlags }) }], rest))[0]!);
 }
 
 /**
@@ -85,7 +87,8 @@ const MIN_RUN_BYTES = 1024 * 1024;
 export async function readSources(
   file: string,
   source: unknown,
-  takers: ReadonlyArray<{ mapping: unknown; workDir: string }>,
+  /** `valueFlags` (default true): the value guards' flags beside each record, for a read diffed as it is (diffsAsRead). */
+  takers: ReadonlyArray<{ mapping: unknown; workDir: string; valueFlags?: boolean }>,
   opts: { runBytes?: number; links?: LinkPolicy; sha256?: string; unchanged?: SkippedRows } = {},
 ): Promise<SourceRead[]> {
   const src = source as SourceConfig;
@@ -97,7 +100,7 @@ export async function readSources(
     { check_duplicates: false, links, ...(opts.sha256 ? { sha256: opts.sha256 } : {}), ...(opts.unchanged ? { unchanged: opts.unchanged } : {}) },
   );
   const runBytes = opts.runBytes ?? Math.max(MIN_RUN_BYTES, Math.min(RUN_BYTES, Math.floor(SHARED_RUN_BYTES / takers.length)));
-  const sorts = takers.map((t) => new TakerSort(src, t.mapping as MappingConfig, t.workDir, runBytes, opts.unchanged));
+  const sorts = takers.map((t) => new TakerSort(src, t.mapping as MappingConfig, t.workDir, runBytes, t.valueFlags ?? true, opts.unchanged));
   try {
     for await (const batches of pass.batches()) {
       for (let i = 0; i < sorts.length; i++) {
@@ -151,6 +154,7 @@ class TakerSort {
     private readonly map: MappingConfig,
     workDir: string,
     runBytes: number | undefined,
+    private readonly valueFlags: boolean,
     private readonly skipped?: SkippedRows,
   ) {
     this.#sorter = new SourceSorter(workDir, runBytes);
@@ -162,7 +166,12 @@ class TakerSort {
     for (let i = 0; i < records.length; i++) {
       const rec = records[i]!;
       const line = lines[i]!;
-      this.#sorter.addRecord(rec, line);
+      if (this.valueFlags) this.#sorter.addRecord(rec, line);
+      else {
+        // A feed's row: the merge reads its fields from this record when it is kept in memory, not from a parse of its text.
+        const ordered = inRecordOrder(rec);
+        this.#sorter.add(rec.record_id, line, recordJson(rec), ordered !== null && parsesBackAs(ordered) ? ordered : undefined);
+      }
       if (!this.#mayImport) continue;
       this.#lastLine = line;
       if (line !== ++this.#n + 1) this.#oneLineEach = false;

@@ -9,6 +9,7 @@ import type { LinkPolicy } from '../../sources/open-file.js';
 import type { Changeset } from '../core/changeset.js';
 import { diffOptionsOf } from '../core/diff.js';
 import { diffSource } from '../disk/diff-source.js';
+import { MEMORY_CHARS } from '../disk/sorted-source.js';
 import type { ExecContext } from '../executor/context.js';
 import { diffListed, listedEntries, type Listed } from '../executor/feed-indexed.js';
 import { readSources, withRejectFile, type SourceRead } from '../executor/source-read.js';
@@ -122,7 +123,7 @@ function listedOf(o: UnchangedOptions, fast: NonNullable<KeptOutcome['fast']>, w
   for (const e of o.store.entriesOf(moved)) if (e.owned) repeats = true;
   const ids = [...new Set([...fast.differingIds, ...fast.goneIds, ...(o.policy.ownership === 'full' ? o.store.notOwnedIds() : [])])].sort(compareIds);
   const tallies = o.store.tallies();
-  const listed: Listed = { ids, total: tallies ? { total: tallies.records, owned: tallies.owned } : o.store.counts(), bases: tallies?.bases ?? null, file: join(workDir, 'listed-kept') };
+  const listed: Listed = { ids, total: tallies ? { total: tallies.records, owned: tallies.owned } : o.store.counts(), bases: tallies?.bases ?? null, file: join(workDir, 'listed-kept'), memoryChars: MEMORY_CHARS };
   const seen = { records: 0, owned: 0 };
   for (const _ of listedEntries(o.store, listed, seen));
   return { listed, repeats };
