@@ -42,7 +42,7 @@ describe('unchanged rows in the sync', () => {
   it('a second export with one row edited takes the unchanged rows and publishes exactly that change', async () => {
     const all = await published();
     const sum = await s.engine.sync(s.ds, { file: await s.writeExport(edited(all, 41, 'Edited')) });
-    expect(sum).toMatchObject({ result: 'published', adds: 0, changes: 1, deletes: 0, read: { path: 'unchanged-rows', reason: null } });
+    expect(sum).toMatchObject({ result: 'published', rows: N, adds: 0, changes: 1, deletes: 0, read: { path: 'unchanged-rows', reason: null } });
     expect(plannedRead()).toBe('unchanged-rows');
     expect(nameOf('r-042')).toBe('Edited');
     expect(s.published()).toHaveLength(N);
