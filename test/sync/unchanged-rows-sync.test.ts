@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { onCrashPoint } from '../../src/sync/executor/crash-hook.js';
@@ -111,6 +111,16 @@ describe('unchanged rows in the sync', () => {
     expect(sum).toMatchObject({ result: 'published', changes: 1, read: { path: 'full' } });
     expect(nameOf('r-002')).toBe('Two');
     expect(existsSync(join(keptDir(), STAMP_FILE))).toBe(true);
+  });
+
+  it('a stamp that cannot be written leaves the sync published (only the next read goes the full way)', async () => {
+    const all = await published();
+    mkdirSync(join(keptDir(), `${STAMP_FILE}.tmp`));
+    const sum = await s.engine.sync(s.ds, { file: await s.writeExport(edited(all, 2, 'Published')) });
+    expect(sum).toMatchObject({ result: 'published', changes: 1, read: { path: 'unchanged-rows' } });
+    expect(s.logs.some((l) => l.kind === 'kept_rows' && typeof l.error === 'string')).toBe(true);
+    expect(stampValid()).toBe(false);
+    expect(nameOf('r-003')).toBe('Published');
   });
 
   it('a staged sync (publish false) does not stamp', async () => {

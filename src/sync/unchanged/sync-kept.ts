@@ -62,6 +62,12 @@ export function stampConfirmed(ctx: ExecContext, kept: KeptRead, planId: string,
   if (!c || c.planId !== planId || ctx.refused.length > 0) return;
   if (diffGeneration !== undefined && diffGeneration !== c.generation) return;
   crashPoint('kept.stamp');
-  stampKept(kept.dir, c.generation, kept.digest);
+  try {
+    stampKept(kept.dir, c.generation, kept.digest);
+  } catch (err) {
+    // The plan is published: a stamp not written only sends the next read the full way (its file or stamp is not the other's).
+    ctx.logger.warn(event('sync.planned', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
+    return;
+  }
   ctx.logger.info(event('sync.planned', { kind: 'kept_rows', generation: c.generation }), 'rows of this export kept for the next read');
 }
