@@ -156,6 +156,12 @@ export const policySchema = z
       .default('wait')
       .describe('A pending draft the connector did not make: wait for a person (reported), or discard it. Default wait.'),
     replace: replacePolicySchema.default(() => replacePolicySchema.parse({})),
+    unchanged_rows: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Issue 18: keep the rows of the last published export (state dir) and take a row equal to the one at its place as its record, unmapped and undiffed; only for a dataset of one source without feeds. The sync summary says which read was taken (read: unchanged-rows | full, with why). Default false.',
+      ),
   })
   .describe('Staging, guards, ownership and the per-record vs replace choice of one dataset.');
 

@@ -67,6 +67,8 @@ export interface SyncSummary {
   /** A file rejected for its rows: the first row errors, and the reject file that lists them all (as plan names them). */
   firstRowErrors?: RowErrorBrief[];
   rejectFile?: string | null;
+  /** Issue 18 (policy unchanged_rows): how the export was read, through the last published export's kept rows or in full, and why in full. */
+  read?: { path: 'unchanged-rows' | 'full'; reason: string | null };
 }
 
 /** A row error as a rejection's message names it; the reject file has the reason. */

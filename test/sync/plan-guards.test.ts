@@ -38,6 +38,7 @@ describe('policySchema', () => {
       on_foreign_edit: 'overwrite',
       on_foreign_draft: 'wait',
       replace: { prefer_import: true, estimated_job_ms: 10_000, job_poll_ms: 1_000 },
+      unchanged_rows: false,
     });
   });
   it('refuses a delete ratio of one half or more, and unknown keys', () => {
@@ -48,7 +49,7 @@ describe('policySchema', () => {
   });
   it('describes every option', () => {
     const schema = z.toJSONSchema(policySchema, { io: 'input' }) as unknown as { properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }> };
-    expect(Object.keys(schema.properties)).toHaveLength(7);
+    expect(Object.keys(schema.properties)).toHaveLength(8);
     for (const [k, v] of Object.entries(schema.properties)) {
       expect(v.description, k).toBeTruthy();
       for (const [k2, v2] of Object.entries(v.properties ?? {})) expect(v2.description, `${k}.${k2}`).toBeTruthy();

@@ -23,4 +23,6 @@ export interface ExecContext {
   refused: RowError[];
   /** Stop between journaled steps when aborted (interrupt.ts). */
   signal?: AbortSignal;
+  /** The last plan this run confirmed (published, or nothing to send) and the records' generation read in that transaction (issue 18's kept rows). */
+  confirmed?: { planId: string; generation: number };
 }

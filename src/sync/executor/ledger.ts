@@ -191,10 +191,13 @@ function holdIn(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version
  */
 export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null, version: number, stepName = 'publish'): void {
   const plan = run.plan;
+  let generation = 0;
   ctx.db.transaction(() => {
     // An update feed's file is not the dataset's export: the last export (row-drop guard's base) stays the catalogue's.
     const source = plan.source && (!plan.feed || plan.feed.role === 'full') ? { source: plan.source } : {};
     ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run) });
+    // Issue 18: the records as this publish left them, read before any other writer can follow (kept rows' stamp).
+    generation = ctx.store.generation();
     // Issue 13: the feed's values become its state only now, with the snapshot (never for a held or dropped change).
     feedStatePublished(ctx, plan, run.changeset.folder);
     if (rj?.get(stepName)?.status === 'intent') rj.done(stepName, { version });
@@ -202,6 +205,7 @@ export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null,
     ctx.store.recordOutcome('published', { version, planId: plan.id });
     ctx.db.journal.finishPlan(plan.id, 'published');
   });
+  ctx.confirmed = { planId: plan.id, generation };
   rj?.committed('publish');
   removePlan(ctx.planDir, plan.id);
 }
@@ -367,12 +371,15 @@ export function dropHeld(ctx: ExecContext, planId: string | null, outcome?: Outc
 
 /** A sync with nothing to send: adoptions, the source (not an update feed's file, issue 13) and a feed's state confirmed, the outcome recorded (no plan is run). */
 export function unchanged(ctx: ExecContext, plan: SyncPlan, changeset: Changeset, source: SourceIdentity | null, version: number): void {
+  let generation = 0;
   ctx.db.transaction(() => {
     if (changeset.counts.adopted) ctx.store.adopt(changeset.adopted);
     if (source) ctx.store.recordSource(source);
     feedStatePublished(ctx, plan, changeset.folder);
     ctx.store.recordOutcome('unchanged', { version });
+    generation = ctx.store.generation();
   });
+  ctx.confirmed = { planId: plan.id, generation };
 }
 
 /**

@@ -30,6 +30,8 @@ import { stopMessage } from './stop-messages.js';
 import { actionForResult, type SyncResult, type SyncSummary } from '../outcome.js';
 import type { FeedRole } from '../../config/feeds.js';
 import { event } from '../../log/events.js';
+import { keptChangeset, keptIneligible, readKept, stampConfirmed, type KeptRead } from '../unchanged/sync-kept.js';
+import type { Changeset } from '../core/changeset.js';
 
 /** Options of one sync. */
 export interface SyncOptions {
@@ -45,6 +47,8 @@ export interface Produced {
   restore?: PlanRestore;
   /** Several files of a dataset's feeds read as one (issue 13, feed-batch.ts): their merge stage, in place of desiredOf. */
   batch?: BatchMerge;
+  /** Issue 18: the export read through the kept rows, and the full read to fall back on when its diff cannot be used. */
+  kept?: { read: KeptRead; full(workDir: string): Promise<SourceRead> };
 }
 
 /** The merge stage of a plan several files make (feed-batch.ts). */
@@ -72,7 +76,15 @@ const MAX_PLANS = 3;
 export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string, opts: SyncOptions, links?: LinkPolicy, sha256?: string, read?: SourceRead): Promise<void> {
   return runFrom(ctx, ds, opts, async (dir) => {
     // A change list's upsert of a record that is not there is judged as it is read: every row error of the file is then in its reject file.
-    const src = read ? await withRejectFile(read) : await readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), dir, { links, valueFlags: diffsAsRead(ds), ...(sha256 ? { sha256 } : {}) });
+    const full = (d: string) => readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), d, { links, valueFlags: diffsAsRead(ds), ...(sha256 ? { sha256 } : {}) });
+    const off = ctx.policy.unchanged_rows ? keptIneligible(ctx, ds, read !== undefined) : null;
+    if (ctx.policy.unchanged_rows && off === null) {
+      const kept = await readKept(ctx, ds, file, dir, links, sha256);
+      ctx.summary.read = { path: kept.diff.path, reason: kept.diff.reason };
+      return { src: kept.diff.read, kept: { read: kept, full } };
+    }
+    if (off !== null) ctx.summary.read = { path: 'full', reason: off };
+    const src = read ? await withRejectFile(read) : await full(dir);
     return { src: feedRead(ds, src, ctx.clock.now()) };
   });
 }
@@ -119,9 +131,21 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
     let supersedes = resumed?.end === 'superseded' ? resumed.planId : null;
     let importable = src.importability;
     const stageOnly = opts.publish === false;
+    // Issue 18: stamped only from a plan of this read (null once the export was read again); never for a stage.
+    let kept = stageOnly ? null : (produced.kept?.read ?? null);
+    let partial = produced.kept?.read.diff.path === 'unchanged-rows';
     for (let attempt = 1; attempt <= MAX_PLANS; attempt++) {
       checkpoint(ctx);
       const view = await reconcile(ctx, force);
+      const pre: Changeset | null = produced.kept && attempt === 1 ? keptChangeset(ctx, produced.kept.read) : null;
+      if (pre === null && partial) {
+        // The kept-rows read holds only the changed rows: diffing it again as the whole export would delete the rest.
+        src = await produced.kept!.full(join(work.dir, 'full-again'));
+        importable = src.importability;
+        ctx.summary.read = { path: 'full', reason: 'the records were written after the export was read through the kept rows; read again in full' };
+        partial = false;
+        kept = null;
+      }
       // Issue 13's merge stage: the feed's rows with the snapshot as just reconciled, or the others' values.
       const desired: Desired & { batch?: PlanChoices['batch'] } = restore
         ? { sorted: src.sorted!, feed: null, unmatched: [], rowErrors: 0, stateFile: null }
@@ -141,7 +165,9 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         ledger.ended(ctx, 'rejected', { file, code: badRows.code, message: badRows.message, rejectFile });
         return end(ctx, 'rejected', badRows.code, badRows.message, badRows.action);
       }
-      const changeset = await diffDesired(ctx, desired, work.changesetDir());
+      const diffGen = ctx.store.generation();
+      const changeset = pre ?? (await diffDesired(ctx, desired, work.changesetDir()));
+      const asDiffed = pre ? produced.kept!.read.diff.generation : ctx.store.generation() === diffGen ? diffGen : null;
       // Fields changed per feed: what the diff found, for every role (a full feed's merge cannot count them).
       if (desired.feed) Object.assign(ctx.summary, withFieldsChanged(ds, desired, changeset));
       // What the feed's state becomes goes with the plan (approve and crash resume publish it later).
@@ -154,11 +180,13 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       }
       // A feed's file says how it was merged (issue 13): by index (only the records it lists read) or by the whole snapshot.
       const merge = desired.feed && hasFeeds(ds) ? { merge: desired.listed ? 'indexed' : 'full' } : {};
-      ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...merge, ...plan.counts }), 'sync planned');
+      const readPath = ctx.summary.read ? { read: ctx.summary.read.path, ...(ctx.summary.read.reason ? { read_reason: ctx.summary.read.reason } : {}) } : {};
+      ctx.logger.info(event('sync.planned', { planId: plan.id, path: plan.path, reason: ctx.summary.pathReason, ...merge, ...readPath, ...plan.counts }), 'sync planned');
       if (plan.path === 'none') {
         if (plan.blocked) return end(ctx, 'stopped', plan.blocked.code, plan.blocked.message);
         const source = plan.feed && plan.feed.role !== 'full' ? null : { fileHash: src.fileHash, rowCount: src.rows, at: ctx.clock.now() };
         ledger.unchanged(ctx, plan, changeset, source, view.dataset.active_version);
+        if (kept) stampConfirmed(ctx, kept, plan.id, asDiffed);
         // Nothing left after the resumed plan (a restore or sync run again after a crash): its counts are this run's.
         if (reportResumed(ctx, resumed)) return end(ctx, 'published', null, null);
         return end(ctx, 'unchanged', null, null);
@@ -187,6 +215,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
       }
       try {
         const done = await execute(ctx, run, ledger.stepsOf(ctx, plan.id));
+        if (kept && done.kind === 'published') stampConfirmed(ctx, kept, plan.id);
         return ended(ctx, done);
       } catch (err) {
         supersedes = plan.id;

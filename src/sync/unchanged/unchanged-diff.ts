@@ -43,6 +43,8 @@ export interface UnchangedDiff {
   reason: string | null;
   /** Rows found differing from the kept rows at their place. */
   differing: number;
+  /** The records' generation the changeset was diffed against; null when they were written while it was made (diff again). */
+  generation: number | null;
 }
 
 export interface UnchangedOptions {
@@ -57,8 +59,13 @@ export interface UnchangedOptions {
 
 /** The read and diff of `file` (see above); the rows are kept in keptDir for the next read whichever path was taken, stamped only by stampKept. */
 export async function readAndDiff(file: string, source: unknown, mapping: unknown, workDir: string, o: UnchangedOptions): Promise<UnchangedDiff> {
-  const digest = keptDigest(source, mapping);
   const generation = o.store.generation();
+  const r = await readAndDiffAt(generation, file, source, mapping, workDir, o);
+  return { ...r, generation: o.store.generation() === generation ? generation : null };
+}
+
+async function readAndDiffAt(generation: number, file: string, source: unknown, mapping: unknown, workDir: string, o: UnchangedOptions): Promise<Omit<UnchangedDiff, 'generation'>> {
+  const digest = keptDigest(source, mapping);
   const filtered = (mapping as MappingConfig).filters.keep_when_match.length > 0;
   // A record someone else edited keeps their value under on_foreign_edit: keep, and the diff notes the edit each time it compares it.
   const kept = filtered
@@ -97,13 +104,13 @@ async function readKeeping(file: string, source: unknown, mapping: unknown, work
   }
 }
 
-async function full(read: SourceRead, o: UnchangedOptions, workDir: string, reason: string | null, differing: number): Promise<UnchangedDiff> {
+async function full(read: SourceRead, o: UnchangedOptions, workDir: string, reason: string | null, differing: number): Promise<Omit<UnchangedDiff, 'generation'>> {
   const changeset = await diffSource(read.sorted!, o.store.reader(), diffOptionsOf(o.policy), join(workDir, 'changeset'));
   return { read, changeset, path: 'full', reason, differing };
 }
 
 /** The full read and diff after the unchanged-rows read could not be used (its runs stay where they are: a fresh folder). */
-async function again(file: string, source: unknown, mapping: unknown, workDir: string, o: UnchangedOptions, digest: string, reason: string, differing: number): Promise<UnchangedDiff> {
+async function again(file: string, source: unknown, mapping: unknown, workDir: string, o: UnchangedOptions, digest: string, reason: string, differing: number): Promise<Omit<UnchangedDiff, 'generation'>> {
   const dir = join(workDir, 'full');
   mkdirSync(dir, { recursive: true });
   const { read } = await readKeeping(file, source, mapping, dir, new KeptRows(o.keptDir, digest, null, 0), o);

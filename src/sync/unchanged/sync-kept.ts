@@ -1,0 +1,73 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DatasetConfig } from '../../config/schema.js';
+import { hasFeeds } from '../../feeds/view.js';
+import { event } from '../../log/events.js';
+import type { LinkPolicy } from '../../sources/open-file.js';
+import type { Changeset } from '../core/changeset.js';
+import type { ExecContext } from '../executor/context.js';
+import { crashPoint } from '../executor/crash-hook.js';
+import type { SourceRead } from '../executor/source-read.js';
+import { keptDigest, stampKept } from './kept-rows.js';
+import { readAndDiff, type UnchangedDiff } from './unchanged-diff.js';
+
+/**
+ * Issue 18 wired into a sync: a dataset of one source without feeds (policy unchanged_rows) reads its export
+ * through the kept rows of the last published one, and keeps this export's rows for the next read once, and
+ * only once, the plan made of this read is confirmed whole (ledger.published / ledger.unchanged record the
+ * records' generation in that transaction). Anything else (a hold, a stage, a dry run, an approve, a partial
+ * or failed publish, a plan made of another read) leaves the last stamp, which a changed generation voids.
+ */
+
+/** The dataset's own folder of kept rows in the state dir (beside its plans). */
+export function keptDirOf(planDir: string, dataset: string): string {
+  return join(planDir, `unchanged-rows.${dataset}`);
+}
+
+/** Why the kept rows are not used for this dataset, or null when they are. */
+export function keptIneligible(ctx: ExecContext, ds: DatasetConfig, shared: boolean): string | null {
+  if (!ctx.policy.unchanged_rows) return 'policy unchanged_rows is off';
+  if (hasFeeds(ds)) return 'the dataset has feeds';
+  if (shared) return 'the export is read once for several datasets';
+  return null;
+}
+
+/** An export read through the kept rows: its diff, and what stamping needs. */
+export interface KeptRead {
+  dir: string;
+  digest: string;
+  diff: UnchangedDiff;
+}
+
+export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string, workDir: string, links?: LinkPolicy, sha256?: string): Promise<KeptRead> {
+  const dir = keptDirOf(ctx.planDir, ctx.dataset);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
+  return { dir, digest: keptDigest(ds.source, ds.mapping), diff };
+}
+
+/** The kept read's changeset when the records are still as it was diffed against (else the sync diffs again). */
+export function keptChangeset(ctx: ExecContext, kept: KeptRead): Changeset | null {
+  const d = kept.diff;
+  return d.changeset !== null && d.generation !== null && ctx.store.generation() === d.generation ? d.changeset : null;
+}
+
+/**
+ * Stamp the rows this read kept as the published export's: only when `planId` (made of this read) was the plan
+ * just confirmed, with nothing refused; `diffGeneration` (a plan with nothing to send): the records must be
+ * as diffed. The generation is the one read in the confirming transaction: a later writer voids the stamp.
+ */
+export function stampConfirmed(ctx: ExecContext, kept: KeptRead, planId: string, diffGeneration?: number | null): void {
+  const c = ctx.confirmed;
+  if (!c || c.planId !== planId || ctx.refused.length > 0) return;
+  if (diffGeneration !== undefined && diffGeneration !== c.generation) return;
+  crashPoint('kept.stamp');
+  try {
+    stampKept(kept.dir, c.generation, kept.digest);
+  } catch (err) {
+    // The plan is published: a stamp not written only sends the next read the full way (its file or stamp is not the other's).
+    ctx.logger.warn(event('sync.planned', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
+    return;
+  }
+  ctx.logger.info(event('sync.planned', { kind: 'kept_rows', generation: c.generation }), 'rows of this export kept for the next read');
+}
