@@ -1,7 +1,9 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { chain, headOffice } from './fan-out-helpers.js';
-import { capture, daemonFixture, drop, ManualClock, until } from './service-harness.js';
+import { capture, daemonFixture, drop, events, ManualClock, until, waitEvent } from './service-harness.js';
 
 // Review rv13c of issue 13 (defects found, committed as it.fails until fixed).
 
@@ -17,7 +19,7 @@ class HeldSleeps extends ManualClock {
   }
 }
 
-describe('review rv13c: a shared export at start (issue 13)', () => {
+describe('review rv13c: a shared export (issue 13)', () => {
   const fx = daemonFixture();
   afterEach(() => fx.emu.emulator.faults.clear());
 
@@ -43,5 +45,23 @@ describe('review rv13c: a shared export at start (issue 13)', () => {
       await start;
       await started?.stop();
     }
+  });
+
+  // D2: a file every store is done with that cannot be archived is tried twice in the same pass (#pass archives after
+  // the take, then again after the loop): two file.dispose_failed error lines 20 ms apart, the first saying "tried
+  // again in 30 s" while the retry actually set is the second's 60 s (the back-off already doubled once).
+  it.fails('processed/ blocked: one dispose_failed line for the file, and the retry it announces (30 s) is the one set', async () => {
+    const c = await chain(fx.emu, 'rv13c2');
+    await writeFile(join(c.inbox, 'processed'), 'not a folder');
+    const log = capture();
+    const timers = new ManualClock();
+    const service = await Service.start({ configPath: c.configPath, logger: log.logger, env: c.env, clock: timers });
+    fx.services.push(service);
+    const file = await drop(c.inbox, 'stock-1.csv', headOffice(() => 4));
+    const failed = await waitEvent(log.lines, 'file.dispose_failed', { file });
+    expect(failed.retry_in_ms).toBe(30_000);
+    await service.idle();
+    expect(events(log.lines, 'file.dispose_failed', { file }).map((e) => e.retry_in_ms)).toEqual([30_000]);
+    expect(timers.pending.filter((t) => t.label === 'archive-retry').map((t) => t.ms)).toEqual([30_000]);
   });
 });
