@@ -80,7 +80,8 @@ export class ExportRuntime {
   /** Files already said to wait for a taker behind (file.kept older_file_retrying), by path. */
   readonly #saidWaiting = new Set<string>();
   /** The file every taker is done with that could not be archived: its next try, and the back-off (ms) of that try. */
-  #archiveRetry: { path: string; delay: number; cancel: () => void } | undefined;
+  /** due: the retry's time came (its pass may try the move); before that a pass leaves the file for it. */
+  #archiveRetry: { path: string; delay: number; cancel: () => void; due: boolean } | undefined;
 
   constructor(
     readonly name: string,
@@ -274,6 +275,8 @@ export class ExportRuntime {
     const byKey = new Map(takers.map((t) => [keyOf(t), t] as const));
     for (const file of archivable(ordered, [...byKey.keys()], (k, f) => this.#done(byKey.get(k)!, f))) {
       const job = this.#files.get(file.path)!;
+      // Failed to move earlier and its retry is not due: tried then, not again by this or another pass (the retry said when).
+      if (this.#archiveRetry?.path === file.path && !this.#archiveRetry.due) return;
       const outcomes = takers.map((t): TakerOutcome => {
         const m = this.#deps.marks.fileMark(this.name, t, file)!;
         const outcome = m.outcome === 'superseded' ? 'skipped' : m.outcome === 'rejected' ? 'rejected' : 'done';
@@ -311,11 +314,12 @@ export class ExportRuntime {
       delay,
       () => {
         if (this.#archiveRetry?.cancel !== cancel || this.#stopping.signal.aborted) return;
+        this.#archiveRetry.due = true;
         this.#queue.push({ ...job, slot: job.file.path });
       },
       'archive-retry',
     );
-    this.#archiveRetry = { path: job.file.path, delay, cancel };
+    this.#archiveRetry = { path: job.file.path, delay, cancel, due: false };
   }
 
   /** Say once per file the takers it waits for while they keep an older file (why the folder is not emptied). */

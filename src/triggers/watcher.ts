@@ -155,7 +155,9 @@ export class FolderWatcher {
         this.#log?.info(event('file.skipped', { file: f.path, reason: 'still_empty' }), 'file left for a later run: 0 bytes, its writer may not have written it yet');
         continue;
       }
-      const wait = f.mtimeMs + this.#cfg.settle_ms - this.#clock.now();
+      // At most settle_ms: a modification time ahead of this clock (an exporting machine's clock, a share's) is no
+      // reason to wait longer; the file is complete if it is the same after settle_ms.
+      const wait = Math.min(this.#cfg.settle_ms, f.mtimeMs + this.#cfg.settle_ms - this.#clock.now());
       let file: ReadyFile | undefined = f;
       if (wait > 0) {
         await this.#clock.sleep(wait);
