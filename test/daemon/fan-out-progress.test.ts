@@ -125,8 +125,19 @@ describe('daemon: each dataset takes a shared export\'s files at its own pace (i
     const t0 = Date.now() - 10_000;
     await drop(c.inbox, 'stock-1.csv', stock1, t0);
     await waitEvent(log.lines, 'sync.retry_scheduled', { dataset: 'store-002' });
+    // C's first write of stock-2 (A1) is applied and its answer lost: C re-sends it (same idempotency key) while A1
+    // already shows 107. A stop on that alone lands inside C's sync, between its A1 and B1: C is interrupted, and the
+    // restart rightly finishes it (its B1, a sync.summary of stock-2). This wait had to be on C being done, not on A1.
+    fx.emu.emulator.faults.add({ method: 'PATCH', path: /prog3-store-3\/records\/A1/, applyThenDrop: true, count: 1 });
     await drop(c.inbox, 'stock-2.csv', stock2, t0 + 1_000);
-    await until(() => c.stocks(0).A1 === 7 && c.stocks(2).A1 === 107, 'A and C took stock-2', log.lines);
+    // The pass is over: A and C each noted done with stock-2, which waits in the folder for B.
+    await waitEvent(log.lines, 'file.kept', { file: join(c.inbox, 'stock-2.csv'), reason: 'older_file_retrying' });
+    expect(c.stocks(0)).toEqual({ A1: 7, A2: 5 });
+    expect(c.stocks(2)).toEqual({ A1: 107, A2: 105, B1: 107, B2: 105 });
+    expect(events(log.lines, 'sync.summary', { file: join(c.inbox, 'stock-2.csv') }).map((s) => [s.dataset, s.result])).toEqual([
+      ['store-001', 'published'],
+      ['store-003', 'published'],
+    ]);
     await first.stop();
     fx.services.splice(0);
     const writesBefore = fx.emu.emulator.requests.filter((r) => r.method !== 'GET').length;
