@@ -1,0 +1,109 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { policySchema } from '../../src/config/policy.js';
+import { sourceConfigSchema } from '../../src/sources/config.js';
+import type { DatasetRecord } from '../../src/model/record.js';
+import { recs, scenario, type Scenario } from './harness.js';
+
+/**
+ * Review rv18 of issue 18 (policy unchanged_rows): each case runs the same steps twice, with the policy on and
+ * off, on fresh emulators, and the dataset published (and each sync's counts) must be the same: a read that
+ * takes rows as unchanged must never publish anything the full read would not, nor miss anything it would.
+ */
+
+const open: Scenario[] = [];
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close();
+});
+
+type Step = (s: Scenario) => Promise<unknown>;
+
+const lines = (rows: Array<Pick<DatasetRecord, 'record_id' | 'display_name' | 'api_value'>>) => rows.map((r) => `${r.record_id},${r.display_name},${r.api_value}`);
+
+async function writeLines(s: Scenario, name: string, body: string[]): Promise<string> {
+  const file = join(s.dir, name);
+  await writeFile(file, ['SKU,Name,Code', ...body].join('\n') + '\n');
+  return file;
+}
+
+function setPolicy(s: Scenario, policy: Record<string, unknown>): void {
+  s.ds = { ...s.ds, policy: policySchema.parse(policy) };
+}
+
+function setSource(s: Scenario, source: Record<string, unknown>): void {
+  const parsed = sourceConfigSchema.parse(source);
+  s.ds = { ...s.ds, source: parsed, feeds: { ...s.ds.feeds, main: { ...s.ds.feeds.main!, source: parsed } } } as typeof s.ds;
+}
+
+const view = (r: DatasetRecord) => `${r.record_id}|${r.display_name}|${r.api_value}|${r.active}`;
+
+/** The steps' sync summaries' counts and the dataset at the end, with the policy on or off. */
+async function outcome(on: boolean, policy: Record<string, unknown>, steps: Step[]): Promise<{ sums: unknown[]; records: string[] }> {
+  const s = await scenario({ policy: { ...policy, unchanged_rows: on } });
+  open.push(s);
+  const sums: unknown[] = [];
+  for (const step of steps) {
+    const r = (await step(s)) as Record<string, unknown> | undefined;
+    if (r && typeof r === "object" && "result" in r && on) console.log("read", JSON.stringify(r.read));
+    if (r && typeof r === "object" && "result" in r) sums.push({ result: r.result, adds: r.adds, changes: r.changes, deletes: r.deletes });
+  }
+  return { sums, records: s.published().map(view).sort() };
+}
+
+async function same(policy: Record<string, unknown>, steps: (on: boolean) => Step[]): Promise<void> {
+  const off = await outcome(false, policy, steps(false));
+  const on = await outcome(true, policy, steps(true));
+  expect(on.records).toEqual(off.records);
+  expect(on.sums).toEqual(off.sums);
+}
+
+const N = 100;
+const all = recs(N);
+const sync = (file: (s: Scenario) => Promise<string>): Step => async (s) => s.engine.sync(s.ds, { file: await file(s) });
+
+describe('review rv18: unchanged rows read as the full read would', () => {
+  it('probe: a row moved 40 places and one edited', async () => {
+    const moved = [...all.slice(1, 41), all[0]!, ...all.slice(41)].map((r, i) => (i === 70 ? { ...r, display_name: 'Edited' } : r));
+    await same({}, () => [sync((s) => s.writeExport(all)), sync((s) => s.writeExport(moved))]);
+  });
+
+  it('probe: skip_rows, a kept row turns into a row error', async () => {
+    const bad = lines(all).map((l, i) => (i === 10 ? `${all[10]!.record_id},only-two` : l));
+    await same({ guards: { max_deletes: 50 } }, () => [
+      async (s) => setSource(s, { type: 'csv', on_row_errors: 'skip_rows', max_bad_row_ratio: 0.5 }),
+      sync((s) => s.writeExport(all)),
+      sync((s) => writeLines(s, 'bad.csv', bad)),
+    ]);
+  });
+
+  it('probe: ownership source -> full between two syncs of the same file, a portal record not in the file', async () => {
+    await same({ ownership: 'source' }, (on) => [
+      sync((s) => s.writeExport(all)),
+      async (s) => s.em.emulator.portalPublish('shop-1', { upsert: [{ record_id: 'p-1', display_name: 'Portal', api_value: 'p1', aliases: [], attributes: {}, active: true }] }),
+      sync((s) => s.writeExport(all)),
+      async (s) => setPolicy(s, { ownership: 'full', unchanged_rows: on, guards: { max_deletes: 50 } }),
+      sync((s) => s.writeExport(all)),
+    ]);
+  });
+
+  it('probe: an exact duplicate row added', async () => {
+    const dup = [...lines(all.slice(0, 50)), lines([all[5]!])[0]!, ...lines(all.slice(50))];
+    await same({}, () => [sync((s) => s.writeExport(all)), sync((s) => writeLines(s, 'dup.csv', dup))]);
+  });
+
+  it('probe: CRLF and BOM added to the same rows', async () => {
+    const crlf = async (s: Scenario) => {
+      const file = join(s.dir, 'crlf.csv');
+      await writeFile(file, '\ufeff' + ['SKU,Name,Code', ...lines(all).map((l, i) => (i === 3 ? l.replace('Item', 'Changed') : l))].join('\r\n') + '\r\n');
+      return file;
+    };
+    await same({}, () => [sync((s) => s.writeExport(all)), sync(crlf)]);
+  });
+
+  it('probe: quoted cell with embedded newline vs the same text unquoted split', async () => {
+    const a = [...lines(all.slice(0, 20)), `r-900,"two\nlines",c900`, ...lines(all.slice(20))];
+    const b = [...lines(all.slice(0, 20)), `r-900,"two\nlines",c900`, ...lines(all.slice(20)).map((l, i) => (i === 5 ? l + 'x' : l))];
+    await same({}, () => [sync((s) => writeLines(s, 'a.csv', a)), sync((s) => writeLines(s, 'b.csv', b))]);
+  });
+});
