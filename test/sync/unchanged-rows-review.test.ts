@@ -161,6 +161,53 @@ describe('review rv18: unchanged rows read as the full read would', () => {
   });
 });
 
+const stockMapping = { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code', 'attributes.stock': { column: 'Stock', transforms: [{ number: {} }] } } };
+
+async function writeStock(s: Scenario, name: string, stocks: Array<string | number>): Promise<string> {
+  const file = join(s.dir, name);
+  await writeFile(file, ['SKU,Name,Code,Stock', ...all.map((r, i) => `${r.record_id},${r.display_name},${r.api_value},${stocks[i]}`)].join('\n') + '\n');
+  return file;
+}
+
+async function outcomeWith(on: boolean, policy: Record<string, unknown>, steps: Step[]): Promise<{ sums: unknown[]; records: string[] }> {
+  const s = await scenario({ policy: { ...policy, unchanged_rows: on }, mapping: stockMapping });
+  open.push(s);
+  const sums: unknown[] = [];
+  for (const step of steps) {
+    const r = (await step(s)) as Record<string, unknown> | undefined;
+    if (r && typeof r === 'object' && 'result' in r) sums.push({ result: r.result, adds: r.adds, changes: r.changes, deletes: r.deletes, read: (r.read as { path?: string } | undefined)?.path });
+  }
+  return { sums, records: s.published().map((r) => `${view(r)}|${JSON.stringify(r.attributes)}`).sort() };
+}
+
+async function sameWith(policy: Record<string, unknown>, steps: Step[]): Promise<void> {
+  const off = await outcomeWith(false, policy, steps);
+  const on = await outcomeWith(true, policy, steps);
+  expect(on.records).toEqual(off.records);
+  expect(on.sums.map((x) => ({ ...(x as object), read: undefined }))).toEqual(off.sums.map((x) => ({ ...(x as object), read: undefined })));
+  console.log('ON', JSON.stringify(on.sums));
+}
+
+describe('review rv18: value guards through the kept rows', () => {
+  const base = all.map((_, i) => 10 + i);
+  it('probe: 20 of 100 stocks to 0 (20% < 25%: published in full)', async () => {
+    const zeroed = base.map((v, i) => (i % 5 === 0 ? 0 : v));
+    await sameWith({}, [sync((s) => writeStock(s, 'a.csv', base)), sync((s) => writeStock(s, 'b.csv', zeroed))]);
+  });
+  it('probe: 4 stocks jump x20, max_changed_ratio 0.05 on stock', async () => {
+    const jumped = base.map((v, i) => (i % 25 === 3 ? v * 20 : v));
+    await sameWith({ guards: { values: [{ field: 'attributes.stock', max_changed_ratio: 0.05, jump_factor: 10, max_jump_ratio: 0.05 }] } }, [sync((s) => writeStock(s, 'a.csv', base)), sync((s) => writeStock(s, 'b.csv', jumped))]);
+  });
+  it('probe: 30 of 100 stocks to 0 over two exports (held, then the same export again)', async () => {
+    const zeroed = base.map((v, i) => (i % 10 < 3 ? 0 : v));
+    await sameWith({ guards: { max_deletes: 50 } }, [sync((s) => writeStock(s, 'a.csv', base)), sync((s) => writeStock(s, 'b.csv', zeroed)), sync((s) => writeStock(s, 'c.csv', zeroed))]);
+  });
+  it('probe: a stock cell emptied on a few rows, then filled again', async () => {
+    const emptied = base.map((v, i) => (i % 20 === 1 ? '' : v));
+    await sameWith({}, [sync((s) => writeStock(s, 'a.csv', base)), sync((s) => writeStock(s, 'b.csv', emptied)), sync((s) => writeStock(s, 'c.csv', emptied)), sync((s) => writeStock(s, 'd.csv', base))]);
+  });
+});
+
 describe('review rv18: the kept-rows folder damaged', () => {
   // D1 (rv18): a kept-rows file that cannot be written (here kept-rows.next is a directory; as well a folder left
   // root-owned by a `sync` run as root, or a full disk) stops the whole sync "INTERNAL: internal error: ... EISDIR":
