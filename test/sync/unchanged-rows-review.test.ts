@@ -123,7 +123,7 @@ describe('review rv18: unchanged rows read as the full read would', () => {
     const edited = all.map((r, i) => (i === 41 || i === 9 ? { ...r, display_name: 'Edited' } : r));
     await same({}, () => [
       sync((s) => s.writeExport(all)),
-      async (s) => s.em.emulator.faults.add({ path: /records\/r-042/, status: 422, code: 'VALIDATION_ERROR', count: 1 }),
+      async (s) => s.em.emulator.faults.add({ path: /records\/r-042/, status: 422, code: 'VALIDATION_FAILED', count: 1 }),
       sync((s) => s.writeExport(edited)),
       sync((s) => s.writeExport(edited)),
       sync((s) => s.writeExport(edited)),
@@ -141,6 +141,13 @@ describe('review rv18: unchanged rows read as the full read would', () => {
       sync((s) => s.writeExport(all)),
     ]);
   });
+
+  for (const prefer_import of [false, true]) {
+    it(`probe: a replace job (max_per_record_changes 2, prefer_import ${prefer_import}) for 5 edits and 2 deletes`, async () => {
+      const next = all.filter((_, i) => i !== 30 && i !== 60).map((r, i) => (i % 17 === 2 ? { ...r, display_name: `${r.display_name} new` } : r));
+      await same({ replace: { max_per_record_changes: 2, prefer_import } }, () => [sync((s) => s.writeExport(all)), sync((s) => s.writeExport(next)), sync((s) => s.writeExport(next))]);
+    });
+  }
 
   it('probe: an exact duplicate row added', async () => {
     const dup = [...lines(all.slice(0, 50)), lines([all[5]!])[0]!, ...lines(all.slice(50))];
