@@ -149,6 +149,30 @@ describe('review rv18: unchanged rows read as the full read would', () => {
     });
   }
 
+  it('probe: a portal record listed by the file as it is, then a second, changed row of its id', async () => {
+    const portal = { record_id: 'p-1', display_name: 'Portal', api_value: 'p1', aliases: [], attributes: {}, active: true };
+    const withP = [...all.slice(0, 50), portal, ...all.slice(50)];
+    const dup = [...lines(all.slice(0, 50)), ...lines([portal]), ...lines(all.slice(50, 70)), 'p-1,Other,p1', ...lines(all.slice(70))];
+    await same({ ownership: 'source' }, () => [
+      async (s) => s.em.emulator.portalPublish('shop-1', { upsert: [portal] }),
+      sync((s) => s.writeExport(withP)),
+      sync((s) => s.writeExport(withP)),
+      sync((s) => s.writeExport(withP)),
+      sync((s) => writeLines(s, 'dup.csv', dup)),
+    ]);
+  });
+
+  it('probe: min_records and max_row_drop_ratio with 10 of 100 rows gone', async () => {
+    const fewer = all.filter((_, i) => i % 10 !== 4);
+    await same({ guards: { min_records: 95, max_deletes: 50, max_row_drop_ratio: 0.05 } }, () => [sync((s) => s.writeExport(all)), sync((s) => s.writeExport(fewer))]);
+  });
+
+  it('probe: max_row_drop_ratio alone with 8 of 100 rows gone, then 3 more', async () => {
+    const fewer = all.filter((_, i) => i % 12 !== 4);
+    const fewer2 = fewer.filter((_, i) => i % 30 !== 7);
+    await same({ guards: { max_deletes: 50, max_row_drop_ratio: 0.05 } }, () => [sync((s) => s.writeExport(all)), sync((s) => s.writeExport(fewer2)), sync((s) => s.writeExport(fewer)), sync((s) => s.writeExport(fewer2))]);
+  });
+
   it('probe: an exact duplicate row added', async () => {
     const dup = [...lines(all.slice(0, 50)), lines([all[5]!])[0]!, ...lines(all.slice(50))];
     await same({}, () => [sync((s) => s.writeExport(all)), sync((s) => writeLines(s, 'dup.csv', dup))]);
