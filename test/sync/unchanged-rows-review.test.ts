@@ -59,7 +59,6 @@ async function outcome(on: boolean, policy: Record<string, unknown>, steps: Step
 async function same(policy: Record<string, unknown>, steps: (on: boolean) => Step[]): Promise<void> {
   const off = await outcome(false, policy, steps(false));
   const on = await outcome(true, policy, steps(true));
-  if (process.env.RV18_SHOW) console.log(JSON.stringify({ off: off.sums, on: on.sums }));
   expect(on.records).toEqual(off.records);
   expect(on.sums).toEqual(off.sums);
 }
