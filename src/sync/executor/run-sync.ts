@@ -80,10 +80,12 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
     const off = ctx.policy.unchanged_rows ? keptIneligible(ctx, ds, read !== undefined) : null;
     if (ctx.policy.unchanged_rows && off === null) {
       const kept = await readKept(ctx, ds, file, dir, links, sha256);
-      ctx.summary.read = { path: kept.diff.path, reason: kept.diff.reason };
-      return { src: kept.diff.read, kept: { read: kept, full } };
-    }
-    if (off !== null) ctx.summary.read = { path: 'full', reason: off };
+      if (!('reason' in kept)) {
+        ctx.summary.read = { path: kept.diff.path, reason: kept.diff.reason };
+        return { src: kept.diff.read, kept: { read: kept, full } };
+      }
+      ctx.summary.read = { path: 'full', reason: kept.reason };
+    } else if (off !== null) ctx.summary.read = { path: 'full', reason: off };
     const src = read ? await withRejectFile(read) : await full(dir);
     return { src: feedRead(ds, src, ctx.clock.now()) };
   });

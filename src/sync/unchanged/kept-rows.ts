@@ -157,6 +157,9 @@ export class KeptRows implements SkippedRows {
   lastLine = 0;
   emptyAttributes = false;
   readonly #out: LineWriter;
+  readonly #nextPath: string;
+  /** A row or id of this file that the kept file cannot hold as it is. */
+  #uncomparable = false;
   #old: Generator<string> | null;
   #reason: string | null;
   #ended = false;
@@ -178,7 +181,8 @@ export class KeptRows implements SkippedRows {
     kept: ReturnType<typeof openKept> | null,
     private readonly maxDiffering: number,
   ) {
-    this.#out = new LineWriter(join(dir, NEXT_FILE));
+    this.#nextPath = join(dir, NEXT_FILE);
+    this.#out = new LineWriter(this.#nextPath);
     if (kept === null || 'reason' in kept) {
       this.#old = null;
       this.#reason = kept === null ? 'not asked' : kept.reason;
@@ -202,6 +206,8 @@ export class KeptRows implements SkippedRows {
     this.#flush();
     this.#rows++;
     const text = rowText(cells);
+    // A lone surrogate (an XLSX `_xD800_`) is written to the kept file as U+FFFD: such a row can never be compared.
+    if (LONE_SURROGATE.test(text)) this.#uncomparable = true;
     // The next kept row, or one of the WINDOW after it (the rows between were deleted or moved): any match that
     // keeps both files' order is right, as an equal text is the same record whichever place it had.
     for (let k = 0; k <= WINDOW && this.#old !== null; k++) {
@@ -228,6 +234,7 @@ export class KeptRows implements SkippedRows {
     const p = this.#pending;
     if (p === null) return;
     p.id = record.record_id;
+    if (LONE_SURROGATE.test(p.id)) this.#uncomparable = true;
     this.#records++;
     p.empty = hasEmptyAttribute(record);
     if (this.#old !== null) this.#differingIds.push(record.record_id);
@@ -238,6 +245,8 @@ export class KeptRows implements SkippedRows {
     this.#flush();
     this.#out.write(`end\t${this.#rows}`);
     this.#out.close();
+    // Rows that would read back otherwise than they are: none is kept, so the next export is read in full (stampKept drops the older rows).
+    if (this.#uncomparable) rmSync(this.#nextPath, { force: true });
     if (this.#old !== null) {
       for (let old = this.#peek(0); old !== null && this.#old !== null; old = this.#peek(0)) {
         this.#gone(old);
@@ -285,9 +294,11 @@ export class KeptRows implements SkippedRows {
 
   /** A kept row no row of the file matched: its record is gone, unless the file lists it at another place (a changed row). */
   #gone(old: string): void {
-    if (old.charCodeAt(0) === 0x78) return;
     const a = old.indexOf('\t');
-    this.#goneIds.push(detach(parseIdField(old.slice(a + 1, old.indexOf('\t', a + 1)))));
+    const field = old.slice(a + 1, old.indexOf('\t', a + 1));
+    // An `x` row without an id was no record; one with an id (a cell holding a NUL) was, and may be gone.
+    if (old.charCodeAt(0) === 0x78 && field === '') return;
+    this.#goneIds.push(detach(parseIdField(field)));
     if (this.#goneIds.length > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} kept rows are not in the export`);
   }
 
@@ -302,6 +313,9 @@ export class KeptRows implements SkippedRows {
     this.#goneIds.length = 0;
   }
 }
+
+/** A UTF-16 code unit of a surrogate pair standing alone (UTF-8 cannot hold it). */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Kept rows looked past for one equal to a row of the file (rows deleted or moved away). */
 const WINDOW = 16;

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetConfig } from '../../config/schema.js';
 import { hasFeeds } from '../../feeds/view.js';
@@ -8,7 +8,7 @@ import type { Changeset } from '../core/changeset.js';
 import type { ExecContext } from '../executor/context.js';
 import { crashPoint } from '../executor/crash-hook.js';
 import type { SourceRead } from '../executor/source-read.js';
-import { keptDigest, stampKept } from './kept-rows.js';
+import { keptDigest, NEXT_FILE, stampKept } from './kept-rows.js';
 import { readAndDiff, type UnchangedDiff } from './unchanged-diff.js';
 
 /**
@@ -39,9 +39,25 @@ export interface KeptRead {
   diff: UnchangedDiff;
 }
 
-export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string, workDir: string, links?: LinkPolicy, sha256?: string): Promise<KeptRead> {
+/**
+ * The export read through the kept rows, or why it is read in full instead: a kept-rows folder this process
+ * cannot write (left owned by another user, a name in the way) costs the shortcut, never the sync.
+ */
+export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string, workDir: string, links?: LinkPolicy, sha256?: string): Promise<KeptRead | { reason: string }> {
   const dir = keptDirOf(ctx.planDir, ctx.dataset);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const next = join(dir, NEXT_FILE);
+    rmSync(next, { force: true });
+    closeSync(openSync(next, 'w', 0o600));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    ctx.logger.warn(
+      event('sync.planned', { kind: 'kept_rows', dir, error: e.code ?? e.message }),
+      `rows of the last export cannot be kept in ${dir} (${e.code ?? e.message}): the export is read in full; make the folder writable by the service user, or remove it`,
+    );
+    return { reason: `the kept rows folder ${dir} cannot be written (${e.code ?? e.message})` };
+  }
   const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
   return { dir, digest: keptDigest(ds.source, ds.mapping), diff };
 }
