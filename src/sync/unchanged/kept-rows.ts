@@ -206,8 +206,6 @@ export class KeptRows implements SkippedRows {
     this.#flush();
     this.#rows++;
     const text = rowText(cells);
-    // A lone surrogate (an XLSX `_xD800_`) is written to the kept file as U+FFFD: such a row can never be compared.
-    if (LONE_SURROGATE.test(text)) this.#uncomparable = true;
     // The next kept row, or one of the WINDOW after it (the rows between were deleted or moved): any match that
     // keeps both files' order is right, as an equal text is the same record whichever place it had.
     for (let k = 0; k <= WINDOW && this.#old !== null; k++) {
@@ -225,6 +223,9 @@ export class KeptRows implements SkippedRows {
       return true;
     }
     // Not matched: a changed or an inserted row; the kept row stays next until a later row passes it.
+    // A lone surrogate (an XLSX `_xD800_`) is written to the kept file as U+FFFD, so no kept row can equal its row
+    // (checked here, off the matched rows' path): kept, it would read back as another text.
+    if (LONE_SURROGATE.test(text)) this.#uncomparable = true;
     if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows differ from the kept export's`);
     this.#pending = { cells: cells.length, text, id: null, empty: false };
     return false;
