@@ -7,7 +7,7 @@ import { DatasetQueue, type DatasetJob } from '../triggers/queue.js';
 import type { CronStarter } from '../triggers/scheduler.js';
 import type { ReadyFile } from '../files/ready-file.js';
 import type { SyncSummary } from '../sync/outcome.js';
-import { disposeReported } from '../files/dispose-reported.js';
+import { disposeReported, type StuckFiles } from '../files/dispose-reported.js';
 import { driftHealth, repairDrift, requeuePendingReapply } from './drift-repair.js';
 import { pruneArchives } from '../files/prune.js';
 import { runFileJob, type FileJobDeps, type FileJobResult } from '../files/file-job.js';
@@ -20,7 +20,7 @@ import { feedView, hasFeeds } from '../feeds/view.js';
 import { FeedTriggers, feedNames, triggersOf } from './feed-triggers.js';
 import { BatchRunner } from './batch-runner.js';
 import { CoalesceWindow } from './coalesce-window.js';
-import { forgetGoneWaits, noteWaits } from './waiting-files.js';
+import { forgetGoneWaits, noteWaits, stuckFilesOf } from './waiting-files.js';
 
 /** processed/ and failed/ are pruned at start, then after a disposal at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -80,6 +80,7 @@ export class DatasetRuntime {
   constructor(ds: DatasetConfig, deps: RuntimeDeps) {
     this.#ds = ds;
     this.#deps = deps;
+    this.#stuck = stuckFilesOf(deps.state, () => [{ dataset: this.name, feed: this.#ds.feed }], deps.clock);
     this.#log = deps.logger.child({ dataset: ds.name });
     this.#queue = new DatasetQueue({
       run: (job) => this.#run(job),
@@ -270,8 +271,12 @@ export class DatasetRuntime {
       // Its own files' waits for a person (a shared export's kept files are the fan-out's, export_files).
       onSummary: (s) => (noteWaits(this.#deps.state, this.name, s, this.#ds.feed, this.#deps.clock.now()), this.noteSummary(s)),
       onError: (err) => this.noteError(err),
+      stuck: this.#stuck,
     };
   }
+
+  /** Its own files that stay in their folder because they cannot be moved after their sync: `status` names them. */
+  readonly #stuck: StuckFiles;
 
   /** What follows every file job: drift health, the retry or back-off reset, pruning. */
   async #afterFiles(job: FileJob, next: FileJobResult): Promise<void> {
@@ -400,7 +405,7 @@ export class DatasetRuntime {
     const ds = feedView(this.#ds, feed ?? this.#ds.feed);
     if (!ds.watch) return;
     const opts = { now: this.#deps.clock.now(), timezone: this.#deps.timezone };
-    const d = await disposeReported({ ...ds, watch: ds.watch }, file, 'superseded', opts, { ...this.#deps, logger: this.#log });
+    const d = await disposeReported({ ...ds, watch: ds.watch }, file, 'superseded', opts, { ...this.#deps, logger: this.#log, stuck: this.#stuck });
     if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
   }
 }

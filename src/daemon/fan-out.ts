@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import type { ExportConfig } from '../config/exports.js';
 import type { DatasetConfig } from '../config/schema.js';
 import { feedView } from '../feeds/view.js';
-import { disposeReported } from '../files/dispose-reported.js';
+import { disposeReported, type StuckFiles } from '../files/dispose-reported.js';
 import { archiveFanOutFile, tagOf, takeFanOutFile, takerName, takersText, type TakerMarks, type TakerOutcome, type TakerRun } from '../files/fan-out-job.js';
 import { archivable, fileOrder, nextStep } from '../files/fan-out-plan.js';
 import { TakerProgress } from '../files/taker-progress.js';
@@ -23,6 +23,7 @@ import type { DaemonEngine, DaemonState } from './ports.js';
 import { keepsAll } from './feed-triggers.js';
 import { ExportTriggers, exportFilesWaiting } from './export-triggers.js';
 import { keyOf, TakerKeeps } from './taker-keeps.js';
+import { stuckFilesOf } from './waiting-files.js';
 
 /** A served dataset as the fan-out sees it: its config, and where its sync results go (metrics, health). */
 export interface ServedDataset {
@@ -266,6 +267,7 @@ export class ExportRuntime {
     this.#files.delete(job.file.path);
     this.#saidWaiting.delete(job.file.path);
     this.#progress.forget(job.file);
+    this.#stuck.moved(job.file.path);
     await job.cleanup?.().catch(() => undefined);
   }
 
@@ -284,7 +286,7 @@ export class ExportRuntime {
       });
       const fate = outcomes.some((o) => o.outcome === 'rejected') ? 'failed' : outcomes.every((o) => o.result === 'superseded') ? 'superseded' : 'processed';
       const retryInMs = this.#nextArchiveDelay(file.path);
-      const ok = fate === 'superseded' ? await this.#archive(file, undefined, retryInMs) : await archiveFanOutFile(this.#cfg, takers, job, fate, outcomes, { ...this.#deps, logger: this.#log, retryInMs });
+      const ok = fate === 'superseded' ? await this.#archive(file, undefined, retryInMs) : await archiveFanOutFile(this.#cfg, takers, job, fate, outcomes, { ...this.#deps, logger: this.#log, retryInMs, stuck: this.#stuck });
       // Could not be moved (said, with when it is tried again): it stays, and so do the newer ones, until that try.
       if (!ok) return this.#retryArchive(job, retryInMs);
       if (this.#archiveRetry?.path === file.path) {
@@ -322,6 +324,11 @@ export class ExportRuntime {
     this.#archiveRetry = { path: job.file.path, delay, cancel, due: false };
   }
 
+  /** A file every taker is done with that cannot be archived: `status` of each taking dataset names it (the folder is not emptied past it). */
+  get #stuck(): StuckFiles {
+    return stuckFilesOf(this.#deps.state, () => this.#takerRuns().map((t) => ({ dataset: t.dataset, feed: t.feed })), this.#deps.clock);
+  }
+
   /** Say once per file the takers it waits for while they keep an older file (why the folder is not emptied). */
   #sayWaiting(takers: readonly TakerRun[]): void {
     for (const file of fileOrder([...this.#files.values()].map((j) => j.file))) {
@@ -357,7 +364,7 @@ export class ExportRuntime {
     const watch = this.#cfg.watch;
     if (!watch) return true;
     const retry = retryInMs === undefined ? {} : { retryInMs };
-    const d = await disposeReported({ name: exportHealthName(this.name), watch }, file, 'superseded', { now: this.#deps.clock.now(), timezone: this.#deps.timezone }, { ...this.#deps, logger: this.#log, ...retry });
+    const d = await disposeReported({ name: exportHealthName(this.name), watch }, file, 'superseded', { now: this.#deps.clock.now(), timezone: this.#deps.timezone }, { ...this.#deps, logger: this.#log, stuck: this.#stuck, ...retry });
     if (d) this.#log.info(event('file.archived', { file: file.path, reason: 'superseded', by: by ? basename(by.path) : null, ...d }), 'file archived');
     return d !== null;
   }

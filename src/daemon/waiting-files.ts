@@ -1,6 +1,8 @@
 import { stat } from 'node:fs/promises';
-import type { WaitingFile } from '../snapshot/waiting-files.js';
+import { DISPOSE_FAILED, type WaitingFile } from '../snapshot/waiting-files.js';
 import type { SyncSummary } from '../sync/outcome.js';
+import type { Clock } from '../clock.js';
+import type { StuckFiles } from '../files/dispose-reported.js';
 import type { DaemonState } from './ports.js';
 
 /**
@@ -36,4 +38,20 @@ export async function forgetGoneWaits(state: DaemonState, dataset: string): Prom
   for (const w of state.waiting?.all(dataset) ?? []) {
     if (!(await stat(w.file).catch(() => undefined))?.isFile()) state.waiting!.done(dataset, w.file);
   }
+}
+
+/**
+ * A file that cannot be moved after its sync, noted as waiting in each dataset that took it (`takers`: the
+ * dataset and its feed; a shared export's file, every store's), so that `status` names it with what to do:
+ * the log line and /healthz say it too, but `status` reads the state db. A later move clears it.
+ */
+export function stuckFilesOf(state: DaemonState, takers: () => ReadonlyArray<{ dataset: string; feed: string }>, clock: Clock): StuckFiles {
+  return {
+    stuck(file, feed, message) {
+      for (const t of takers()) state.waiting?.wait(t.dataset, { file, feed: feed ?? t.feed, code: DISPOSE_FAILED, message, since: clock.now() });
+    },
+    moved(file) {
+      for (const t of takers()) state.waiting?.done(t.dataset, file);
+    },
+  };
 }

@@ -16,6 +16,16 @@ export interface DisposeDeps {
   clock: Clock;
   /** When the caller tries the disposal again if this one fails (ms): the failure's line says so. */
   retryInMs?: number;
+  /** Where a file that cannot be moved is noted for `status` (it reads the state db, not /healthz), and unnoted once it is. */
+  stuck?: StuckFiles;
+}
+
+/** The state db's note of files that stay in their folder because their `after` failed (waiting_files, code DISPOSE_FAILED). */
+export interface StuckFiles {
+  /** `file` of `feed` (undefined: the caller knows it) could not be moved or deleted: `message` says why and what to do. */
+  stuck(file: string, feed: string | undefined, message: string): void;
+  /** `file` was moved or deleted after all. */
+  moved(file: string): void;
 }
 
 /**
@@ -34,6 +44,7 @@ export async function disposeReported(
   try {
     const d = await disposeFile(file, fate, ds.watch, opts);
     deps.health.clear(ds.name, 'dispose');
+    deps.stuck?.moved(file.path);
     return d;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'INTERNAL';
@@ -49,6 +60,8 @@ export async function disposeReported(
       deps.retryInMs === undefined ? 'cannot move the file after its sync' : `cannot move the file after its sync: it stays in the folder and is tried again in ${Math.round(deps.retryInMs / 1000)} s`,
     );
     deps.health.set(ds.name, 'dispose', 'DISPOSE_FAILED', `cannot ${what}: ${code}; ${hint}`, deps.clock.now());
+    const when = deps.retryInMs === undefined ? 'the daemon tries again after its next sync' : 'the daemon tries again on a back-off while it runs';
+    deps.stuck?.stuck(file.path, (ds as { feed?: string }).feed, `cannot ${what} (${code}): ${hint}; ${when}`);
     return null;
   }
 }

@@ -12,7 +12,7 @@ import { rejectFilePath } from '../sources/reject-file.js';
 import type { ExportFileId, Taker, TakerFileMark, TakerFileOutcome } from '../snapshot/export-takers.js';
 import type { SyncSummary } from '../sync/outcome.js';
 import { archiveName, fateDir, type FileFate } from './archive.js';
-import { disposeReported } from './dispose-reported.js';
+import { disposeReported, type StuckFiles } from './dispose-reported.js';
 import { nextForError, nextForResult, type FileJobResult, type FileNext } from './file-job.js';
 import { linkPolicyFor } from './links.js';
 import type { FileSyncer, HealthReasons } from './ports.js';
@@ -67,6 +67,8 @@ export interface FanOutDeps {
   progress?: true;
   onSummary?(dataset: string, s: SyncSummary): void;
   onError?(dataset: string, err: unknown): void;
+  /** The file, done with by every taker, that cannot be archived: noted for `status` of each (dispose-reported.ts). */
+  stuck?: StuckFiles;
 }
 
 /** Pure: the file's fate once every taker ran: kept for a retry while one must try again, failed/ when one refused it, else processed/. */
@@ -176,7 +178,7 @@ export async function archiveFanOutFile(
   job: { file: ReadyFile; origin: FileOrigin },
   fate: FileFate,
   outcomes: readonly TakerOutcome[],
-  deps: Pick<FanOutDeps, 'logger' | 'health' | 'clock' | 'timezone'> & { retryInMs?: number },
+  deps: Pick<FanOutDeps, 'logger' | 'health' | 'clock' | 'timezone' | 'stuck'> & { retryInMs?: number },
 ): Promise<boolean> {
   const { file, origin } = job;
   const log = deps.logger;

@@ -8,7 +8,7 @@ import type { FileFate } from './archive.js';
 import { SourceError } from '../model/source-error.js';
 import { hashFile } from '../sources/open-file.js';
 import { linkPolicyFor } from './links.js';
-import { disposeReported } from './dispose-reported.js';
+import { disposeReported, type StuckFiles } from './dispose-reported.js';
 import type { FileSyncer, HealthReasons, LastFile } from './ports.js';
 import type { FileOrigin, ReadyFile } from './ready-file.js';
 import type { Clock } from '../clock.js';
@@ -87,6 +87,8 @@ export interface FileJobDeps {
   onError?(err: unknown): void;
   /** Aborted at stop: the engine ends the sync between journaled steps. */
   signal?: AbortSignal;
+  /** A watched file that cannot be moved after its sync, noted for `status` (dispose-reported.ts). */
+  stuck?: StuckFiles;
 }
 
 /**

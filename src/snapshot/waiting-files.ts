@@ -1,6 +1,9 @@
 import type Database from 'better-sqlite3';
 
-/** A file of a dataset's own feed kept while its sync waits for a person. */
+/** The code of a file that stays in its folder because its watch's `after` (move, delete) failed: no sync waits, a person must fix the folder. */
+export const DISPOSE_FAILED = 'DISPOSE_FAILED';
+
+/** A file of a dataset's own feed kept while its sync waits for a person, or one that cannot be moved after its sync (DISPOSE_FAILED). */
 export interface WaitingFile {
   file: string;
   feed: string;

@@ -2,6 +2,7 @@ import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
+import { statusOf } from './status-of.js';
 import { capture, daemonFixture, drop, exportCsv, freePort, healthz as getHealthz, ManualClock, serviceScenario, waitEvent } from './service-harness.js';
 
 // A file that cannot be moved after its sync is said so (log and
@@ -32,10 +33,16 @@ describe('daemon: a failed move to processed/ is reported and retried', () => {
       // The export and its marker stay, so the file is not lost to the watcher.
       expect((await readdir(s.inbox)).sort()).toEqual(['processed', 's2.csv', 's2.csv.done']);
       expect(timers.labels()).toContain('retry');
+      // `status` (the state db, not /healthz) names the file that stays, why and what to do.
+      const stuck = await statusOf(s.configPath, 'shop');
+      expect(stuck).toContain(`; feed main: ${join(s.inbox, 's2.csv')} stays in its folder since `);
+      expect(stuck).toContain(`(DISPOSE_FAILED): cannot move ${join(s.inbox, 's2.csv')} to ${join(s.inbox, 'processed')} (`);
+      expect(stuck).toContain('ReadWritePaths');
 
       await rm(join(s.inbox, 'processed'));
       timers.fire('retry');
       await waitEvent(log.lines, 'file.processed');
+      expect(await statusOf(s.configPath, 'shop')).not.toContain('DISPOSE_FAILED');
       expect(await healthz()).toMatchObject({ status: 'ok', reasons: [] });
       expect(await readdir(s.inbox)).toEqual(['processed']);
       expect((await stat(join(s.inbox, 'processed'))).isDirectory()).toBe(true);

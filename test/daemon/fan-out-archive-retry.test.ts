@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Service } from '../../src/daemon/service.js';
 import { chain, headOffice } from './fan-out-helpers.js';
 import { capture, daemonFixture, drop, events, ManualClock, waitEvent } from './service-harness.js';
+import { statusOf } from './status-of.js';
 
 /**
  * Issue 13's fan-out: a shared export's file every store is done with, that cannot be moved to processed/ (a
@@ -29,6 +30,11 @@ describe('daemon: a shared export\'s file that cannot be archived is tried again
     await service.idle();
     const writes = fx.emu.emulator.requests.filter((r) => r.method !== 'GET').length;
     expect(timers.labels().filter((l) => l === 'archive-retry')).toHaveLength(1);
+    // `status` of every store names the file that stays in the shared folder, and what to do.
+    for (const store of ['store-001', 'store-002', 'store-003']) {
+      expect(await statusOf(c.configPath, store)).toContain(`: ${file} stays in its folder since `);
+      expect(await statusOf(c.configPath, store)).toContain(`(DISPOSE_FAILED): cannot move ${file} to ${join(c.inbox, 'processed')} (`);
+    }
 
     // Still blocked: the next try says so, and waits twice as long.
     expect(timers.fire('archive-retry')).toBe(1);
@@ -42,6 +48,7 @@ describe('daemon: a shared export\'s file that cannot be archived is tried again
     await service.idle();
     expect((await readdir(join(c.inbox, 'processed'))).length).toBe(1);
     expect(timers.labels()).not.toContain('archive-retry');
+    for (const store of ['store-001', 'store-002', 'store-003']) expect(await statusOf(c.configPath, store)).not.toContain('DISPOSE_FAILED');
     // Taken once by each store: the tries moved the file, nothing was sent again.
     expect(events(log.lines, 'sync.summary').map((e) => `${e.dataset}: ${e.result}`).sort()).toEqual(['store-001: published', 'store-002: published', 'store-003: published']);
     expect(fx.emu.emulator.requests.filter((r) => r.method !== 'GET').length).toBe(writes);

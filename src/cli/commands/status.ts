@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { DatasetStatus } from '../../sync/status.js';
+import { DISPOSE_FAILED } from '../../snapshot/waiting-files.js';
 import { humanOutput, loadConfigFor, loggerFor, runAction } from '../context.js';
 import type { Config, DatasetConfig } from '../../config/schema.js';
 import type { WatchConfig } from '../../config/watch.js';
@@ -66,7 +67,9 @@ export function statusLine(s: StatusOfDataset, configured: Record<string, unknow
         (forPerson(k.code) ? `: it waits for a person to run dataset-connector approve ${s.dataset} or dataset-connector discard ${s.dataset}` : ''),
     )
     .join('');
-  const waiting = s.waitingFiles.map((w) => `; feed ${w.feed}: ${w.file} waits since ${w.since} (${w.code}): ${waitReason(w, s.held !== null)}`).join('');
+  const waiting = s.waitingFiles
+    .map((w) => (w.code === DISPOSE_FAILED ? `; feed ${w.feed}: ${w.file} stays in its folder since ${w.since} (${w.code}): ${w.message ?? 'it cannot be moved'}` : `; feed ${w.feed}: ${w.file} waits since ${w.since} (${w.code}): ${waitReason(w, s.held !== null)}`))
+    .join('');
   const feeds = s.feeds.map((f) => `; feed ${f.feed}: ${f.file === null || f.whereNow === null ? '-' : whereaboutsText(f.file, f.whereNow)} (file time ${f.fileTime}, published ${f.publishedAt})`).join('');
   return `${s.dataset}: ${last}; ${s.records} records (${s.owned} owned) at v${s.activeVersion ?? '-'}${held}${paused}${pausedFeeds}${kept}${waiting}${feeds}${next}`;
 }
