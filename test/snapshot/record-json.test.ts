@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, sha256 } from '../../src/model/canonical.js';
+import { canonicalJson, sha256, text } from '../../src/model/canonical.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { inRecordOrder, parsesBackAs, recordJson, textHash } from '../../src/model/record-json.js';
 
@@ -36,6 +36,18 @@ describe('recordJson', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('writes any text as JSON.stringify does, short (checked a character at a time) or long (by its regex)', () => {
+    // Quotes, backslashes, control characters, lone and paired surrogates, at every length around the switch (64).
+    const char = fc.oneof(fc.constantFrom('"', '\\', '\u0000', '\n', '\u001f', '\u007f', '\ud800', '\udfff', '\ud83d\ude00', '\u2028', 'é', '表'), fc.string({ unit: 'binary', maxLength: 1 }), fc.constant('a'));
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 80 }), fc.integer({ min: 0, max: 70 }), (cs, pad) => {
+        const s = 'x'.repeat(pad) + cs.join('');
+        expect(text(s)).toBe(JSON.stringify(s));
+      }),
+      { numRuns: 1000 },
     );
   });
 
