@@ -33,7 +33,7 @@ export function recordJson(r: DatasetRecord): string {
   }
   list += ']';
   return (
-    `{"active":${JSON.stringify(r.active)},"aliases":${list},"api_value":${scalar(r.api_value)},` +
+    `{"active":${r.active === true ? 'true' : r.active === false ? 'false' : JSON.stringify(r.active)},"aliases":${list},"api_value":${scalar(r.api_value)},` +
     `"attributes":${attrs},"display_name":${scalar(r.display_name)},"record_id":${scalar(r.record_id)}}`
   );
 }

@@ -232,6 +232,9 @@ export class ValueFlagsWriter {
   readonly #index = new Map<string, number>();
   #lastKeys: string[] = [];
   #lastShape = -1;
+  /** Per shape, the flags text of each flags code met (of). */
+  readonly #texts: Map<number, string>[] = [];
+  readonly #digits: number[] = [];
 
   constructor(private readonly classify: Classify) {}
 
@@ -243,17 +246,30 @@ export class ValueFlagsWriter {
     const keys = Object.keys(attrs);
     const shape = this.#shape(keys);
     if (shape < 0) return undefined;
-    let out = `${shape}.`;
+    // The flags as a number (two bits a field) first: records of a shape have few distinct flags, and the
+    // text of each is made once (MAX_TEXTS a shape), not a string built digit by digit for every record.
+    const digits = this.#digits;
+    let code = 0;
+    let n = 0;
     for (const f of TOP_FIELDS) {
       const flags = this.#flags(rec[f]);
       if (flags === FAIL) return undefined;
-      out += DIGITS[flags];
+      digits[n++] = flags;
+      code = code * 4 + flags;
     }
     for (const k of keys) {
       const flags = this.#flags(attrs[k]);
       if (flags === FAIL) return undefined;
-      out += DIGITS[flags];
+      digits[n++] = flags;
+      code = code * 4 + flags;
     }
+    // Exact while 2 bits a field fit a double's 53 (one shape's records all have n fields: codes never collide).
+    const texts = n <= MAX_CODED_FIELDS ? this.#texts[shape]! : null;
+    const known = texts?.get(code);
+    if (known !== undefined) return known;
+    let out = `${shape}.`;
+    for (let i = 0; i < n; i++) out += DIGITS[digits[i]!];
+    if (texts && texts.size < MAX_TEXTS) texts.set(code, out);
     return out;
   }
 
@@ -268,6 +284,7 @@ export class ValueFlagsWriter {
       if (this.shapes.length >= MAX_SHAPES) return -1;
       shape = this.shapes.length;
       this.shapes.push(keys);
+      this.#texts.push(new Map());
       this.#index.set(name, shape);
     }
     this.#lastKeys = keys;
@@ -300,6 +317,10 @@ export class ValueFlagsWriter {
 }
 
 const DIGITS = ['0', '1', '2', '3'] as const;
+/** Fields (top and attributes) whose flags fit one exact number code (2 bits each, 52 bits). */
+const MAX_CODED_FIELDS = 26;
+/** Flags texts kept per shape: the distinct flags of a shape's records are few; past this many they are built each time. */
+const MAX_TEXTS = 4096;
 
 /** An object JSON writes as its own keys: a plain (or null-prototype) object without a toJSON. */
 function isPlainObject(v: unknown): v is Record<string, unknown> {

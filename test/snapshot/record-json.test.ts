@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, sha256 } from '../../src/model/canonical.js';
+import { canonicalJson, numberText, sha256, text } from '../../src/model/canonical.js';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { inRecordOrder, parsesBackAs, recordJson, textHash } from '../../src/model/record-json.js';
 
@@ -32,6 +32,33 @@ describe('recordJson', () => {
           const shuffled = [...ks].sort((x, y) => order(x) - order(y) || (x < y ? -1 : 1));
           const attributes = Object.fromEntries(shuffled.map((k, i) => [k, i % 2 ? v : s]));
           const r = { record_id: 'r', display_name: s, api_value: 'v', aliases: [s, '"\\'], attributes, active: true };
+          expect(recordJson(r as DatasetRecord)).toBe(canonicalJson(r));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes any text as JSON.stringify does, short (checked a character at a time) or long (by its regex)', () => {
+    // Quotes, backslashes, control characters, lone and paired surrogates, at every length around the switch (64).
+    const char = fc.oneof(fc.constantFrom('"', '\\', '\u0000', '\n', '\u001f', '\u007f', '\ud800', '\udfff', '\ud83d\ude00', '\u2028', 'é', '表'), fc.string({ unit: 'binary', maxLength: 1 }), fc.constant('a'));
+    fc.assert(
+      fc.property(fc.array(char, { maxLength: 80 }), fc.integer({ min: 0, max: 70 }), (cs, pad) => {
+        const s = 'x'.repeat(pad) + cs.join('');
+        expect(text(s)).toBe(JSON.stringify(s));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('writes numbers as JSON.stringify does, the same fraction met again (its kept text) or not, -0 and 0 alike', () => {
+    const pool = fc.constantFrom(0, -0, 0.1, -2.5, 9.99, 12.5, 1e21, 1e-7, 5e-324, Number.MAX_VALUE, 2 ** 53, 0.30000000000000004);
+    fc.assert(
+      fc.property(fc.array(fc.oneof(pool, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer()), { maxLength: 30 }), (ns) => {
+        for (const n of [...ns, ...ns]) {
+          expect(numberText(n)).toBe(JSON.stringify(n));
+          const r = { record_id: 'r', display_name: 'n', api_value: 'v', aliases: [], attributes: { price: n, stock: -n }, active: true };
+          // canonicalJson of a whole record takes the generic path (JSON.stringify of a sorted copy), not the kept texts.
           expect(recordJson(r as DatasetRecord)).toBe(canonicalJson(r));
         }
       }),

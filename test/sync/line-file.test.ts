@@ -1,8 +1,9 @@
 import fc from 'fast-check';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LineWriter, readLines } from '../../src/sync/disk/line-file.js';
+import { ChunkWriter, LineWriter, readLines } from '../../src/sync/disk/line-file.js';
+import { lineField } from '../../src/sync/disk/entry-line.js';
 import { tempDir } from './diff-fixtures.js';
 
 /**
@@ -53,5 +54,44 @@ describe('readLines', () => {
     const long = '表'.repeat(10_000);
     writeFileSync(path, `x\n${long}\ny\n`);
     expect([...readLines(path, 16)]).toEqual(['x', long, 'y']);
+  });
+});
+
+describe('ChunkWriter', () => {
+  it('writes the byte ranges given, in order, short (copied a byte at a time) or long, whatever its chunk size', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 300 }), fc.array(fc.tuple(fc.nat(), fc.nat(80)), { maxLength: 40 }), fc.integer({ min: 1, max: 100 }), (src, ranges, size) => {
+        const path = file();
+        const w = new ChunkWriter(path, Buffer.alloc(size));
+        const expected: number[] = [];
+        const buf = Buffer.from(src);
+        for (const [at, len] of ranges) {
+          const from = at % buf.length;
+          const end = Math.min(buf.length, from + len);
+          w.put(buf, from, end);
+          expected.push(...buf.subarray(from, end));
+          if (len % 7 === 0) {
+            w.putByte(10);
+            expected.push(10);
+          }
+        }
+        w.close();
+        expect([...readFileSync(path)]).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('lineField', () => {
+  it('reads a line field as Number does, digits or not', () => {
+    const field = fc.oneof(fc.nat().map(String), fc.stringMatching(/^[0-9]{0,20}$/), fc.string({ maxLength: 6 }), fc.constantFrom('', '-1', '+2', ' 3', '1e3', '0x10', '007', '1.5'));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 4 }), field, fc.string({ maxLength: 4 }), (before, f, after) => {
+        const text = before + f + after;
+        expect(lineField(text, before.length, before.length + f.length)).toBe(Number(f));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -171,6 +171,22 @@ describe('value guards read from the JSON text (record-values.ts)', () => {
     );
   });
 
+  it('gives each record of a shape the flags a new writer gives it, however many records share them (its texts kept per flags code)', () => {
+    // One shape (the same keys, in the same order), values drawn from few kinds so that flags repeat; 30 keys pass the coded limit.
+    const few = fc.constantFrom<unknown>('0', '', 'abc', 5, 0, -2, null, [], ['x'], undefined, Number.NaN);
+    fc.assert(
+      fc.property(fc.constantFrom(['stock'], ['b', 'a', 'c'], Array.from({ length: 30 }, (_, i) => `k${i}`)), fc.array(fc.array(few, { minLength: 34, maxLength: 34 }), { minLength: 1, maxLength: 40 }), (keys, rows) => {
+        const shared = new ValueFlagsWriter(baseFlags);
+        for (const vs of rows) {
+          const attributes = Object.fromEntries(keys.map((k, i) => [k, vs[i]]));
+          const r = { record_id: 'r', display_name: vs[30], api_value: vs[31], aliases: vs[32] === null ? [] : ['a'], attributes, active: vs[33] === 0 } as unknown as DatasetRecord;
+          expect(shared.of(r)).toBe(new ValueFlagsWriter(baseFlags).of(r));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('flags of another writer, or not flags, count nothing and say so (the text is read instead)', () => {
     const rs: ValueRule[] = [{ field: '*', max_zeroed_ratio: 0.25, min_compared: 1 }];
     const writer = new ValueFlagsWriter(baseFlags);

@@ -13,7 +13,7 @@ export function* readEntries(path: string): Generator<SourceEntry> {
     const a = text.indexOf('\t');
     const b = text.indexOf('\t', a + 1);
     const record_id = parseIdField(text.slice(0, a));
-    const line = Number(text.slice(a + 1, b));
+    const line = lineField(text, a + 1, b);
     if (text.charCodeAt(b + 1) !== FLAGS_MARK) yield { record_id, line, json: text.slice(b + 1) };
     else {
       const c = text.indexOf('\t', b + 1);
@@ -28,6 +28,18 @@ export function* readEntries(path: string): Generator<SourceEntry> {
  */
 export function entryLine(id: string, line: number, json: string, flags?: string): string {
   return flags === undefined ? `${idField(id)}\t${line}\t${json}` : `${idField(id)}\t${line}\t~${flags}\t${json}`;
+}
+
+/** The file line written in text[from, end): read digit by digit when it is plain digits (as entryLine writes it), else as Number reads it. */
+export function lineField(text: string, from: number, end: number): number {
+  if (end <= from || end - from > 15) return Number(text.slice(from, end));
+  let n = 0;
+  for (let i = from; i < end; i++) {
+    const d = text.charCodeAt(i) - 0x30;
+    if (d < 0 || d > 9) return Number(text.slice(from, end));
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 /** `~`: starts the flags field of an entry line. */

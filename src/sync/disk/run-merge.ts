@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { FLAGS_MARK } from './entry-line.js';
+import { FLAGS_MARK, lineField } from './entry-line.js';
 import { LineWriter, parseIdField, readLines } from './line-file.js';
 
 /**
@@ -39,7 +39,7 @@ export function fileCursor(path: string): Cursor {
       let b = text.indexOf('\t', a + 1);
       if (b < 0) b = text.length;
       this.id = parseIdField(text.slice(0, a));
-      this.line = Number(text.slice(a + 1, b));
+      this.line = lineField(text, a + 1, b);
       this.text = text;
       if (text.charCodeAt(b + 1) === FLAGS_MARK) {
         this.flagsAt = b + 2;
