@@ -144,7 +144,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         // The kept-rows read holds only the changed rows: diffing it again as the whole export would delete the rest.
         src = await produced.kept!.full(join(work.dir, 'full-again'));
         importable = src.importability;
-        ctx.summary.read = { path: 'full', reason: 'the records were written after the export was read through the kept rows; read again in full' };
+        ctx.summary.read = { path: 'full', reason: 'the published records changed after the export was read; read again in full' };
         partial = false;
         kept = null;
       }

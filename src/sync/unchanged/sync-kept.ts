@@ -26,8 +26,8 @@ export function keptDirOf(planDir: string, dataset: string): string {
 
 /** Why the kept rows are not used for this dataset, or null when they are. */
 export function keptIneligible(ctx: ExecContext, ds: DatasetConfig, shared: boolean): string | null {
-  if (!ctx.policy.unchanged_rows) return 'policy unchanged_rows is off';
-  if (hasFeeds(ds)) return 'the dataset has feeds';
+  if (!ctx.policy.unchanged_rows) return 'turned off in policy (unchanged_rows: false)';
+  if (hasFeeds(ds)) return 'the dataset has feeds, whose files are merged in full';
   if (shared) return 'the export is read once for several datasets';
   return null;
 }
@@ -56,7 +56,7 @@ export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string
       event('sync.planned', { kind: 'kept_rows', dir, error: e.code ?? e.message }),
       `rows of the last export cannot be kept in ${dir} (${e.code ?? e.message}): the export is read in full; make the folder writable by the service user, or remove it`,
     );
-    return { reason: `the kept rows folder ${dir} cannot be written (${e.code ?? e.message})` };
+    return { reason: `cannot write ${dir} (${e.code ?? e.message}): make it writable by the service user, or delete it` };
   }
   const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
   return { dir, digest: keptDigest(ds.source, ds.mapping), diff };
@@ -79,7 +79,7 @@ export function stampConfirmed(ctx: ExecContext, kept: KeptRead, planId: string,
   if (diffGeneration !== undefined && diffGeneration !== c.generation) return;
   crashPoint('kept.stamp');
   try {
-    stampKept(kept.dir, c.generation, kept.digest);
+    stampKept(kept.dir, ctx.store, c.generation, kept.digest);
   } catch (err) {
     // The plan is published: a stamp not written only sends the next read the full way (its file or stamp is not the other's).
     ctx.logger.warn(event('sync.planned', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
