@@ -24,12 +24,26 @@ export function keptDirOf(planDir: string, dataset: string): string {
   return join(planDir, `unchanged-rows.${dataset}`);
 }
 
-/** Why the kept rows are not used for this dataset, or null when they are. */
+/**
+ * Why the kept rows are not used for this dataset, or null when they are. When not, a copy kept before (the policy
+ * was on, the dataset had no feeds) is removed: it takes the export's size in the state dir, and the records this
+ * sync writes void it anyway.
+ */
 export function keptIneligible(ctx: ExecContext, ds: DatasetConfig, shared: boolean): string | null {
-  if (!ctx.policy.unchanged_rows) return 'turned off in policy (unchanged_rows: false)';
-  if (hasFeeds(ds)) return 'the dataset has feeds, whose files are merged in full';
-  if (shared) return 'the export is read once for several datasets';
-  return null;
+  const why = !ctx.policy.unchanged_rows
+    ? 'turned off in policy (unchanged_rows: false)'
+    : hasFeeds(ds)
+      ? 'the dataset has feeds, whose files are merged in full'
+      : shared
+        ? 'this export feeds several datasets and is read once for all of them'
+        : null;
+  if (why === null) return null;
+  try {
+    rmSync(keptDirOf(ctx.planDir, ctx.dataset), { recursive: true, force: true });
+  } catch {
+    // Left for a person (not ours to remove, or in use): an unused copy costs disk space, never a sync.
+  }
+  return why;
 }
 
 /** An export read through the kept rows: its diff, and what stamping needs. */
