@@ -63,7 +63,7 @@ if (mode === '--seed') {
     const store = db.snapshot('bench');
     const r = await readAndDiff(file, source, mapping, work, { keptDir, store, policy });
     if (r.changeset.counts.adds + r.changeset.counts.changes + r.changeset.counts.deletes !== 0) throw new Error('the previous export is not the snapshot');
-    stampKept(keptDir, store.generation(), keptDigest(source, mapping));
+    stampKept(keptDir, store, store.generation(), keptDigest(source, mapping));
     process.stdout.write(`${JSON.stringify({ kept: r.read.records })}\n`);
   } finally {
     db.close();

@@ -116,13 +116,14 @@ export interface RecordsMarker {
  * there was nothing to publish), with the records' generation then. The file is fsynced and renamed before the
  * stamp naming it is written: a crash in between leaves a stamp of another nonce, so neither is used. The stamp
  * names the records by the mark the database sets for them (none when they were written since: nothing stamped).
+ * True when stamped; false when no rows are kept (the next read is full).
  */
-export function stampKept(dir: string, records: RecordsMarker, generation: number, digest: string): void {
+export function stampKept(dir: string, records: RecordsMarker, generation: number, digest: string): boolean {
   const next = join(dir, NEXT_FILE);
   if (!existsSync(next)) {
     // The read kept none (its records are not all its rows'): the older rows are no longer the published export's.
     dropKept(dir);
-    return;
+    return false;
   }
   const head = JSON.parse(readLines(next).next().value ?? 'null') as KeptHead | null;
   if (head === null || head.digest !== digest) throw new TypeError(`${next}: not kept under these settings`);
@@ -138,7 +139,7 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
   if (marked === null) {
     // Written since the publish: these rows are not the records' (the stamp left names another file, so is void too).
     dropKept(dir);
-    return;
+    return false;
   }
   const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, db: marked.db, mark: marked.mark!, digest, version: connectorVersion() };
   const tmp = `${join(dir, STAMP_FILE)}.tmp`;
@@ -150,6 +151,7 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     closeSync(sfd);
   }
   renameSync(tmp, join(dir, STAMP_FILE));
+  return true;
 }
 
 /** Forget the rows a read kept for the next (its records are not all the kept rows' records). */

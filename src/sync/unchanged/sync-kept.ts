@@ -67,7 +67,7 @@ export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     ctx.logger.warn(
-      event('sync.planned', { kind: 'kept_rows', dir, error: e.code ?? e.message }),
+      event('sync.rows_kept', { kind: 'kept_rows', dir, error: e.code ?? e.message }),
       `rows of the last export cannot be kept in ${dir} (${e.code ?? e.message}): the export is read in full; make the folder writable by the service user, or remove it`,
     );
     return { reason: `cannot write ${dir} (${e.code ?? e.message}): make it writable by the service user, or delete it` };
@@ -92,12 +92,14 @@ export function stampConfirmed(ctx: ExecContext, kept: KeptRead, planId: string,
   if (!c || c.planId !== planId || ctx.refused.length > 0) return;
   if (diffGeneration !== undefined && diffGeneration !== c.generation) return;
   crashPoint('kept.stamp');
+  let stamped: boolean;
   try {
-    stampKept(kept.dir, ctx.store, c.generation, kept.digest);
+    stamped = stampKept(kept.dir, ctx.store, c.generation, kept.digest);
   } catch (err) {
     // The plan is published: a stamp not written only sends the next read the full way (its file or stamp is not the other's).
-    ctx.logger.warn(event('sync.planned', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
+    ctx.logger.warn(event('sync.rows_kept', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
     return;
   }
-  ctx.logger.info(event('sync.planned', { kind: 'kept_rows', generation: c.generation }), 'rows of this export kept for the next read');
+  if (stamped) ctx.logger.info(event('sync.rows_kept', { kind: 'kept_rows', generation: c.generation }), 'rows of this export kept for the next read');
+  else ctx.logger.info(event('sync.rows_kept', { kind: 'kept_rows', generation: c.generation, kept: false }), 'rows of this export not kept (not comparable, or the records changed since); the next export is read in full');
 }
