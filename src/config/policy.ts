@@ -158,9 +158,9 @@ export const policySchema = z
     replace: replacePolicySchema.default(() => replacePolicySchema.parse({})),
     unchanged_rows: z
       .boolean()
-      .default(false)
+      .default(true)
       .describe(
-        'Issue 18: keep the rows of the last published export (state dir) and take a row equal to the one at its place as its record, unmapped and undiffed; only for a dataset of one source without feeds. The sync summary says which read was taken (read: unchanged-rows | full, with why). Default false.',
+        'Keep a copy of the last published export\'s rows (state dir, about the size of the export) and take a row equal to the one at its place as its record, unmapped and undiffed: a sync reads a large export with few changes about twice as fast. Only for a dataset of one source without feeds; anything uncertain reads the whole export. The sync summary says which read was taken (read: unchanged-rows | full, with why). Default true; false reads every export in full and keeps no copy.',
       ),
   })
   .describe('Staging, guards, ownership and the per-record vs replace choice of one dataset.');

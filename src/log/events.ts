@@ -19,6 +19,8 @@ export const LOG_EVENTS = [
   'sync.gathered',
   'sync.progress',
   'sync.resumed',
+  // issue 18: a copy of the published export's rows kept (or not) for the next read, after the publish; not a plan
+  'sync.rows_kept',
   'guard.held',
   'draft.approved',
   'draft.discarded',

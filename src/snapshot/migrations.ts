@@ -428,6 +428,28 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 19,
+    description: 'a random identity of the state database, and the mark of the records a stamp of kept rows names',
+    sql: `
+      -- Issue 18's kept rows (src/sync/unchanged/kept-rows.ts) are trusted only for the very records their stamp
+      -- names. A generation number alone does not name them: a state.db deleted and made again, or one copied from
+      -- another machine, counts its own generations, and a backup of this one restored counts again from an older
+      -- number, so either may reach the stamp's number with other records. The identity is made once per database
+      -- (here, for a new one and an existing one alike) and never changed; copying the file copies it, which is
+      -- why the stamp names a mark too. stamp_mark: a random value set when kept rows are stamped, in the
+      -- transaction that checks the generation is still the stamped one; no other state holds it, and generations
+      -- only grow, so a database holding it at the stamped generation holds the stamped records (a backup taken
+      -- before the stamp never holds it; one taken after holds it at that generation only if no record was
+      -- written since). Set at a stamp, not by the triggers, so that a write of a record costs nothing more.
+      CREATE TABLE state_identity (
+        one INTEGER PRIMARY KEY CHECK (one = 1),
+        id   TEXT NOT NULL
+      ) STRICT;
+      INSERT INTO state_identity (one, id) VALUES (1, lower(hex(randomblob(16))));
+      ALTER TABLE record_generations ADD COLUMN stamp_mark TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 import { keptForeignFields, parseFields } from '../model/fields.js';
@@ -28,6 +29,13 @@ function entryOfRow(row: string): SnapshotEntry {
   const c = row.indexOf('\t', b + 1);
   const foreign = b > a + 1 ? parseFields(row.slice(a + 1, b)) : NO_FIELDS;
   return { record_id: row.slice(c + 1), json: row.slice(b + 1, c), owned: row.charCodeAt(0) === 0x31, foreignFields: foreign };
+}
+
+/** The records' generation, the state database's identity and the mark of the last stamp (recordsMark). */
+export interface RecordsMark {
+  db: string;
+  generation: number;
+  mark: string | null;
 }
 
 interface Row {
@@ -64,6 +72,41 @@ export class SnapshotStore extends DatasetState {
   generation(): number {
     const row = this.conn.prepare('SELECT generation FROM record_generations WHERE dataset = ?').get(this.dataset) as { generation: number } | undefined;
     return row?.generation ?? 0;
+  }
+
+  /**
+   * What names these records beyond their generation (migration 19): the state database's own random identity and
+   * the mark a stamp of kept rows last set (null: none since the generation row was made). Kept rows are taken only
+   * when all three are the stamp's: another database (made again, copied) has another identity, and a backup of
+   * this one restored may reach the stamped generation again with other records, but never holds the mark.
+   */
+  recordsMark(): RecordsMark {
+    const row = this.conn.prepare('SELECT generation, stamp_mark FROM record_generations WHERE dataset = ?').get(this.dataset) as { generation: number; stamp_mark: string | null } | undefined;
+    return { db: this.#identity(), generation: row?.generation ?? 0, mark: row?.stamp_mark ?? null };
+  }
+
+  /**
+   * The mark a stamp of kept rows names for the records at `generation` (a random value, prefixed with the generation
+   * it was set at), set in one transaction with the check that they are still at it. Null when written since.
+   */
+  markRecords(generation: number): RecordsMark | null {
+    return this.conn.transaction(() => {
+      const now = this.recordsMark();
+      if (now.generation !== generation) return null;
+      // A mark set at this very generation still names these records (no write since, or the generation would be
+      // another): kept, so that a stamp made again of unchanged records matches the database's mark.
+      if (now.mark?.startsWith(`${generation}.`)) return now;
+      const mark = `${generation}.${randomBytes(16).toString('hex')}`;
+      // Generation 0 (no record ever written) has no row yet: the triggers count on from it.
+      this.conn
+        .prepare('INSERT INTO record_generations (dataset, generation, stamp_mark) VALUES (?, ?, ?) ON CONFLICT (dataset) DO UPDATE SET stamp_mark = excluded.stamp_mark')
+        .run(this.dataset, generation, mark);
+      return { ...now, mark };
+    }).immediate();
+  }
+
+  #identity(): string {
+    return this.conn.prepare('SELECT id FROM state_identity').pluck().get() as string;
   }
 
   /** Whether a record is marked as edited by someone else (issue 7): its published value may not be its row's. */

@@ -63,7 +63,7 @@ if (mode === '--seed') {
     const store = db.snapshot('bench');
     const r = await readAndDiff(file, source, mapping, work, { keptDir, store, policy });
     if (r.changeset.counts.adds + r.changeset.counts.changes + r.changeset.counts.deletes !== 0) throw new Error('the previous export is not the snapshot');
-    stampKept(keptDir, store.generation(), keptDigest(source, mapping));
+    stampKept(keptDir, store, store.generation(), keptDigest(source, mapping));
     process.stdout.write(`${JSON.stringify({ kept: r.read.records })}\n`);
   } finally {
     db.close();
@@ -149,11 +149,14 @@ if (mode === '--seed') {
 /** Issue 13: how long a database of as many records as the export takes to open when migration 15 must fill its tallies. */
 function migrateMeasure(path) {
   const conn = new Database(path);
-  for (const m of MIGRATIONS.filter((x) => x.version > 14)) {
-    // A trigger's body (BEGIN … END) holds statements of its own: one CREATE for the count.
+  const later = MIGRATIONS.filter((x) => x.version > 14);
+  const tables = new Set(later.flatMap((m) => [...m.sql.matchAll(/CREATE\s+TABLE\s+(\w+)/gi)].map((x) => x[1])));
+  for (const m of later) {
+    // A trigger's body (BEGIN … END) holds statements of its own: one CREATE for the count. A row inserted into, or a
+    // column added to, a table these migrations create goes with that table.
     const sql = m.sql.replace(/--.*$/gm, '').replace(/\bBEGIN\b[\s\S]*?\bEND\b/g, '').trim();
     const names = [...sql.matchAll(/CREATE\s+(TABLE|INDEX|TRIGGER)\s+(\w+)/gi)];
-    const statements = sql.split(';').filter((x) => x.trim() !== '');
+    const statements = sql.split(';').filter((x) => x.trim() !== '' && !tables.has(/^\s*(?:INSERT\s+INTO|ALTER\s+TABLE)\s+(\w+)/i.exec(x)?.[1] ?? ''));
     if (names.length !== statements.length) throw new Error(`bench: migration ${m.version} does more than create tables, indexes and triggers; teach --migrate to undo it`);
     for (const [, kind, name] of names.reverse()) conn.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${name}`);
   }

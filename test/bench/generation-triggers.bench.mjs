@@ -36,6 +36,19 @@ const variants = {
     conn.exec(UPDATE_FORM);
     conn.prepare('INSERT OR IGNORE INTO record_generations (dataset, generation) VALUES (?, 1)').run('shop');
   },
+  // Not a migration: a random token per generation (each bump writes randomblob), the alternative to migration 19's
+  // mark set once per stamp of kept rows; measured to choose between them.
+  token: (conn) => {
+    conn.exec(DROP);
+    conn.exec(
+      ['records_generation_insert', 'records_generation_update', 'records_generation_delete']
+        .map((t, i) => `CREATE TRIGGER ${t} AFTER ${['INSERT', 'UPDATE', 'DELETE'][i]} ON records BEGIN
+          INSERT INTO record_generations (dataset, generation, stamp_mark) VALUES (${i === 2 ? 'OLD' : 'NEW'}.dataset, 1, hex(randomblob(16)))
+            ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1, stamp_mark = excluded.stamp_mark;
+        END;`)
+        .join('\n'),
+    );
+  },
   // Not a migration: the cost of a per-row lookup that writes only once per arming (a stamp would arm it).
   armed: (conn) => {
     conn.exec(DROP);

@@ -177,6 +177,11 @@ async function diffPart(dir) {
     await writePreviousCsv(prev, n);
     await mkdir(kept, { recursive: true });
     child(node(here('diff.bench.mjs'), '--keep', prev, db, kept));
+    // What the kept rows cost in the state dir (README, *How a sync decides*): the previous export's rows, beside state.db.
+    const keptBytes = (await stat(join(kept, 'kept-rows'))).size;
+    const exportBytes = (await stat(prev)).size;
+    say(`  kept rows of the previous export: ${mb(keptBytes)} MB in the state dir (the export ${mb(exportBytes)} MB)`);
+    figure(`kept rows of a ${label(n)}-row export, disk`, keptBytes / 1e6, 'MB', null, { exportBytes, keptBytes });
     await rm(prev, { force: true });
     // The 3M export once (each run takes minutes).
     const [bare, diff, unchanged] = interleaved(
@@ -184,7 +189,11 @@ async function diffPart(dir) {
       n >= 3e6 ? 1 : RUNS,
     );
     show('bare csv-parse', bare);
-    show('read + diff + plan', diff, bare);
+    // Which read a sync takes by default (policy unchanged_rows): the figure a shop sees.
+    const { defaultPolicy } = await import(new URL('config/policy.js', dist));
+    const byDefault = defaultPolicy().unchanged_rows ? 'unchanged rows' : 'full';
+    say(`  the default policy (unchanged_rows ${defaultPolicy().unchanged_rows}) takes the ${byDefault} read below; the other is policy unchanged_rows ${!defaultPolicy().unchanged_rows}`);
+    show(`read + diff + plan (full read${byDefault === 'full' ? ', the default' : ''})`, diff, bare);
     say(`    read ${(diff.readMs / 1000).toFixed(2)} s (CPU ${(diff.readCpuMs / 1000).toFixed(2)} s), diff ${(diff.diffMs / 1000).toFixed(2)} s (CPU ${(diff.diffCpuMs / 1000).toFixed(2)} s), plan ${(diff.planMs / 1000).toFixed(2)} s; ${diff.counts.changes} changes, path ${diff.path}`);
     const detail = { ...times(diff), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), readMs: Math.round(diff.readMs), diffMs: Math.round(diff.diffMs), planMs: Math.round(diff.planMs), readCpuMs: Math.round(diff.readCpuMs), diffCpuMs: Math.round(diff.diffCpuMs) };
     figure(`read+diff+plan ${label(n)}, CPU / bare csv-parse`, diff.cpuMs / bare.cpuMs, '×', { max: 2 }, detail);
@@ -193,7 +202,7 @@ async function diffPart(dir) {
     if (p) say(`    sampled peak in ${p.stage}: RSS ${p.rss} MB = anon ${p.anon} + file-backed ${p.file} + shmem ${p.shmem}; V8 heap used ${p.heapUsed} of ${p.heapTotal} (old ${p.oldSpace}, new ${p.newSpace}), external ${p.external}`);
     figure(`read+diff+plan ${label(n)}, peak RSS`, diff.maxRssMb, 'MB', { max: 256 }, p ? { atPeak: p } : {});
     rss[n] = diff.maxRssMb;
-    show('… unchanged rows kept', unchanged, bare);
+    show(`… unchanged rows kept${byDefault === 'full' ? '' : ' (the default)'}`, unchanged, bare);
     say(`    ${unchanged.kept.differing} rows differing from the kept export's, path ${unchanged.kept.path}${unchanged.kept.reason ? ` (${unchanged.kept.reason})` : ''}; ${unchanged.counts.changes} changes; load average ${unchanged.loadAvg1.toFixed(1)}`);
     const keptDetail = { ...times(unchanged), bareCpuMs: Math.round(bare.cpuMs), path: unchanged.kept.path, loadAvg1: unchanged.loadAvg1 };
     figure(`read+diff+plan ${label(n)} through unchanged rows, CPU / bare csv-parse`, unchanged.cpuMs / bare.cpuMs, '×', { max: 2 }, keptDetail);

@@ -107,7 +107,8 @@ export async function expectSettled(expect: ExpectStatic, stateDir: string, em: 
   try {
     expect(db.journal.openPlan(DATASET)).toBeNull();
     expect(db.snapshot(DATASET).info().activeVersion).toBe(em.emulator.describe(DATASET).active_version);
-    expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+    // No plan's files; the dataset's kept rows (issue 18, on by default) are no plan's and stay for the next read.
+    expect((await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).filter((n) => n !== `unchanged-rows.${DATASET}`)).toEqual([]);
     return new FeedState(db.conn, DATASET).files();
   } finally {
     db.close();

@@ -148,7 +148,8 @@ describe('restore killed (SIGKILL) at each journal step, then run again', () => 
         } finally {
           db.close();
         }
-        expect(await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).toEqual([]);
+        // No plan's files; the rows the template's syncs kept for the next read (issue 18, on by default) are no plan's.
+        expect((await readdir(join(stateDir, 'state.db.plans')).catch(() => [])).filter((n) => n !== `unchanged-rows.${DS}`)).toEqual([]);
       } finally {
         await em.close();
       }

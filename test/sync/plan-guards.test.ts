@@ -38,7 +38,7 @@ describe('policySchema', () => {
       on_foreign_edit: 'overwrite',
       on_foreign_draft: 'wait',
       replace: { prefer_import: true, estimated_job_ms: 10_000, job_poll_ms: 1_000 },
-      unchanged_rows: false,
+      unchanged_rows: true,
     });
   });
   it('refuses a delete ratio of one half or more, and unknown keys', () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { onCrashPoint } from '../../src/sync/executor/crash-hook.js';
@@ -6,6 +6,8 @@ import { planDir } from '../../src/sync/executor/plan-files.js';
 import { keptDigest, openKept, STAMP_FILE } from '../../src/sync/unchanged/kept-rows.js';
 import { keptDirOf } from '../../src/sync/unchanged/sync-kept.js';
 import type { DatasetRecord } from '../../src/model/record.js';
+import { policySchema } from '../../src/config/policy.js';
+import { mappingConfigSchema } from '../../src/mapping/config.js';
 import { recs, scenario, type Scenario } from './harness.js';
 
 /**
@@ -25,13 +27,13 @@ const edited = (rows: DatasetRecord[], at: number, name: string) => rows.map((r,
 const plannedRead = () => s.logs.filter((l) => l.event === 'sync.planned' && l.planId !== undefined).at(-1)?.read;
 const keptDir = () => keptDirOf(planDir(s.db.path), 'shop-1');
 /** The stamp is usable now (the kept rows would be read as the published export's). */
-const stampValid = () => !('reason' in openKept(keptDir(), s.db.snapshot('shop-1').generation(), keptDigest(s.ds.source, s.ds.mapping)));
+const stampValid = () => !('reason' in openKept(keptDir(), s.db.snapshot('shop-1').recordsMark(), keptDigest(s.ds.source, s.ds.mapping)));
 
 async function published(policy: Record<string, unknown> = {}): Promise<DatasetRecord[]> {
   s = await scenario({ policy: { unchanged_rows: true, ...policy } });
   const all = recs(N);
   const first = await s.engine.sync(s.ds, { file: await s.writeExport(all) });
-  expect(first).toMatchObject({ result: 'published', adds: N, read: { path: 'full', reason: 'no rows kept of a published export' } });
+  expect(first).toMatchObject({ result: 'published', adds: N, read: { path: 'full', reason: expect.stringMatching(/first sync/) } });
   expect(stampValid()).toBe(true);
   return all;
 }
@@ -121,6 +123,42 @@ describe('unchanged rows in the sync', () => {
     expect(s.logs.some((l) => l.kind === 'kept_rows' && typeof l.error === 'string')).toBe(true);
     expect(stampValid()).toBe(false);
     expect(nameOf('r-003')).toBe('Published');
+  });
+
+  it('by default: the first sync, a mapping change, a connector upgrade and a restore each read in full and say why plainly', async () => {
+    s = await scenario({});
+    const all = recs(N);
+    const first = await s.engine.sync(s.ds, { file: await s.writeExport(all) });
+    expect(first).toMatchObject({ result: 'published', read: { path: 'full', reason: expect.stringMatching(/normal on a dataset's first sync/) } });
+    expect(plannedRead()).toBe('full');
+    expect(await s.engine.sync(s.ds, { file: await s.writeExport(edited(all, 1, 'Kept')) })).toMatchObject({ read: { path: 'unchanged-rows', reason: null } });
+    // The mapping: display_name upper-cased from now on; every record changes, as a full read finds.
+    const mapping = mappingConfigSchema.parse({ fields: { record_id: 'SKU', display_name: { column: 'Name', transforms: ['uppercase'] }, api_value: 'Code' } });
+    const upper = { ...s.ds, mapping, feeds: { main: { ...s.ds.feeds.main!, mapping } } };
+    const changed = await s.engine.sync(upper, { file: await s.writeExport(edited(all, 1, 'Kept')) });
+    expect(changed).toMatchObject({ result: 'published', changes: N, read: { path: 'full', reason: 'the source or mapping settings changed since the last publish' } });
+    expect(nameOf('r-002')).toBe('KEPT');
+    // An upgrade: the stamp names the version that wrote it.
+    const stampPath = join(keptDir(), STAMP_FILE);
+    writeFileSync(stampPath, JSON.stringify({ ...JSON.parse(readFileSync(stampPath, 'utf8')), version: '0.0.1' }));
+    const up = edited(edited(all, 1, 'Kept'), 2, 'Upgraded');
+    const upgraded = await s.engine.sync(upper, { file: await s.writeExport(up) });
+    expect(upgraded).toMatchObject({ result: 'published', changes: 1, read: { path: 'full', reason: 'the connector was upgraded since the last publish' } });
+    // A restore writes the records: the next export is read in full, and the reason names it among the causes.
+    const v = s.em.emulator.dataset('shop-1').activeVersion;
+    expect(await s.engine.sync(upper, { file: await s.writeExport(edited(up, 3, 'Later')) })).toMatchObject({ result: 'published', changes: 1, read: { path: 'unchanged-rows' } });
+    expect(await s.engine.restore(upper, { version: v })).toMatchObject({ result: 'published' });
+    const after = await s.engine.sync(upper, { file: await s.writeExport(edited(up, 3, 'Later')) });
+    expect(after).toMatchObject({ result: 'published', changes: 1, read: { path: 'full', reason: expect.stringMatching(/records changed since the last sync \(.*a restore/) } });
+    expect(nameOf('r-004')).toBe('LATER');
+  });
+
+  it('policy unchanged_rows false reads in full, says so, and removes a copy kept before', async () => {
+    const all = await published();
+    expect(existsSync(keptDir())).toBe(true);
+    const sum = await s.engine.sync({ ...s.ds, policy: policySchema.parse({ unchanged_rows: false }) }, { file: await s.writeExport(edited(all, 4, 'Off')) });
+    expect(sum).toMatchObject({ result: 'published', changes: 1, read: { path: 'full', reason: 'turned off in policy (unchanged_rows: false)' } });
+    expect(existsSync(keptDir())).toBe(false);
   });
 
   it('a staged sync (publish false) does not stamp', async () => {

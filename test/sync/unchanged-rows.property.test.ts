@@ -196,7 +196,7 @@ describe('unchanged rows (issue 18)', () => {
             if (fullCs === null || s.after === 'hold') continue;
             const parts = confirmedParts(fullCs);
             store.confirm({ activeVersion: ++version, upsertTexts: parts.upsertTexts, deletes: parts.deletes, own: parts.own });
-            if (s.after === 'publish') stampKept(keptDir, store.generation(), keptDigest(source, mapping));
+            if (s.after === 'publish') stampKept(keptDir, store, store.generation(), keptDigest(source, mapping));
           }
         } finally {
           db.close();

@@ -57,7 +57,7 @@ async function sync(file: string, stamp = true) {
   if (r.changeset === null) throw new Error(`${file}: refused`);
   const parts = confirmedParts(r.changeset);
   store.confirm({ activeVersion: (store.state().activeVersion ?? 0) + 1, upsertTexts: parts.upsertTexts, deletes: parts.deletes, own: parts.own });
-  if (stamp) stampKept(keptDir, store.generation(), digest);
+  if (stamp) stampKept(keptDir, store, store.generation(), digest);
   return r;
 }
 
@@ -151,17 +151,17 @@ describe('unchanged rows (issue 18)', () => {
     const stamp = readFileSync(join(keptDir, STAMP_FILE), 'utf8');
     // The next file renamed into place and a crash before its stamp: another nonce than the stamp's.
     await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy });
-    stampKept(keptDir, store.generation(), digest);
+    stampKept(keptDir, store, store.generation(), digest);
     writeFileSync(join(keptDir, STAMP_FILE), stamp);
-    expect((await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy })).reason).toMatch(/not the one stamped/);
+    expect((await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy })).reason).toMatch(/does not match its stamp/);
     // Rows added to the file after it was stamped (or a file written over): another size.
     await sync(write(stocks));
     appendFileSync(join(keptDir, KEPT_FILE), 'c3\tS99\tS99\u0000Item\u00001\n');
-    expect((await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy })).reason).toMatch(/not the one stamped/);
+    expect((await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy })).reason).toMatch(/does not match its stamp/);
     // A stamp cut off while written.
     await sync(write(stocks));
     writeFileSync(join(keptDir, STAMP_FILE), '{"nonce":"');
-    expect((await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy })).reason).toMatch(/stamp is unreadable/);
+    expect((await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy })).reason).toMatch(/unreadable stamp/);
   });
 
   it('takes the full path while a record is marked as edited by someone else: under keep the diff notes it at every compare', async () => {
@@ -170,7 +170,7 @@ describe('unchanged rows (issue 18)', () => {
     let r = await readAndDiff(file, source, mapping, work(), { keptDir, store, policy: keep });
     let parts = confirmedParts(r.changeset!);
     store.confirm({ activeVersion: 1, upsertTexts: parts.upsertTexts, own: parts.own });
-    stampKept(keptDir, store.generation(), digest);
+    stampKept(keptDir, store, store.generation(), digest);
     // A person renames S3 in the portal; the rebuild notes it, and the next sync keeps their name (and is stamped).
     const rb = store.beginRebuild();
     rb.add([...store.reader().entries()].map((e) => JSON.parse(e.json)).map((x) => (x.record_id === 'S3' ? { ...x, display_name: 'Renamed' } : x)));
@@ -179,7 +179,7 @@ describe('unchanged rows (issue 18)', () => {
     expect(r.changeset!.foreignEdits).toEqual([{ record_id: 'S3', fields: ['display_name'], resolution: 'keep' }]);
     parts = confirmedParts(r.changeset!);
     store.confirm({ activeVersion: 3, upsertTexts: parts.upsertTexts, own: parts.own });
-    stampKept(keptDir, store.generation(), digest);
+    stampKept(keptDir, store, store.generation(), digest);
     const again = await readAndDiff(write(stocks), source, mapping, work(), { keptDir, store, policy: keep });
     expect(again.path).toBe('full');
     expect(again.changeset!.foreignEdits).toEqual([{ record_id: 'S3', fields: ['display_name'], resolution: 'keep' }]);
@@ -199,7 +199,7 @@ describe('unchanged rows (issue 18)', () => {
     const file = join(t.dir, 'repeat.csv');
     writeFileSync(file, ['SKU,Name,Stock', ...stocks.map((s, i) => (i === 9 ? `S2,Item 9,${s}` : `S${i},Item ${i},${s}`))].join('\n') + '\n');
     const r = await readAndDiff(file, source, mapping, work(), { keptDir, store, policy: policySchema.parse({}) });
-    expect(r.reason).toMatch(/repeats the record_id/);
+    expect(r.reason).toMatch(/record_id of another row/);
     expect(r.read.rowErrors.map((e) => [e.line, e.code])).toEqual([[11, 'DUPLICATE_KEY']]);
   });
 });

@@ -77,15 +77,15 @@ export async function runSync(ctx: ExecContext, ds: DatasetConfig, file: string,
   return runFrom(ctx, ds, opts, async (dir) => {
     // A change list's upsert of a record that is not there is judged as it is read: every row error of the file is then in its reject file.
     const full = (d: string) => readSource(file, ds.source, readerMapping(ds, (id) => ctx.store.get(id) !== null), d, { links, valueFlags: diffsAsRead(ds), ...(sha256 ? { sha256 } : {}) });
-    const off = ctx.policy.unchanged_rows ? keptIneligible(ctx, ds, read !== undefined) : null;
-    if (ctx.policy.unchanged_rows && off === null) {
+    const off = keptIneligible(ctx, ds, read !== undefined);
+    if (off === null) {
       const kept = await readKept(ctx, ds, file, dir, links, sha256);
       if (!('reason' in kept)) {
         ctx.summary.read = { path: kept.diff.path, reason: kept.diff.reason };
         return { src: kept.diff.read, kept: { read: kept, full } };
       }
       ctx.summary.read = { path: 'full', reason: kept.reason };
-    } else if (off !== null) ctx.summary.read = { path: 'full', reason: off };
+    } else ctx.summary.read = { path: 'full', reason: off };
     const src = read ? await withRejectFile(read) : await full(dir);
     return { src: feedRead(ds, src, ctx.clock.now()) };
   });
@@ -144,7 +144,7 @@ export async function runFrom(ctx: ExecContext, ds: DatasetConfig, opts: SyncOpt
         // The kept-rows read holds only the changed rows: diffing it again as the whole export would delete the rest.
         src = await produced.kept!.full(join(work.dir, 'full-again'));
         importable = src.importability;
-        ctx.summary.read = { path: 'full', reason: 'the records were written after the export was read through the kept rows; read again in full' };
+        ctx.summary.read = { path: 'full', reason: 'the published records changed after the export was read; read again in full' };
         partial = false;
         kept = null;
       }

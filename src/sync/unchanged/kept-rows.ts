@@ -2,6 +2,7 @@ import { randomUUID, createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
+import type { RecordsMark } from '../../snapshot/store.js';
 import { connectorVersion } from '../../version.js';
 import { LineWriter, detach, idField, parseIdField, readLines } from '../disk/line-file.js';
 import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js';
@@ -12,11 +13,14 @@ import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js'
  * equal to the one at its place is known to be the same record without
  * mapping, sorting or diffing it. The file is trusted only under its stamp
  * (kept-stamp.json): written once the plan made of that export was
- * published whole, naming the file (its nonce and size), the records'
- * generation after that publish (migration 17: any later write of the
- * records, by any path, changes it) and the digest of the settings that
- * turn a row into a record. A file without a matching stamp, or a stamp
- * without a matching file (a crash between the two), is never used.
+ * published whole, naming the file (its nonce and size), the records after
+ * that publish (their generation, migration 17: any later write of the
+ * records, by any path, changes it; the state database's identity and the
+ * mark set for the stamp, migration 19: another database, or a backup of
+ * this one restored, may count to the same generation with other records)
+ * and the digest of the settings that turn a row into a record. A file
+ * without a matching stamp, or a stamp without a matching file (a crash
+ * between the two), is never used.
  *
  * Lines: a head line (JSON: nonce, digest, header), then one line a data row
  * (`<c|e|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
@@ -32,7 +36,12 @@ export interface KeptStamp {
   nonce: string;
   bytes: number;
   generation: number;
+  /** The state database's identity and the records' mark (SnapshotStore.recordsMark); absent in a stamp older than migration 19. */
+  db?: string;
+  mark?: string;
   digest: string;
+  /** The connector's version (also in the digest): says an upgrade, not a settings change, voided the stamp. */
+  version?: string;
 }
 
 interface KeptHead {
@@ -59,20 +68,28 @@ function rowText(cells: readonly string[]): string {
 const ESCAPED = /[\\\n\r]/g;
 const escape = (c: string): string => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : '\\r');
 
-/** The stamp and the kept file's lines when both are there and agree with the records and settings now; else why not. */
-export function openKept(dir: string, generation: number, digest: string): { lines: Generator<string>; head: KeptHead } | { reason: string } {
+/** Why a read is full when the kept rows are not the published export's: the copy, as a shop's IT person reads it. */
+const COPY = 'the copy of the last published export';
+const NOT_STAMPED = `${COPY} does not match its stamp (a sync stopped while saving it); this sync saves a new one`;
+
+/** The stamp and the kept file's lines when both are there and agree with the records and settings now; else why not (plainly). */
+export function openKept(dir: string, now: RecordsMark, digest: string): { lines: Generator<string>; head: KeptHead } | { reason: string } {
   const stampPath = join(dir, STAMP_FILE);
   const file = join(dir, KEPT_FILE);
-  if (!existsSync(stampPath) || !existsSync(file)) return { reason: 'no rows kept of a published export' };
+  if (!existsSync(stampPath) || !existsSync(file)) return { reason: `no ${COPY} to compare with yet (normal on a dataset's first sync)` };
   let stamp: KeptStamp;
   try {
     stamp = JSON.parse(readFileSync(stampPath, 'utf8')) as KeptStamp;
   } catch {
-    return { reason: 'the kept rows\' stamp is unreadable' };
+    return { reason: `${COPY} has an unreadable stamp; this sync saves a new one` };
   }
-  if (stamp.digest !== digest) return { reason: 'the source or mapping settings (or the connector) changed since the kept rows were published' };
-  if (stamp.generation !== generation) return { reason: `the records changed since the kept rows were published (generation ${stamp.generation}, now ${generation})` };
-  if (statSync(file).size !== stamp.bytes) return { reason: 'the kept rows file is not the one stamped' };
+  if (stamp.version !== connectorVersion()) return { reason: 'the connector was upgraded since the last publish' };
+  if (stamp.db !== now.db) return { reason: `state.db is not the one ${COPY} was saved with (made again, or copied from elsewhere)` };
+  if (stamp.digest !== digest) return { reason: 'the source or mapping settings changed since the last publish' };
+  if (now.generation < stamp.generation) return { reason: `state.db is older than ${COPY} (restored from a backup?)` };
+  if (stamp.generation !== now.generation) return { reason: 'the published records changed since the last sync (an approve, a restore, a repair or an edit on the server)' };
+  if (stamp.mark !== now.mark) return { reason: `state.db was restored from a backup (or replaced by a copy) since ${COPY} was saved` };
+  if (statSync(file).size !== stamp.bytes) return { reason: NOT_STAMPED };
   const lines = readLines(file);
   const first = lines.next();
   let head: KeptHead;
@@ -80,26 +97,33 @@ export function openKept(dir: string, generation: number, digest: string): { lin
     head = JSON.parse(first.done ? '' : first.value) as KeptHead;
   } catch {
     lines.return(undefined);
-    return { reason: 'the kept rows file has no head' };
+    return { reason: NOT_STAMPED };
   }
   if (head.nonce !== stamp.nonce || head.digest !== digest) {
     lines.return(undefined);
-    return { reason: 'the kept rows file is not the one stamped' };
+    return { reason: NOT_STAMPED };
   }
   return { lines, head };
+}
+
+/** What a stamp needs of the state database: a mark for the records at a generation (SnapshotStore.markRecords). */
+export interface RecordsMarker {
+  markRecords(generation: number): RecordsMark | null;
 }
 
 /**
  * Make the rows a read kept (NEXT_FILE) the published export's: called once its plan was published whole (or
  * there was nothing to publish), with the records' generation then. The file is fsynced and renamed before the
- * stamp naming it is written: a crash in between leaves a stamp of another nonce, so neither is used.
+ * stamp naming it is written: a crash in between leaves a stamp of another nonce, so neither is used. The stamp
+ * names the records by the mark the database sets for them (none when they were written since: nothing stamped).
+ * True when stamped; false when no rows are kept (the next read is full).
  */
-export function stampKept(dir: string, generation: number, digest: string): void {
+export function stampKept(dir: string, records: RecordsMarker, generation: number, digest: string): boolean {
   const next = join(dir, NEXT_FILE);
   if (!existsSync(next)) {
     // The read kept none (its records are not all its rows'): the older rows are no longer the published export's.
     dropKept(dir);
-    return;
+    return false;
   }
   const head = JSON.parse(readLines(next).next().value ?? 'null') as KeptHead | null;
   if (head === null || head.digest !== digest) throw new TypeError(`${next}: not kept under these settings`);
@@ -111,7 +135,13 @@ export function stampKept(dir: string, generation: number, digest: string): void
   }
   const file = join(dir, KEPT_FILE);
   renameSync(next, file);
-  const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, digest };
+  const marked = records.markRecords(generation);
+  if (marked === null) {
+    // Written since the publish: these rows are not the records' (the stamp left names another file, so is void too).
+    dropKept(dir);
+    return false;
+  }
+  const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, db: marked.db, mark: marked.mark!, digest, version: connectorVersion() };
   const tmp = `${join(dir, STAMP_FILE)}.tmp`;
   writeFileSync(tmp, JSON.stringify(stamp), { mode: 0o600 });
   const sfd = openSync(tmp, 'r');
@@ -121,6 +151,7 @@ export function stampKept(dir: string, generation: number, digest: string): void
     closeSync(sfd);
   }
   renameSync(tmp, join(dir, STAMP_FILE));
+  return true;
 }
 
 /** Forget the rows a read kept for the next (its records are not all the kept rows' records). */
@@ -199,7 +230,7 @@ export class KeptRows implements SkippedRows {
   header(cells: readonly string[]): void {
     const text = rowText(cells);
     this.#out.write(JSON.stringify({ v: 1, nonce: randomUUID(), digest: this.digest, header: text } satisfies KeptHead));
-    if (this.#old !== null && text !== this.#header) this.#giveUp('the header row differs from the kept export\'s');
+    if (this.#old !== null && text !== this.#header) this.#giveUp('the header row of the export changed');
   }
 
   row(cells: readonly string[], line: number): boolean {
@@ -226,7 +257,7 @@ export class KeptRows implements SkippedRows {
     // A lone surrogate (an XLSX `_xD800_`) is written to the kept file as U+FFFD, so no kept row can equal its row
     // (checked here, off the matched rows' path): kept, it would read back as another text.
     if (LONE_SURROGATE.test(text)) this.#uncomparable = true;
-    if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows differ from the kept export's`);
+    if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows changed (a large change is read in full)`);
     this.#pending = { cells: cells.length, text, id: null, empty: false };
     return false;
   }
@@ -253,7 +284,7 @@ export class KeptRows implements SkippedRows {
         this.#gone(old);
         this.#consume(1);
       }
-      if (!this.#ended) this.#giveUp('the kept rows file is cut short');
+      if (!this.#ended) this.#giveUp(`${COPY} is cut short; this sync saves a new one`);
     }
     const fast = this.#old !== null ? { differingIds: this.#differingIds, goneIds: this.#goneIds } : null;
     return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped };
@@ -273,7 +304,7 @@ export class KeptRows implements SkippedRows {
       if (this.#old === null || this.#ended) return null;
       const r = this.#old.next();
       if (r.done) {
-        this.#giveUp('the kept rows file is cut short');
+        this.#giveUp(`${COPY} is cut short; this sync saves a new one`);
         return null;
       }
       if (r.value.startsWith('end\t')) {
@@ -300,7 +331,7 @@ export class KeptRows implements SkippedRows {
     // An `x` row without an id was no record; one with an id (a cell holding a NUL) was, and may be gone.
     if (old.charCodeAt(0) === 0x78 && field === '') return;
     this.#goneIds.push(detach(parseIdField(field)));
-    if (this.#goneIds.length > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} kept rows are not in the export`);
+    if (this.#goneIds.length > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows were removed (a large change is read in full)`);
   }
 
   #giveUp(reason: string): void {

@@ -24,12 +24,26 @@ export function keptDirOf(planDir: string, dataset: string): string {
   return join(planDir, `unchanged-rows.${dataset}`);
 }
 
-/** Why the kept rows are not used for this dataset, or null when they are. */
+/**
+ * Why the kept rows are not used for this dataset, or null when they are. When not, a copy kept before (the policy
+ * was on, the dataset had no feeds) is removed: it takes the export's size in the state dir, and the records this
+ * sync writes void it anyway.
+ */
 export function keptIneligible(ctx: ExecContext, ds: DatasetConfig, shared: boolean): string | null {
-  if (!ctx.policy.unchanged_rows) return 'policy unchanged_rows is off';
-  if (hasFeeds(ds)) return 'the dataset has feeds';
-  if (shared) return 'the export is read once for several datasets';
-  return null;
+  const why = !ctx.policy.unchanged_rows
+    ? 'turned off in policy (unchanged_rows: false)'
+    : hasFeeds(ds)
+      ? 'the dataset has feeds, whose files are merged in full'
+      : shared
+        ? 'this export feeds several datasets and is read once for all of them'
+        : null;
+  if (why === null) return null;
+  try {
+    rmSync(keptDirOf(ctx.planDir, ctx.dataset), { recursive: true, force: true });
+  } catch {
+    // Left for a person (not ours to remove, or in use): an unused copy costs disk space, never a sync.
+  }
+  return why;
 }
 
 /** An export read through the kept rows: its diff, and what stamping needs. */
@@ -53,10 +67,10 @@ export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     ctx.logger.warn(
-      event('sync.planned', { kind: 'kept_rows', dir, error: e.code ?? e.message }),
+      event('sync.rows_kept', { kind: 'kept_rows', dir, error: e.code ?? e.message }),
       `rows of the last export cannot be kept in ${dir} (${e.code ?? e.message}): the export is read in full; make the folder writable by the service user, or remove it`,
     );
-    return { reason: `the kept rows folder ${dir} cannot be written (${e.code ?? e.message})` };
+    return { reason: `cannot write ${dir} (${e.code ?? e.message}): make it writable by the service user, or delete it` };
   }
   const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
   return { dir, digest: keptDigest(ds.source, ds.mapping), diff };
@@ -78,12 +92,14 @@ export function stampConfirmed(ctx: ExecContext, kept: KeptRead, planId: string,
   if (!c || c.planId !== planId || ctx.refused.length > 0) return;
   if (diffGeneration !== undefined && diffGeneration !== c.generation) return;
   crashPoint('kept.stamp');
+  let stamped: boolean;
   try {
-    stampKept(kept.dir, c.generation, kept.digest);
+    stamped = stampKept(kept.dir, ctx.store, c.generation, kept.digest);
   } catch (err) {
     // The plan is published: a stamp not written only sends the next read the full way (its file or stamp is not the other's).
-    ctx.logger.warn(event('sync.planned', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
+    ctx.logger.warn(event('sync.rows_kept', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
     return;
   }
-  ctx.logger.info(event('sync.planned', { kind: 'kept_rows', generation: c.generation }), 'rows of this export kept for the next read');
+  if (stamped) ctx.logger.info(event('sync.rows_kept', { kind: 'kept_rows', generation: c.generation }), 'rows of this export kept for the next read');
+  else ctx.logger.info(event('sync.rows_kept', { kind: 'kept_rows', generation: c.generation, kept: false }), 'rows of this export not kept (not comparable, or the records changed since); the next export is read in full');
 }

@@ -69,10 +69,10 @@ async function readAndDiffAt(generation: number, file: string, source: unknown, 
   const filtered = (mapping as MappingConfig).filters.keep_when_match.length > 0;
   // A record someone else edited keeps their value under on_foreign_edit: keep, and the diff notes the edit each time it compares it.
   const kept = filtered
-    ? { reason: 'a keep_when_match filter counts every row it tests' }
+    ? { reason: 'the mapping has a keep_when_match filter, which must see every row' }
     : o.store.hasForeignEdits()
-      ? { reason: 'records edited by someone else are marked (their values and notes come of comparing them)' }
-      : openKept(o.keptDir, generation, digest);
+      ? { reason: 'some records are marked as edited by someone else, and each sync compares them' }
+      : openKept(o.keptDir, o.store.recordsMark(), digest);
   const records = o.store.counts().total;
   const rows = new KeptRows(o.keptDir, digest, kept, Math.floor((o.maxShare ?? MAX_DIFFERING_SHARE) * records));
   const first = await readKeeping(file, source, mapping, workDir, rows, o);
@@ -81,9 +81,9 @@ async function readAndDiffAt(generation: number, file: string, source: unknown, 
   if (outcome.fast === null && outcome.skipped > 0) return again(file, source, mapping, workDir, o, digest, outcome.reason ?? 'gave up', outcome.differing);
   if (outcome.fast === null) return full(read, o, workDir, outcome.reason, outcome.differing);
   const lookup = listedOf(o, outcome.fast, workDir);
-  if (lookup.repeats) return again(file, source, mapping, workDir, o, digest, 'a changed row repeats the record_id of an unchanged row', outcome.differing);
+  if (lookup.repeats) return again(file, source, mapping, workDir, o, digest, 'a changed row has the record_id of another row', outcome.differing);
   const cs = await diffListed({ store: o.store, policy: o.policy } as ExecContext, read.sorted, lookup.listed, join(workDir, 'changeset'));
-  if (o.store.generation() !== generation) return again(file, source, mapping, workDir, o, digest, 'the records were written while the export was read', outcome.differing);
+  if (o.store.generation() !== generation) return again(file, source, mapping, workDir, o, digest, 'the published records changed while the export was read', outcome.differing);
   return { read, changeset: cs, path: 'unchanged-rows', reason: null, differing: outcome.differing };
 }
 
