@@ -39,6 +39,7 @@ export interface ZipEntryInfo {
 const INFLATE_CHUNK_BYTES = 128 * 1024;
 // Compressed bytes read from the file at a time.
 const RAW_CHUNK_BYTES = 64 * 1024;
+const EMPTY = Buffer.alloc(0);
 // A workbook of many sheets, each with its rels, comments and drawings, has a few thousand parts.
 const MAX_ENTRIES = 10_000;
 
@@ -168,24 +169,34 @@ export class WorkbookArchive {
           checker.decode(chunk, { stream: true });
           checked = chunk[chunk.length - 1]! < 0x80;
         }
-        const x: Buffer = held === null ? chunk : Buffer.concat([held, chunk]);
-        held = null;
-        let from = 0;
+        // Held bytes are joined with the chunk's head only, up to where the shortcut would resume (a row's end), not copied whole with it.
+        let rest: Buffer = chunk;
         let pieces = 0;
-        while (from < x.length) {
-          if (clean && shortcut.ready()) {
-            const took = shortcut.take(x, from);
-            if (took < 0) {
-              held = x.subarray(-took - 1);
-              break;
-            }
-            from = took;
-            if (from === x.length) break;
+        while (rest.length > 0) {
+          let x = rest;
+          rest = EMPTY;
+          if (held !== null) {
+            const to = shortcut.resume(x, 0);
+            rest = x.subarray(to);
+            x = Buffer.concat([held, x.subarray(0, to)]);
+            held = null;
           }
-          const to = shortcut.resume(x, from);
-          yield decode(x.subarray(from, to));
-          pieces++;
-          from = to;
+          let from = 0;
+          while (from < x.length) {
+            if (clean && shortcut.ready()) {
+              const took = shortcut.take(x, from);
+              if (took < 0) {
+                held = x.subarray(-took - 1);
+                break;
+              }
+              from = took;
+              if (from === x.length) break;
+            }
+            const to = shortcut.resume(x, from);
+            yield decode(x.subarray(from, to));
+            pieces++;
+            from = to;
+          }
         }
         if (pieces === 0) yield '';
       }

@@ -302,6 +302,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       // Not inside a cell, a value or an inline string (the scanner then holds nothing either).
       ready: () => inside === 0,
       take(x, from) {
+        tookNone = false;
         const n = x.length;
         let i = from;
         for (;;) {
