@@ -28,11 +28,14 @@ import { tempDir } from './helpers.js';
 /** Stands for a byte that is not UTF-8 (0xFF) in the parts bookWithBytes writes. */
 const BAD_UTF8 = '\u00a4';
 
-/** A workbook of one sheet part `xml` and a strings table, with each BAD_UTF8 in the sheet written as the byte 0xFF. */
+/** A workbook of one sheet part `xml` and a strings table, with each BAD_UTF8 in either written as the byte 0xFF. */
 function bookWithBytes(xml: string, sharedStrings: string): Buffer {
   const entries = handMadeEntries({ sheets: [{ name: 'S', xml }], sharedStrings });
-  const sheet = entries.find((e) => e.name === 'xl/worksheets/sheet1.xml')!;
-  sheet.data = Buffer.from(xml.split(BAD_UTF8).map((part) => Buffer.from(part).toString('latin1')).join('\xff'), 'latin1');
+  for (const e of entries) {
+    if (e.name === 'xl/worksheets/sheet1.xml' || e.name === 'xl/sharedStrings.xml') {
+      e.data = Buffer.from(e.data.toString().split(BAD_UTF8).map((part) => Buffer.from(part).toString('latin1')).join('\xff'), 'latin1');
+    }
+  }
   return makeZip(entries);
 }
 
@@ -145,14 +148,21 @@ const PLAIN_ROW = fc
   .map(([r, a, cells]) => `<row${r === null ? '' : ` r="${r}"`}${a}>${cells.join('')}</row>`);
 
 describe('XLSX fast path: the same cells and strings as the general scanner', () => {
-  it('on long sheets of plain rows with others among them and anything between, however the pieces are cut or the part ends', async () => {
+  it('on long sheets and strings tables, plain with others among them and anything between, however the pieces are cut or the part ends', async () => {
     const dir = await tempDir();
     let n = 0;
     const rowOrOther = fc.oneof({ weight: 30, arbitrary: PLAIN_ROW }, { weight: 1, arbitrary: ROW });
     const sheet = fc.array(fc.tuple(BETWEEN, rowOrOther), { maxLength: 120 }).map((rs) => rs.map(([b, r]) => b + r).join(''));
-    const items = Array.from({ length: 12 }, (_, i) => `<si><t>s${i}</t></si>`).join('');
+    // Strings tables of plain items with others among them, in ASCII or not, and what may stand between items.
+    const item = fc.oneof(
+      { weight: 8, arbitrary: fc.tuple(fc.constantFrom('<si><t>', '<si><t xml:space="preserve">'), fc.constantFrom('s', 'SKU-1', '髙島屋 ①', 'a_x000D_b', '_xD800_', 'é', '😀', ' ', '', '\ufeff', '\ufffd'), fc.nat(99)).map(([t, u, i]) => `${t}${u}${i}</t></si>`) },
+      { weight: 1, arbitrary: ITEM },
+      { weight: 1, arbitrary: fc.constantFrom('<si><t>a\ufffe</t></si>', '<si><t>\uffffb</t></si>') },
+    );
+    const between = fc.oneof({ weight: 30, arbitrary: fc.constantFrom('', '', '', '\n', '<!-- </si> -->') }, { weight: 1, arbitrary: fc.constantFrom(BAD_UTF8, '\ufffe', '&bogus;', '</si>') });
+    const table = fc.array(fc.tuple(between, item), { maxLength: 60 }).map((is) => is.map(([b, it]) => b + it).join(''));
     await fc.assert(
-      fc.asyncProperty(sheet, fc.integer({ min: 16, max: 3_000 }), fc.boolean(), fc.option(fc.nat(), { freq: 4 }), fc.constantFrom(1_000, 8), async (rows, piece, bom, cut, maxChars) => {
+      fc.asyncProperty(sheet, table, fc.integer({ min: 16, max: 3_000 }), fc.boolean(), fc.option(fc.nat(), { freq: 4 }), fc.constantFrom(1_000, 8), async (rows, items, piece, bom, cut, maxChars) => {
         const file = join(dir, `l${n++}.xlsx`);
         let xml = `${bom ? '\ufeff' : ''}<?xml version="1.0"?><worksheet xmlns:x14ac="urn:ac"><sheetData>${rows}</sheetData></worksheet>`;
         // A part cut short (a damaged workbook): refused alike, after the same rows.

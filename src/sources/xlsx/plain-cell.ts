@@ -111,6 +111,52 @@ export function scanPlainItem(x: string, lt: number, out: { text: string; escape
 }
 
 /**
+ * scanPlainItem in a part's bytes: a plain shared string at `lt`, its text
+ * into `out.text`; the index after it, -1, or MORE. Its text may be any
+ * UTF-8 (the caller has had it checked) but for what the scanner reads
+ * otherwise: controls, `&`, `<`, `>`, U+FFFE and U+FFFF.
+ */
+export function scanPlainItemAt(x: Buffer, lt: number, out: { text: string; escaped: boolean }): number {
+  const n = x.length;
+  if (lt + 6 >= n) return MORE;
+  if (x[lt] !== 0x3c || x[lt + 1] !== 0x73 || x[lt + 2] !== 0x69 || x[lt + 3] !== 0x3e || x[lt + 4] !== 0x3c || x[lt + 5] !== 0x74) return -1; // <si><t
+  let j = lt + 6;
+  if (x[j] === 0x20) {
+    if (j + 21 >= n) return MORE;
+    for (let k = 0; k < 21; k++) if (x[j + k] !== PRESERVE.charCodeAt(k)) return -1;
+    j += 21;
+  }
+  if (j >= n) return MORE;
+  if (x[j] !== 0x3e) return -1;
+  const from = j + 1;
+  // Whether an _xHHHH_ escape may be there (most items have no _ at all), and whether all is ASCII.
+  let under = false;
+  let ascii = true;
+  let to = from;
+  for (; to < n; to++) {
+    const c = x[to]!;
+    if (c === 0x3c) break;
+    if (c < 0x20 || c === 0x26 || c === 0x3e) return -1;
+    if (c === 0x5f) under = true;
+    else if (c >= 0x80) {
+      ascii = false;
+      // U+FFFE and U+FFFF (EF BF BE, EF BF BF): characters XML refuses.
+      if (c === 0xef && to + 2 < n && x[to + 1] === 0xbf && x[to + 2]! >= 0xbe) return -1;
+    }
+  }
+  if (to + 8 >= n) return MORE;
+  if (x[to + 1] !== 0x2f || x[to + 2] !== 0x74 || x[to + 3] !== 0x3e || x[to + 4] !== 0x3c || x[to + 5] !== 0x2f || x[to + 6] !== 0x73 || x[to + 7] !== 0x69 || x[to + 8] !== 0x3e) {
+    return -1; // </t></si>
+  }
+  // A string of its own, not a slice of the part's text, which would keep all of it alive with the table.
+  out.text = ascii ? asciiText(x, from, to) : x.toString('utf8', from, to);
+  out.escaped = under;
+  return to + 9;
+}
+
+const PRESERVE = ' xml:space="preserve"';
+
+/**
  * The index of the `<` that ends plain text from `from`: text the scanner
  * hands on as it is written. -1 when there is none in `x` yet or the text
  * holds a control character (tab, LF and CR included), `&`, `>` or

@@ -84,6 +84,6 @@ export async function* parseXml(
 }
 
 /** Parse a whole (small) part, for the parts read before any row. */
-export async function readXml(file: string, part: string, text: AsyncIterable<string>, handlers: XmlHandlers): Promise<void> {
+export async function readXml(file: string, part: string, text: Parameters<typeof parseXml>[2], handlers: XmlHandlers): Promise<void> {
   for await (const _ of parseXml(file, part, text, handlers)) void _;
 }
