@@ -8,7 +8,7 @@ import { NEVER_FOLLOW, closeFile, openRegularFile } from '../../src/sources/open
 import { WorkbookArchive } from '../../src/sources/xlsx/archive.js';
 import { readSharedStrings } from '../../src/sources/xlsx/shared-strings.js';
 import { readSheetRows } from '../../src/sources/xlsx/sheet.js';
-import { handMadeXlsx } from './xlsx-parts.js';
+import { handMadeEntries, handMadeXlsx, makeZip } from './xlsx-parts.js';
 import { tempDir } from './helpers.js';
 
 /**
@@ -18,23 +18,42 @@ import { tempDir } from './helpers.js';
  * the general path gives, cell for cell and refusal for refusal, whatever
  * the sheet holds and wherever the inflated pieces are cut: checked here on
  * generated sheets of every kind of cell, on the strings tables beside them,
- * and on workbooks exceljs writes.
+ * and on workbooks exceljs writes. Plain rows are read off the part's bytes
+ * before they are decoded (ByteShortcut, archive.ts), handing back to the
+ * scanner at any row they cannot read and taking over again after it: long
+ * sheets of plain rows with others among them, and what may stand between
+ * rows, check those hand-overs.
  */
 
-type Outcome = { rows: Array<[number, string[]]>; strings: string[] } | { refused: string };
+/** Stands for a byte that is not UTF-8 (0xFF) in the parts bookWithBytes writes. */
+const BAD_UTF8 = '\u00a4';
+
+/** A workbook of one sheet part `xml` and a strings table, with each BAD_UTF8 in either written as the byte 0xFF. */
+function bookWithBytes(xml: string, sharedStrings: string): Buffer {
+  const entries = handMadeEntries({ sheets: [{ name: 'S', xml }], sharedStrings });
+  for (const e of entries) {
+    if (e.name === 'xl/worksheets/sheet1.xml' || e.name === 'xl/sharedStrings.xml') {
+      e.data = Buffer.from(e.data.toString().split(BAD_UTF8).map((part) => Buffer.from(part).toString('latin1')).join('\xff'), 'latin1');
+    }
+  }
+  return makeZip(entries);
+}
+
+/** A refusal keeps the rows handed on before it: they must be the same too. */
+type Outcome = { rows: Array<[number, string[]]>; strings: string[] } | { refused: string; rows: Array<[number, string[]]> };
 
 /** The strings table and the rows of sheet 1, by the fast path or (`general`) without it. */
 async function read(file: string, general: boolean, piece: number, maxChars = 1_000): Promise<Outcome> {
   const f = await openRegularFile(file, NEVER_FOLLOW);
   const archive = await WorkbookArchive.open(file, f.fd, f.size, piece);
+  const rows: Array<[number, string[]]> = [];
   try {
     const strings = archive.has('xl/sharedStrings.xml') ? await readSharedStrings(archive, 'xl/sharedStrings.xml', 1 << 20, general) : [];
-    const rows: Array<[number, string[]]> = [];
     const ctx = { sharedStrings: strings, dateStyles: [false, true, false], date1904: false, maxChars, general };
     for await (const _ of readSheetRows(archive, 'xl/worksheets/sheet1.xml', ctx, (cells, row) => rows.push([row, [...cells]]))) void _;
     return { rows, strings };
   } catch (err) {
-    if (err instanceof SourceError) return { refused: `${err.code} ${err.message}` };
+    if (err instanceof SourceError) return { refused: `${err.code} ${err.message}`, rows };
     throw err;
   } finally {
     archive.close();
@@ -108,7 +127,66 @@ const ITEM = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('<si><t>a</t>', '<si><t>a</si></t>', '<si><t>a</t></si></si>') },
 );
 
+// What may stand between rows, where the byte path takes over from the scanner and back: whitespace it skips, and
+// what it leaves to the scanner (a comment or CDATA holding `</row>`, text, references, characters XML refuses, bad UTF-8).
+// A cell outside any row takes its row from what the row before left.
+// Things the scanner refuses are rare, so that most sheets are read to their end.
+const BETWEEN = fc.oneof(
+  { weight: 60, arbitrary: fc.constantFrom('', '', '', '', '', '', '\n', '\r\n', ' \t', '<!-- c -->', '<!-- </row> -->', '<![CDATA[</row><row>]]>', 'x', '&amp;', '髙', '<c r="C5" t="s"><v>1</v></c>', '<c><v>2</v></c>') },
+  { weight: 1, arbitrary: fc.constantFrom('&bogus;', '\u0001', BAD_UTF8, '</row>', '<row>') },
+);
+// A plain row as writers give it (what the byte path takes), cells in or out of order, with and without references.
+const PLAIN_REF = fc.option(fc.tuple(fc.constantFrom('A', 'B', 'C', 'AA', 'b'), fc.integer({ min: 1, max: 7 })).map(([c, r]) => ` r="${c}${r}"`), { nil: '' });
+const PLAIN_CELL = fc.oneof(
+  fc.tuple(PLAIN_REF, fc.nat(14)).map(([r, i]) => `<c${r} t="s"><v>${i}</v></c>`),
+  fc.tuple(fc.constantFrom('', ' r="D9"', ' r="E9"'), fc.constantFrom('', ' s="1"', ' s="0"', ' s="2"'), NUMBER).map(([r, st, v]) => `<c${r}${st}><v>${v}</v></c>`),
+  fc.tuple(fc.constantFrom(' t="b"', ' t="e"', ' t="str"', ' t="n"', ' t="d"', ' t="inlineStr"'), fc.constantFrom('1', '0', '#N/A', 'a_x000D_b', '_xD800_', 'a b', '2024-03-01')).map(([t, v]) => `<c r="F9"${t}><v>${v}</v></c>`),
+  fc.constantFrom('<c r="G9"/>', '<c r="H9" s="1"/>', '<c/>', '<c r="I9" t="s"><v></v></c>'),
+);
+const PLAIN_ROW = fc
+  .tuple(fc.option(fc.integer({ min: 1, max: 7 }), { nil: null }), fc.constantFrom('', ' spans="1:8"', ' spans="1:8" x14ac:dyDescent="0.25"'), fc.array(PLAIN_CELL, { maxLength: 9 }))
+  .map(([r, a, cells]) => `<row${r === null ? '' : ` r="${r}"`}${a}>${cells.join('')}</row>`);
+
 describe('XLSX fast path: the same cells and strings as the general scanner', () => {
+  it('on long sheets and strings tables, plain with others among them and anything between, however the pieces are cut or the part ends', async () => {
+    const dir = await tempDir();
+    let n = 0;
+    const rowOrOther = fc.oneof({ weight: 30, arbitrary: PLAIN_ROW }, { weight: 1, arbitrary: ROW });
+    const sheet = fc.array(fc.tuple(BETWEEN, rowOrOther), { maxLength: 120 }).map((rs) => rs.map(([b, r]) => b + r).join(''));
+    // Strings tables of plain items with others among them, in ASCII or not, and what may stand between items.
+    const item = fc.oneof(
+      { weight: 8, arbitrary: fc.tuple(fc.constantFrom('<si><t>', '<si><t xml:space="preserve">'), fc.constantFrom('s', 'SKU-1', '髙島屋 ①', 'a_x000D_b', '_xD800_', 'é', '😀', ' ', '', '\ufeff', '\ufffd'), fc.nat(99)).map(([t, u, i]) => `${t}${u}${i}</t></si>`) },
+      { weight: 1, arbitrary: ITEM },
+      { weight: 1, arbitrary: fc.constantFrom('<si><t>a\ufffe</t></si>', '<si><t>\uffffb</t></si>') },
+    );
+    const between = fc.oneof({ weight: 30, arbitrary: fc.constantFrom('', '', '', '\n', '<!-- </si> -->') }, { weight: 1, arbitrary: fc.constantFrom(BAD_UTF8, '\ufffe', '&bogus;', '</si>') });
+    const table = fc.array(fc.tuple(between, item), { maxLength: 60 }).map((is) => is.map(([b, it]) => b + it).join(''));
+    await fc.assert(
+      fc.asyncProperty(sheet, table, fc.integer({ min: 16, max: 3_000 }), fc.boolean(), fc.option(fc.nat(), { freq: 4 }), fc.constantFrom(1_000, 8), async (rows, items, piece, bom, cut, maxChars) => {
+        const file = join(dir, `l${n++}.xlsx`);
+        let xml = `${bom ? '\ufeff' : ''}<?xml version="1.0"?><worksheet xmlns:x14ac="urn:ac"><sheetData>${rows}</sheetData></worksheet>`;
+        // A part cut short (a damaged workbook): refused alike, after the same rows.
+        if (cut !== null) xml = xml.slice(0, cut % (xml.length + 1));
+        await writeFile(file, bookWithBytes(xml, items));
+        expect(await read(file, false, piece, maxChars)).toEqual(await read(file, true, piece, maxChars));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('on plain values longer than a piece and than what is held back from one piece to the next', async () => {
+    const dir = await tempDir();
+    const row = (i: number, v: string) => `<row r="${i}"><c r="A${i}" t="s"><v>0</v></c><c r="B${i}" t="str"><v>${v}</v></c><c r="C${i}"><v>${i}</v></c></row>`;
+    const values = ['ab'.repeat(20_000), 'c'.repeat(70_000), '1'.repeat(40_000), 'd'.repeat(200_000)];
+    const file = join(dir, 'long.xlsx');
+    await writeFile(file, bookWithBytes(`<worksheet><sheetData>${values.map((v, i) => row(i + 1, v)).join('')}</sheetData></worksheet>`, '<si><t>s</t></si>'));
+    for (const piece of [64, 4_096, 65_536]) {
+      const fast = await read(file, false, piece, 1 << 20);
+      expect(fast).toEqual(await read(file, true, piece, 1 << 20));
+      expect('rows' in fast && fast.rows.map(([, cells]) => cells[1])).toEqual(values);
+    }
+  });
+
   it('on generated sheets of every kind of cell and strings tables, however the inflated pieces are cut', async () => {
     const dir = await tempDir();
     let n = 0;
@@ -167,6 +245,8 @@ describe('XLSX fast path: the same cells and strings as the general scanner', ()
       '<row r="1"><c r="B1" t="s"><row r="7"><c r="A7"><v>1</v></c></row><v>0</v></c></row>',
       '<row r="2"><c r="C2" t="inlineStr"><is><row r="8"><c r="D8" t="s"><v>0</v></c></row><t>x</t></is></c></row>',
       '<row r="3"><c r="E3"><c r="F3"><v>5</v></c><row r="9"><c r="A9" t="s"><v>1</v></c></row></c></row>',
+      // A cell outside any row, after a row with neither a number nor cells: it numbers that row, and the next follows it.
+      '<row r="2"><c r="A2"><v>1</v></c></row><row></row><c r="C5"><v>1</v></c><row><c><v>2</v></c></row>',
     ];
     let n = 0;
     for (const row of nested) {

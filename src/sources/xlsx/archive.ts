@@ -8,6 +8,26 @@ import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
 import { partName } from './part-name.js';
 
+/**
+ * What a part's reader takes off its UTF-8 bytes itself, before they are
+ * decoded (issue 18: a sheet's plain rows, read as bytes, cost a third of
+ * their reading as text). It may take only what it would read alike as text,
+ * and only ASCII, so that the decoder never sees part of a character cut off.
+ */
+export interface ByteShortcut {
+  /** Whether the text handed on so far is all read, so that bytes may be taken now. */
+  ready(): boolean;
+  /**
+   * Take what it can of `x` from `from` on: the index after what it took (to
+   * go on as text from there), or, when `x` ended in the middle of what it
+   * would take, -(that place) - 1: the bytes from there are offered again
+   * with the next chunk (or handed on as text at the end of the part).
+   */
+  take(x: Buffer, from: number): number;
+  /** Where the text from `from` (which it did not take) should end, so that bytes may be offered again after it. */
+  resume(x: Buffer, from: number): number;
+}
+
 /** One archive entry as the zip central directory describes it. */
 export interface ZipEntryInfo {
   name: string;
@@ -19,6 +39,7 @@ export interface ZipEntryInfo {
 const INFLATE_CHUNK_BYTES = 128 * 1024;
 // Compressed bytes read from the file at a time.
 const RAW_CHUNK_BYTES = 64 * 1024;
+const EMPTY = Buffer.alloc(0);
 // A workbook of many sheets, each with its rels, comments and drawings, has a few thousand parts.
 const MAX_ENTRIES = 10_000;
 
@@ -99,8 +120,13 @@ export class WorkbookArchive {
    * inflated chunks stays whole, and strictly, so that a corrupt part is
    * refused rather than read as U+FFFD. XML parts are UTF-8 unless they
    * start with a UTF-16 byte order mark.
+   *
+   * With `shortcut`, a UTF-8 part's bytes are offered to it first wherever
+   * all the text before them has been handed on and read (see ByteShortcut):
+   * what it takes is never decoded; an empty piece is yielded for a chunk it
+   * took whole, so that the reader still hands on what it made of it.
    */
-  async *text(part: string): AsyncGenerator<string> {
+  async *text(part: string, shortcut?: ByteShortcut): AsyncGenerator<string> {
     const entry = this.byName.get(part.toLowerCase());
     // Part names come from the file (relationship targets, zip entry names).
     const name = partName(part);
@@ -110,27 +136,76 @@ export class WorkbookArchive {
     }
     let decoder: TextDecoder | null = null;
     let utf8 = true;
-    let first = true;
-    // Whether the decoder holds no part of a character: the last chunk it was given ended in ASCII.
+    /** No byte of the part was decoded yet (a byte order mark is dropped only there). */
+    let atStart = true;
+    // Whether the decoder holds no part of a character: the last bytes it was given ended in ASCII.
     let clean = true;
+    const decode = (bytes: Buffer): string => {
+      const head = atStart;
+      atStart = false;
+      // ASCII is UTF-8 as it is: copied into a string at half the decoder's cost (a sheet is mostly ASCII, issue 18).
+      if (utf8 && clean && isAscii(bytes)) return bytes.toString('latin1');
+      decoder ??= new TextDecoder(utf8 ? 'utf-8' : bytes[0] === 0xff ? 'utf-16le' : 'utf-16be', { fatal: true, ignoreBOM: !head });
+      clean = bytes.length > 0 && bytes[bytes.length - 1]! < 0x80;
+      return decoder.decode(bytes, { stream: true });
+    };
+    /** Bytes the shortcut stopped in the middle of, offered again with the next chunk (never decoded yet). */
+    let held: Buffer | null = null;
+    // Read as text, a chunk's bad bytes are refused before any row in it is read: the bytes offered to the shortcut
+    // are checked first, by a decoder of their own over every chunk that is not ASCII (or follows one cut in a character).
+    let checker: TextDecoder | null = null;
+    let checked = true;
+    let first = true;
     try {
       for await (const chunk of await this.inflated(entry)) {
         if (first) utf8 = !((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff));
-        // ASCII is UTF-8 as it is: copied into a string at half the decoder's cost (a sheet is mostly ASCII, issue 18).
-        if (utf8 && clean && isAscii(chunk)) yield chunk.toString('latin1');
-        else {
-          // A byte order mark is dropped only at the very start of the part, not where the decoder first comes in.
-          decoder ??= new TextDecoder(utf8 ? 'utf-8' : chunk[0] === 0xff ? 'utf-16le' : 'utf-16be', { fatal: true, ignoreBOM: !first });
-          clean = chunk[chunk.length - 1]! < 0x80;
-          yield decoder.decode(chunk, { stream: true });
-        }
         first = false;
+        if (shortcut === undefined || !utf8) {
+          yield decode(chunk);
+          continue;
+        }
+        if (!checked || !isAscii(chunk)) {
+          checker ??= new TextDecoder('utf-8', { fatal: true });
+          checker.decode(chunk, { stream: true });
+          checked = chunk[chunk.length - 1]! < 0x80;
+        }
+        // Held bytes are joined with the chunk's head only, up to where the shortcut would resume (a row's end), not copied whole with it.
+        let rest: Buffer = chunk;
+        let pieces = 0;
+        while (rest.length > 0) {
+          let x = rest;
+          rest = EMPTY;
+          if (held !== null) {
+            const to = shortcut.resume(x, 0);
+            rest = x.subarray(to);
+            x = Buffer.concat([held, x.subarray(0, to)]);
+            held = null;
+          }
+          let from = 0;
+          while (from < x.length) {
+            if (clean && shortcut.ready()) {
+              const took = shortcut.take(x, from);
+              if (took < 0) {
+                held = x.subarray(-took - 1);
+                break;
+              }
+              from = took;
+              if (from === x.length) break;
+            }
+            const to = shortcut.resume(x, from);
+            yield decode(x.subarray(from, to));
+            pieces++;
+            from = to;
+          }
+        }
+        if (pieces === 0) yield '';
       }
-      if (decoder) yield decoder.decode();
+      if (held !== null) yield decode(held);
+      if (decoder) yield (decoder as TextDecoder).decode();
     } catch (err) {
       if (err instanceof SourceError) throw err;
       if (err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
-        throw new SourceError('BAD_ENCODING', `${this.file}: part ${name} is not valid ${decoder?.encoding ?? 'utf-8'} text; the workbook is damaged — export it again`, { file: this.file, setting: 'type' });
+        throw new SourceError('BAD_ENCODING', `${this.file}: part ${name} is not valid ${(decoder as TextDecoder | null)?.encoding ?? 'utf-8'} text; the workbook is damaged — export it again`, { file: this.file, setting: 'type' });
       }
       throw new SourceError('WRONG_FORMAT', `${this.file}: part ${name} could not be inflated (${boundText((err as Error)?.message ?? String(err))}); the workbook is damaged — export it again`, { file: this.file, setting: 'type' });
     }

@@ -2,7 +2,7 @@ import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
-import { MAX_ROW_ATTRIBUTES, columnAt, numberAt, plainAttributeEnd, plainValueEnd, scanPlainCell, scanPlainRowTag, type PlainCell } from './plain-cell.js';
+import { MAX_ROW_ATTRIBUTES, MORE, asciiText, columnAt, columnAtBytes, numberAt, plainAttributeEndAt, plainValueEndAt, scanPlainCell, scanPlainRowTag, type PlainCell } from './plain-cell.js';
 import { StringItem } from './shared-strings.js';
 import { parseXml, type XmlHandlers } from './xml.js';
 
@@ -17,6 +17,9 @@ export interface SheetContext {
   /** Every cell through the general scanner, none by the fast path (plain-cell.ts): what tests compare it with. */
   general?: boolean;
 }
+
+/** The most bytes of a plain row held back from one inflated chunk to the next, to be read as bytes (beyond: as text). */
+const MAX_HELD_ROW = 64 * 1024;
 
 /** Excel's last column, XFD. */
 export const MAX_COLUMN = 16_384;
@@ -194,23 +197,26 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     }
     closeCell();
   };
-  // The fast path for a whole row (issue 18): the cells' text straight off the part, with no string made for
-  // a reference, type, style or strings index; the state it leaves is what the scanner's events would have left.
+  // The fast path for a whole row (issue 18), on the part's bytes before they are decoded (ByteShortcut, archive.ts):
+  // the cells' text straight off the bytes, with no string made for a reference, type, style or strings index;
+  // the state it leaves is what the scanner's events would have left. MORE when the bytes end inside the row.
   const rowTag = new Int32Array(2 * MAX_ROW_ATTRIBUTES);
   const rowRef = new Int32Array(2);
-  const plainRow = (x: string, lt: number): number => {
+  const plainRow = (x: Buffer, lt: number): number => {
     let j = scanPlainRowTag(x, lt, rowTag, rowRef);
-    if (j < 0) return -1;
+    if (j < 0) return j;
     let fromCell = rowRef[0]! < 0;
     let row = fromCell ? rowNumber + 1 : numberAt(x, rowRef[0]!, rowRef[1]!);
     const out: string[] = [];
     const n = x.length;
     let c = 0;
     for (;;) {
-      if (j + 1 >= n || x.charCodeAt(j) !== 0x3c) return -1;
-      const k = x.charCodeAt(j + 1);
+      if (j + 1 >= n) return MORE;
+      if (x[j] !== 0x3c) return -1;
+      const k = x[j + 1];
       if (k === 0x2f) {
-        if (!x.startsWith('</row>', j)) return -1;
+        if (j + 5 >= n) return MORE;
+        if (x[j + 2] !== 0x72 || x[j + 3] !== 0x6f || x[j + 4] !== 0x77 || x[j + 5] !== 0x3e) return -1; // </row>
         rowNumber = row;
         rowFromCell = fromCell;
         cells = out;
@@ -219,7 +225,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
         return j + 6;
       }
       if (k !== 0x63) return -1; // c
-      // The cell's start tag, as scanPlainCellTag reads it, here in place: the call and its array cost a fifth of the row.
+      // The cell's start tag: one space, a one-letter name (r, t or s, each once), =", a plain value; anything else is the scanner's.
       let r0 = -1;
       let r1 = -1;
       let t0 = -1;
@@ -229,19 +235,18 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       let q = j + 2;
       let empty = false;
       for (;;) {
-        if (q + 3 >= n) return -1;
-        const a = x.charCodeAt(q);
+        if (q + 3 >= n) return MORE;
+        const a = x[q];
         if (a === 0x3e) break; // >
         if (a === 0x2f) {
-          if (x.charCodeAt(q + 1) !== 0x3e) return -1;
+          if (x[q + 1] !== 0x3e) return -1;
           empty = true; // <c …/>: a cell with no value
           break;
         }
-        // One space, a one-letter name, =" (anything else: the scanner)
-        if (a !== 0x20 || x.charCodeAt(q + 2) !== 0x3d || x.charCodeAt(q + 3) !== 0x22) return -1;
-        const e = plainAttributeEnd(x, q + 4);
-        if (e < 0) return -1;
-        const name = x.charCodeAt(q + 1);
+        if (a !== 0x20 || x[q + 2] !== 0x3d || x[q + 3] !== 0x22) return -1;
+        const e = plainAttributeEndAt(x, q + 4);
+        if (e < 0) return e;
+        const name = x[q + 1];
         if (name === 0x72 && r0 < 0) {
           r0 = q + 4;
           r1 = e;
@@ -251,18 +256,18 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
         } else if (name === 0x73 && s0 < 0) {
           s0 = q + 4;
           s1 = e;
-        } else return -1; // another attribute, or one twice (the scanner refuses that)
+        } else return -1;
         q = e + 1;
       }
-      const to = empty ? 0 : plainValueEnd(x, q + 1);
-      if (to < 0) return -1;
-      c = (r0 >= 0 ? columnAt(x, r0, r1) : 0) || c + 1;
+      const to = empty ? 0 : plainValueEndAt(x, q + 1);
+      if (to < 0) return to;
+      c = (r0 >= 0 ? columnAtBytes(x, r0, r1) : 0) || c + 1;
       if (fromCell) {
         fromCell = false;
-        const first = r0 >= 0 ? rowOf(x.slice(r0, r1)) : NaN;
+        const first = r0 >= 0 ? rowOf(asciiText(x, r0, r1)) : NaN;
         if (first > row) row = first;
       }
-      if (c > MAX_COLUMN) throw beyondLastColumn(row, r0 >= 0 ? x.slice(r0, r1) : undefined, c);
+      if (c > MAX_COLUMN) throw beyondLastColumn(row, r0 >= 0 ? asciiText(x, r0, r1) : undefined, c);
       if (empty) {
         j = q + 2;
         continue;
@@ -271,36 +276,57 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       if (to - from > maxChars) throw tooLongAt(row);
       while (out.length < c - 1) out.push('');
       if (to === from) out[c - 1] = '';
-      else if (t0 >= 0 && t1 === t0 + 1 && x.charCodeAt(t0) === 0x73) {
+      else if (t0 >= 0 && t1 === t0 + 1 && x[t0] === 0x73) {
         // t="s", the commonest cell: its index read in place
         const str = sharedStrings[numberAt(x, from, to)];
-        if (str === undefined) throw noSuchString(row, x.slice(from, to));
+        if (str === undefined) throw noSuchString(row, asciiText(x, from, to));
         out[c - 1] = str;
       } else {
-        out[c - 1] = cellText(t0 >= 0 ? x.slice(t0, t1) : undefined, x.slice(from, to), s0 >= 0 ? numberAt(x, s0, s1) : 0, row);
+        out[c - 1] = cellText(t0 >= 0 ? asciiText(x, t0, t1) : undefined, asciiText(x, from, to), s0 >= 0 ? numberAt(x, s0, s1) : 0, row);
       }
       j = to + 8;
     }
   };
+  /** Whether the last bytes offered were left to the scanner before a single row was taken: then a run of rows the fast path cannot read. */
+  let tookNone = false;
   if (ctx.general !== true) {
     handlers.element = (x, lt) => {
       // Every read stays within the text: one past its end would throw the optimised code away (a deopt per place it happens).
       if (lt + 1 >= x.length) return -1;
-      if (x.charCodeAt(lt + 1) === 0x72) {
-        // Row after row while they are plain and follow one another: the scanner's work between them was a tenth of the read.
-        if (inside !== 0) return -1;
-        let end = plainRow(x, lt);
-        for (let next = end; next > 0 && next + 1 < x.length && x.charCodeAt(next + 1) === 0x72 && x.charCodeAt(next) === 0x3c; ) {
-          next = plainRow(x, next);
-          if (next > 0) end = next;
-        }
-        return end;
-      }
       const end = scanPlainCell(x, lt, plain);
       if (end < 0) return -1;
       replayCell(plain);
       return end;
     };
+    handlers.bytes = {
+      // Not inside a cell, a value or an inline string (the scanner then holds nothing either).
+      ready: () => inside === 0,
+      take(x, from) {
+        tookNone = false;
+        const n = x.length;
+        let i = from;
+        for (;;) {
+          // Whitespace between rows is text the handlers drop.
+          while (i < n && (x[i] === 0x20 || x[i] === 0x0a || x[i] === 0x0d || x[i] === 0x09)) i++;
+          if (i === n) return i;
+          const end = plainRow(x, i);
+          if (end >= 0) {
+            i = end;
+            continue;
+          }
+          // A row cut off by the chunk's end waits for the next, unless it is already longer than a row should be.
+          if (end === MORE && n - i <= MAX_HELD_ROW) return -i - 1;
+          tookNone = i === from;
+          return i;
+        }
+      },
+      // After a row the fast path left to the scanner, the bytes are offered again; after a run of them, not before the next chunk.
+      resume(x, from) {
+        if (tookNone) return x.length;
+        const end = x.indexOf('</row>', from);
+        return end < 0 ? x.length : end + 6;
+      },
+    };
   }
-  yield* parseXml(file, part, archive.text(part), handlers, () => (rowNumber > 0 ? `after row ${rowNumber}` : ''));
+  yield* parseXml(file, part, (shortcut) => archive.text(part, shortcut), handlers, () => (rowNumber > 0 ? `after row ${rowNumber}` : ''));
 }

@@ -70,6 +70,16 @@ export class XmlScanner {
     this.#run(false);
   }
 
+  /**
+   * Whether all the text written so far is read (none held back) and the
+   * scanner is inside the root element with room for an element three deep:
+   * where a reader may read whole elements on its own (ByteShortcut, archive.ts)
+   * as the element shortcut would.
+   */
+  get idle(): boolean {
+    return this.#buf === '' && this.#stack.length > 0 && this.#stack.length + 3 <= this.maxDepth;
+  }
+
   /** The end of the part: anything left open is an error. */
   close(): void {
     this.#run(true);

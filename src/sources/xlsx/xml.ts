@@ -1,6 +1,7 @@
 import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
 import { partName } from './part-name.js';
+import type { ByteShortcut } from './archive.js';
 import { XmlScanner, XmlSyntaxError } from './xml-scan.js';
 
 /** Handlers for one XML part. Tag names arrive without the root element's prefix (`x:c` → `c`). */
@@ -11,6 +12,11 @@ export interface XmlHandlers {
   text(value: string): void;
   /** A shortcut for the commonest elements, as ScanHandlers.element (it sees names as written, prefix included). */
   element?(s: string, lt: number): number;
+  /**
+   * A shortcut on the part's bytes (ByteShortcut, archive.ts) for where the
+   * scanner is idle: `ready` says whether the handler's own state allows it.
+   */
+  bytes?: ByteShortcut;
 }
 
 // SpreadsheetML with its extensions (extLst, mc:AlternateContent) stays within about a dozen levels.
@@ -25,7 +31,7 @@ const MAX_DEPTH = 64;
 export async function* parseXml(
   file: string,
   part: string,
-  text: AsyncIterable<string>,
+  text: AsyncIterable<string> | ((shortcut: ByteShortcut | undefined) => AsyncIterable<string>),
   handlers: XmlHandlers,
   where: () => string = () => '',
 ): AsyncGenerator<void> {
@@ -59,9 +65,15 @@ export async function* parseXml(
     return new SourceError('WRONG_FORMAT', `${file}: part ${partName(part)} is not well-formed XML${at ? ` ${at}` : ''} (${boundText(err.message, 120)}); the workbook is damaged — export it again`, { file, setting: 'type' });
   };
   // A handler's throw ends the read; it is that error the caller sees. A syntax error becomes WRONG_FORMAT.
+  const bytes = handlers.bytes;
+  const shortcut: ByteShortcut | undefined = bytes && {
+    ready: () => scanner.idle && bytes.ready(),
+    take: (x, from) => bytes.take(x, from),
+    resume: (x, from) => bytes.resume(x, from),
+  };
   try {
-    for await (const piece of text) {
-      scanner.write(piece);
+    for await (const piece of typeof text === 'function' ? text(shortcut) : text) {
+      if (piece !== '') scanner.write(piece);
       yield;
     }
     scanner.close();
@@ -72,6 +84,6 @@ export async function* parseXml(
 }
 
 /** Parse a whole (small) part, for the parts read before any row. */
-export async function readXml(file: string, part: string, text: AsyncIterable<string>, handlers: XmlHandlers): Promise<void> {
+export async function readXml(file: string, part: string, text: Parameters<typeof parseXml>[2], handlers: XmlHandlers): Promise<void> {
   for await (const _ of parseXml(file, part, text, handlers)) void _;
 }
