@@ -3,18 +3,24 @@
 // generation in one transaction) on a fresh state db, then a second confirm changing 1% of them. Square-like
 // records (the square bench's mapping). Medians of `runs` runs, each on a fresh state db; --profile adds the
 // functions that took the most self time over all runs (an in-process CPU profile of the confirms only).
-//   npm run build && node test/bench/confirm.bench.mjs [records=200000] [runs=3] [--profile]
+// --dist=<dir>,<dir>: the builds to compare (default this tree's dist/), run interleaved so that a shared
+// machine's load falls on each alike (a copy of dist/ made before a change, beside the change's).
+//   npm run build && node --expose-gc test/bench/confirm.bench.mjs [records=200000] [runs=3] [--profile] [--dist=…]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openStateDb } from '../../dist/snapshot/db.js';
+import { pathToFileURL } from 'node:url';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const N = Number(args[0] ?? 200_000);
 const RUNS = Number(args[1] ?? 3);
 const PROFILE = process.argv.includes('--profile');
+const DISTS = (process.argv.find((a) => a.startsWith('--dist='))?.slice('--dist='.length).split(',') ?? [null]).map((d) =>
+  d === null ? new URL('../../dist/', import.meta.url) : pathToFileURL(`${d.replace(/\/$/, '')}/`),
+);
+const builds = await Promise.all(DISTS.map(async (d) => ({ name: d.pathname, openStateDb: (await import(new URL('snapshot/db.js', d).href)).openStateDb })));
 
 const token = (i) => ((i * 2654435761) >>> 0).toString(36).toUpperCase().padStart(8, 'Q').repeat(3);
 const id = (i) => `SQ${String(i).padStart(7, '0')}`;
@@ -51,7 +57,11 @@ async function timed(fn) {
   return { ms, cpuMs: (c.user + c.system) / 1000 };
 }
 
-async function once() {
+// The texts as the changeset holds them, made before the clock starts: the figures are of the confirm alone.
+const firstTexts = Array.from({ length: N }, (_, i) => ({ record_id: id(i), json: json(i), line: i + 2 }));
+const changedTexts = firstTexts.filter((_, i) => i % 100 === 0).map((t, k) => ({ ...t, json: json(k * 100, 3) }));
+
+async function once(openStateDb) {
   const dir = mkdtempSync(join(tmpdir(), 'confirm-bench-'));
   try {
     const db = openStateDb(join(dir, 'state.db'));
@@ -59,18 +69,14 @@ async function once() {
     const first = await timed(() =>
       store.confirm({
         activeVersion: 1,
-        upsertTexts: (function* () {
-          for (let i = 0; i < N; i++) yield { record_id: id(i), json: json(i), line: i + 2 };
-        })(),
+        upsertTexts: firstTexts,
         provenance: provenance('plan-first'),
       }),
     );
     const changed = await timed(() =>
       store.confirm({
         activeVersion: 2,
-        upsertTexts: (function* () {
-          for (let i = 0; i < N; i += 100) yield { record_id: id(i), json: json(i, 3), line: i + 2 };
-        })(),
+        upsertTexts: changedTexts,
         provenance: provenance('plan-second'),
       }),
     );
@@ -81,14 +87,17 @@ async function once() {
   }
 }
 
-const runs = [];
-for (let r = 0; r < RUNS; r++) runs.push(await once());
+const runs = builds.map(() => []);
+for (let r = 0; r < RUNS; r++) for (const [k, b] of builds.entries()) runs[k].push(await once(b.openStateDb));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-for (const what of ['first', 'changed']) {
-  const ms = runs.map((r) => r[what].ms);
-  const cpu = runs.map((r) => r[what].cpuMs);
-  const label = what === 'first' ? `first confirm of ${N.toLocaleString('en')} records` : `confirm of 1% changed (${Math.ceil(N / 100).toLocaleString('en')})`;
-  console.log(`${label.padEnd(42)} wall median ${median(ms).toFixed(0)} ms (${ms.map((x) => x.toFixed(0)).join(', ')}), CPU median ${median(cpu).toFixed(0)} ms`);
+for (const [k, b] of builds.entries()) {
+  if (builds.length > 1) console.log(b.name);
+  for (const what of ['first', 'changed']) {
+    const ms = runs[k].map((r) => r[what].ms);
+    const cpu = runs[k].map((r) => r[what].cpuMs);
+    const label = what === 'first' ? `first confirm of ${N.toLocaleString('en')} records` : `confirm of 1% changed (${Math.ceil(N / 100).toLocaleString('en')})`;
+    console.log(`  ${label.padEnd(42)} wall median ${median(ms).toFixed(0)} ms (${ms.map((x) => x.toFixed(0)).join(', ')}), CPU median ${median(cpu).toFixed(0)} ms (${cpu.map((x) => x.toFixed(0)).join(', ')})`);
+  }
 }
 
 if (session) {
