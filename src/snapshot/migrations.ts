@@ -428,39 +428,6 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
-  {
-    version: 20,
-    description: 'a write of many records bumps their generation once, not once a record',
-    sql: `
-      -- Issue 18: migration 17's triggers bumped the generation once per record written, a quarter of the confirm of
-      -- a first sync (200,000 records). held = 1 says that the transaction holding it has bumped the dataset's
-      -- generation already and is writing its records: the triggers skip while it is set. Only SnapshotStore's
-      -- writers set it, after their first write (which bumped as any write does), and clear it before their
-      -- transaction ends (src/snapshot/generation-hold.ts), so it is 0 at every commit and any other writer's rows
-      -- bump as before; a throw rolls the setting back with the writes.
-      ALTER TABLE record_generations ADD COLUMN held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1));
-      DROP TRIGGER records_generation_insert;
-      DROP TRIGGER records_generation_update;
-      DROP TRIGGER records_generation_delete;
-      CREATE TRIGGER records_generation_insert AFTER INSERT ON records
-        WHEN NOT EXISTS (SELECT 1 FROM record_generations WHERE dataset = NEW.dataset AND held = 1) BEGIN
-        INSERT INTO record_generations (dataset, generation) VALUES (NEW.dataset, 1)
-          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
-      END;
-      CREATE TRIGGER records_generation_update AFTER UPDATE ON records
-        WHEN OLD.dataset IS NOT NEW.dataset OR NOT EXISTS (SELECT 1 FROM record_generations WHERE dataset = NEW.dataset AND held = 1) BEGIN
-        INSERT INTO record_generations (dataset, generation) VALUES (OLD.dataset, 1)
-          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
-        INSERT INTO record_generations (dataset, generation) VALUES (NEW.dataset, 1)
-          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
-      END;
-      CREATE TRIGGER records_generation_delete AFTER DELETE ON records
-        WHEN NOT EXISTS (SELECT 1 FROM record_generations WHERE dataset = OLD.dataset AND held = 1) BEGIN
-        INSERT INTO record_generations (dataset, generation) VALUES (OLD.dataset, 1)
-          ON CONFLICT (dataset) DO UPDATE SET generation = generation + 1;
-      END;
-    `,
-  },
 ];
 
 /** The schema version this build writes. */

@@ -7,7 +7,7 @@ import type { SnapshotEntry, SnapshotReader } from '../model/snapshot-reader.js'
 import { SnapshotRebuild } from './rebuild.js';
 import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
 import { HistoryWriter } from './history-writer.js';
-import { GenerationHold } from './generation-hold.js';
+import { GenerationTriggers } from './generation-triggers.js';
 import type { Clock } from '../clock.js';
 import { readTallies, talliesKept, TallyDelta, type SnapshotTallies } from './tallies.js';
 
@@ -191,7 +191,7 @@ export class SnapshotStore extends DatasetState {
     const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ? RETURNING owned, json');
     const current = this.conn.prepare('SELECT owned, json FROM records WHERE dataset = ? AND record_id = ?');
     const tally = new TallyDelta();
-    const hold = new GenerationHold(this.conn, this.dataset);
+    const triggers = new GenerationTriggers(this.conn);
     let history: HistoryWriter;
     // A dataset without records when the confirm began (a first sync): a record is new unless this confirm wrote it
     // already, which the insert finds (it writes nothing), so it is not looked up first; without any history either,
@@ -200,14 +200,14 @@ export class SnapshotStore extends DatasetState {
     let firstEntries = false;
     const put = (id: string, json: string, rec: () => DatasetRecord, line?: number): void => {
       if (empty && insert.run(this.dataset, id, json, textHash(json)).changes === 1) {
-        hold.wrote(1);
+        triggers.wrote(1);
         tally.added(json, true);
         history.record(id, null, json, line ?? null, firstEntries);
         return;
       }
       const old = foreign.get(id);
       const row = current.get(this.dataset, id) as { owned: number; json: string } | undefined;
-      hold.wrote(upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null).changes);
+      triggers.wrote(upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null).changes);
       if (!row) tally.added(json, true);
       else if (row.owned !== 1) tally.own(json);
       else if (row.json !== json) tally.changed(row.json, json);
@@ -224,12 +224,12 @@ export class SnapshotStore extends DatasetState {
       for (const id of change.deletes ?? []) {
         const before = del.get(this.dataset, id) as { owned: number; json: string } | undefined;
         if (before === undefined) continue;
-        hold.wrote(1);
+        triggers.wrote(1);
         tally.removed(before.json, before.owned === 1);
         history.record(id, before.json, null);
       }
-      this.#own(change.own ?? [], tally, hold);
-      hold.release();
+      this.#own(change.own ?? [], tally, triggers);
+      triggers.restore();
       tally.apply(this.conn, this.dataset, kept);
       this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);
       if (change.source) this.recordSource(change.source);
@@ -246,20 +246,20 @@ export class SnapshotStore extends DatasetState {
     this.conn.transaction(() => {
       const kept = talliesKept(this.conn, this.dataset);
       const tally = new TallyDelta();
-      const hold = new GenerationHold(this.conn, this.dataset);
-      this.#own(recordIds, tally, hold);
-      hold.release();
+      const triggers = new GenerationTriggers(this.conn);
+      this.#own(recordIds, tally, triggers);
+      triggers.restore();
       tally.apply(this.conn, this.dataset, kept);
     })();
   }
 
   /** Records not owned become owned, counted in `tally` (an owned one, or an id not in the snapshot, is left as it is). */
-  #own(recordIds: Iterable<string>, tally: TallyDelta, hold: GenerationHold): void {
+  #own(recordIds: Iterable<string>, tally: TallyDelta, triggers: GenerationTriggers): void {
     const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ? AND owned = 0 RETURNING json').pluck();
     for (const id of recordIds) {
       const json = own.get(this.dataset, id) as string | undefined;
       if (json === undefined) continue;
-      hold.wrote(1);
+      triggers.wrote(1);
       tally.own(json);
     }
   }
