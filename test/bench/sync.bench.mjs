@@ -63,7 +63,8 @@ if (mode === '--emulator') {
   const samples = [];
   const sampler = setInterval(() => {
     const m = process.memoryUsage();
-    samples.push({ time: Date.now(), rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, buffers: m.arrayBuffers, after: events.at(-1)?.event ?? null });
+    const c = process.cpuUsage(c0);
+    samples.push({ time: Date.now(), cpuMs: (c.user + c.system) / 1000, rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, buffers: m.arrayBuffers, after: events.at(-1)?.event ?? null });
   }, 50);
   global.gc?.();
   const t0 = Date.now();
@@ -88,7 +89,7 @@ if (mode === '--emulator') {
       maxRssMb: process.resourceUsage().maxRSS / 1024,
       summary: { result: summary.result, code: summary.code, message: summary.message, path: summary.path, adds: summary.adds, changes: summary.changes, deletes: summary.deletes, requests: summary.requests },
       phases: phases(events, t0, t0 + ms),
-      phasesCpu: phasesCpu(events, t0, t0 + ms, (c.user + c.system) / 1000),
+      phasesCpu: phasesCpu([...events, ...samples].sort((a, b) => a.time - b.time), t0, t0 + ms, (c.user + c.system) / 1000),
       peak: { atMs: top.time - t0, rssMb: mb(top.rss), heapMb: mb(top.heap), heapTotalMb: mb(top.heapTotal), externalMb: mb(top.external), buffersMb: mb(top.buffers), after: top.after },
       startRssMb: mb(before),
     })}\n`,
@@ -106,10 +107,13 @@ function phases(events, start, end) {
   return Object.fromEntries(phaseMarks(events, start, end).map(([name, from, to]) => [name, to - from]).concat(phaseCounts(events)));
 }
 
-/** The CPU of each phase (ms): the CPU logged by the last event at or before each phase's end (the whole run's at its end). */
-function phasesCpu(events, start, end, totalCpuMs) {
-  const cpuAt = (t) => (t >= end ? totalCpuMs : (events.findLast((e) => e.time <= t)?.cpuMs ?? 0));
-  return Object.fromEntries(phaseMarks(events, start, end).map(([name, from, to]) => [name, Math.max(0, cpuAt(to) - cpuAt(from))]));
+/**
+ * The CPU of each phase (ms): the CPU read by the last log event or memory sample (every 50 ms) at or before each
+ * phase's end (the whole run's at its end), in time order.
+ */
+function phasesCpu(marks, start, end, totalCpuMs) {
+  const cpuAt = (t) => (t <= start ? 0 : t >= end ? totalCpuMs : (marks.findLast((e) => e.time <= t)?.cpuMs ?? 0));
+  return Object.fromEntries(phaseMarks(marks.filter((e) => e.event !== undefined), start, end).map(([name, from, to]) => [name, Math.max(0, cpuAt(to) - cpuAt(from))]));
 }
 
 function phaseCounts(events) {
