@@ -57,8 +57,12 @@ export class HistoryWriter {
     this.#pack = conn.prepare('UPDATE history_records SET data = ? WHERE dataset = ? AND record_id = ? AND first_seq = ?');
   }
 
-  /** A record went from `oldJson` to `newJson` (null: absent), both canonical record JSON; nothing when equal. */
-  record(recordId: string, oldJson: string | null, newJson: string | null, line: number | null = null): void {
+  /**
+   * A record went from `oldJson` to `newJson` (null: absent), both canonical record JSON; nothing when equal.
+   * `first`: the caller knows the record has no history rows (its dataset had none when the change began, and the
+   * change has not written this record before): its chunk is made without looking for one.
+   */
+  record(recordId: string, oldJson: string | null, newJson: string | null, line: number | null = null, first = false): void {
     if (oldJson === newJson) return;
     let text: string | null;
     const seq = this.#seqNow();
@@ -66,7 +70,7 @@ export class HistoryWriter {
     else if (newJson === null) text = deleteEntry(seq, line, oldJson);
     else text = changeEntry(seq, line, JSON.parse(oldJson) as DatasetRecord, JSON.parse(newJson) as DatasetRecord);
     if (text === null) return;
-    const last = this.#last.get(this.dataset, recordId) as { first_seq: number; entries: number; t: string } | undefined;
+    const last = first ? undefined : (this.#last.get(this.dataset, recordId) as { first_seq: number; entries: number; t: string } | undefined);
     if (last && last.t === 'text' && last.entries < CHUNK_ENTRIES) {
       this.#append.run(text, seq, this.dataset, recordId, last.first_seq);
       if (last.entries + 1 === CHUNK_ENTRIES) {

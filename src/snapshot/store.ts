@@ -8,6 +8,7 @@ import type { SnapshotEntry, SnapshotReader } from '../model/snapshot-reader.js'
 import { SnapshotRebuild } from './rebuild.js';
 import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
 import { HistoryWriter } from './history-writer.js';
+import { GenerationTriggers } from './generation-triggers.js';
 import type { Clock } from '../clock.js';
 import { readTallies, talliesKept, TallyDelta, type SnapshotTallies } from './tallies.js';
 
@@ -227,20 +228,37 @@ export class SnapshotStore extends DatasetState {
          foreign_fields = excluded.foreign_fields,
          foreign_at = CASE WHEN excluded.foreign_fields IS NULL THEN NULL ELSE records.foreign_at END`,
     );
+    const insert = this.conn.prepare(
+      `INSERT INTO records (dataset, record_id, json, hash, owned) VALUES (?, ?, ?, ?, 1) ON CONFLICT (dataset, record_id) DO NOTHING`,
+    );
     const del = this.conn.prepare('DELETE FROM records WHERE dataset = ? AND record_id = ? RETURNING owned, json');
     const current = this.conn.prepare('SELECT owned, json FROM records WHERE dataset = ? AND record_id = ?');
     const tally = new TallyDelta();
+    const triggers = new GenerationTriggers(this.conn);
     let history: HistoryWriter;
+    // A dataset without records when the confirm began (a first sync): a record is new unless this confirm wrote it
+    // already, which the insert finds (it writes nothing), so it is not looked up first; without any history either,
+    // its history entry is its first (firstEntries).
+    let empty = false;
+    let firstEntries = false;
     const put = (id: string, json: string, rec: () => DatasetRecord, line?: number): void => {
+      if (empty && insert.run(this.dataset, id, json, textHash(json)).changes === 1) {
+        triggers.wrote(1);
+        tally.added(json, true);
+        history.record(id, null, json, line ?? null, firstEntries);
+        return;
+      }
       const old = foreign.get(id);
       const row = current.get(this.dataset, id) as { owned: number; json: string } | undefined;
-      upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null);
+      triggers.wrote(upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null).changes);
       if (!row) tally.added(json, true);
       else if (row.owned !== 1) tally.own(json);
       else if (row.json !== json) tally.changed(row.json, json);
       history.record(id, row?.json ?? null, json, line ?? null);
     };
     this.conn.transaction(() => {
+      empty = !this.#hasRecords();
+      firstEntries = empty && this.conn.prepare('SELECT 1 FROM history_records WHERE dataset = ? LIMIT 1').get(this.dataset) === undefined;
       const kept = talliesKept(this.conn, this.dataset);
       history = new HistoryWriter(this.conn, this.dataset, this.clock, change.provenance ?? { kind: 'sync' }, change.activeVersion, this.confirmedVersion());
       for (const rec of change.upserts ?? []) put(rec.record_id, recordJson(rec), () => rec);
@@ -249,10 +267,12 @@ export class SnapshotStore extends DatasetState {
       for (const id of change.deletes ?? []) {
         const before = del.get(this.dataset, id) as { owned: number; json: string } | undefined;
         if (before === undefined) continue;
+        triggers.wrote(1);
         tally.removed(before.json, before.owned === 1);
         history.record(id, before.json, null);
       }
-      this.#own(change.own ?? [], tally);
+      this.#own(change.own ?? [], tally, triggers);
+      triggers.restore();
       tally.apply(this.conn, this.dataset, kept);
       this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);
       if (change.source) this.recordSource(change.source);
@@ -269,17 +289,25 @@ export class SnapshotStore extends DatasetState {
     this.conn.transaction(() => {
       const kept = talliesKept(this.conn, this.dataset);
       const tally = new TallyDelta();
-      this.#own(recordIds, tally);
+      const triggers = new GenerationTriggers(this.conn);
+      this.#own(recordIds, tally, triggers);
+      triggers.restore();
       tally.apply(this.conn, this.dataset, kept);
     })();
   }
 
   /** Records not owned become owned, counted in `tally` (an owned one, or an id not in the snapshot, is left as it is). */
-  #own(recordIds: Iterable<string>, tally: TallyDelta): void {
+  #own(recordIds: Iterable<string>, tally: TallyDelta, triggers: GenerationTriggers): void {
     const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ? AND owned = 0 RETURNING json').pluck();
     for (const id of recordIds) {
       const json = own.get(this.dataset, id) as string | undefined;
-      if (json !== undefined) tally.own(json);
+      if (json === undefined) continue;
+      triggers.wrote(1);
+      tally.own(json);
     }
+  }
+
+  #hasRecords(): boolean {
+    return this.conn.prepare('SELECT 1 FROM records WHERE dataset = ? LIMIT 1').get(this.dataset) !== undefined;
   }
 }

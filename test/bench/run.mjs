@@ -243,6 +243,7 @@ function showSync(name, m, bare) {
   // A sync that did not publish says why: its figures are not those of a sync that did.
   if (m.summary.result !== 'published' && m.summary.result !== 'unchanged') say(`    ${m.summary.code ?? ''}: ${m.summary.message ?? ''}`);
   say(`    where the time went (s): ${Object.entries(p).filter(([k]) => !['sendRequestMs', 'polls'].includes(k)).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ')}`);
+  if (m.phasesCpu) say(`    where the CPU went (s): ${Object.entries(m.phasesCpu).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ')}`);
   say(`    peak at ${(m.peak.atMs / 1000).toFixed(1)} s (after ${m.peak.after ?? 'start'}): heap ${m.peak.heapMb} of ${m.peak.heapTotalMb} MB, buffers ${m.peak.buffersMb} MB; RSS at start ${m.startRssMb} MB`);
 }
 
@@ -262,7 +263,7 @@ async function squarePart(dir) {
     const b = await syncAgainst(emu, state, next, 'SQUARE_MAPPING');
     showSync('sync, 1% of stocks changed', b, bare);
     for (const [what, m] of [['first sync', a], ['1% changed', b]]) {
-      const detail = { ...times(m), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), phasesMs: m.phases, requestBytes: m.requestBytes };
+      const detail = { ...times(m), bareWallMs: Math.round(bare.ms), bareCpuMs: Math.round(bare.cpuMs), phasesMs: m.phases, phasesCpuMs: m.phasesCpu, requestBytes: m.requestBytes };
       figure(`Square ${label(SQUARE_ROWS)} ${what}, wall / bare csv-parse`, m.ms / bare.ms, '×', { max: 3 }, detail);
       figure(`Square ${label(SQUARE_ROWS)} ${what}, CPU / bare csv-parse`, m.cpuMs / bare.cpuMs, '×', { max: 3 }, detail);
       figure(`Square ${label(SQUARE_ROWS)} ${what}, peak RSS`, m.maxRssMb, 'MB', { max: 200 });
@@ -281,7 +282,7 @@ async function firstPart(dir) {
     try {
       const m = await syncAgainst(emu, join(dir, `first-${mapping}`), csv, mapping);
       showSync(`first sync, ${path}`, m);
-      const detail = { ...times(m), phasesMs: m.phases, requestBytes: m.requestBytes, path: m.summary.path, result: m.summary.result };
+      const detail = { ...times(m), phasesMs: m.phases, phasesCpuMs: m.phasesCpu, requestBytes: m.requestBytes, path: m.summary.path, result: m.summary.result };
       figure(`first sync ${label(FIRST_ROWS)} by ${path}, peak RSS`, m.maxRssMb, 'MB', { max: 300 }, detail);
       figure(`first sync ${label(FIRST_ROWS)} by ${path}, wall time`, m.ms / 1000, 's', null, detail);
       figure(`first sync ${label(FIRST_ROWS)} by ${path}, request body (server's view)`, mb(m.requestBytes[0] ?? 0), 'MB', null, { path: m.summary.path });

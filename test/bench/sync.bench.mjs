@@ -45,12 +45,15 @@ if (mode === '--emulator') {
   );
   const config = await loadConfig(cfg);
   const events = [];
+  let c0 = process.cpuUsage();
   const sink = new Writable({
     write(chunk, _enc, done) {
       for (const line of String(chunk).split('\n')) {
         if (!line) continue;
         const e = JSON.parse(line);
-        events.push({ time: e.time, event: e.event, method: e.method, path: e.path, status: e.status, duration_ms: e.duration_ms, kind: e.kind });
+        // The CPU used so far (pino writes to this sink synchronously): the phases' CPU beside their wall time.
+        const c = process.cpuUsage(c0);
+        events.push({ time: e.time, cpuMs: (c.user + c.system) / 1000, event: e.event, method: e.method, path: e.path, status: e.status, duration_ms: e.duration_ms, kind: e.kind });
       }
       done();
     },
@@ -60,11 +63,12 @@ if (mode === '--emulator') {
   const samples = [];
   const sampler = setInterval(() => {
     const m = process.memoryUsage();
-    samples.push({ time: Date.now(), rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, buffers: m.arrayBuffers, after: events.at(-1)?.event ?? null });
+    const c = process.cpuUsage(c0);
+    samples.push({ time: Date.now(), cpuMs: (c.user + c.system) / 1000, rss: m.rss, heap: m.heapUsed, heapTotal: m.heapTotal, external: m.external, buffers: m.arrayBuffers, after: events.at(-1)?.event ?? null });
   }, 50);
   global.gc?.();
   const t0 = Date.now();
-  const c0 = process.cpuUsage();
+  c0 = process.cpuUsage();
   const cli = await cliEngine(config, logger, ['bench'], 'bench');
   const before = process.memoryUsage().rss;
   let summary;
@@ -85,6 +89,7 @@ if (mode === '--emulator') {
       maxRssMb: process.resourceUsage().maxRSS / 1024,
       summary: { result: summary.result, code: summary.code, message: summary.message, path: summary.path, adds: summary.adds, changes: summary.changes, deletes: summary.deletes, requests: summary.requests },
       phases: phases(events, t0, t0 + ms),
+      phasesCpu: phasesCpu([...events, ...samples].sort((a, b) => a.time - b.time), t0, t0 + ms, (c.user + c.system) / 1000),
       peak: { atMs: top.time - t0, rssMb: mb(top.rss), heapMb: mb(top.heap), heapTotalMb: mb(top.heapTotal), externalMb: mb(top.external), buffersMb: mb(top.buffers), after: top.after },
       startRssMb: mb(before),
     })}\n`,
@@ -99,6 +104,29 @@ if (mode === '--emulator') {
  * job (its polls), verify + publish, and confirm (after the publish answer).
  */
 function phases(events, start, end) {
+  return Object.fromEntries(phaseMarks(events, start, end).map(([name, from, to]) => [name, to - from]).concat(phaseCounts(events)));
+}
+
+/**
+ * The CPU of each phase (ms): the CPU read by the last log event or memory sample (every 50 ms) at or before each
+ * phase's end (the whole run's at its end), in time order.
+ */
+function phasesCpu(marks, start, end, totalCpuMs) {
+  const cpuAt = (t) => (t <= start ? 0 : t >= end ? totalCpuMs : (marks.findLast((e) => e.time <= t)?.cpuMs ?? 0));
+  return Object.fromEntries(phaseMarks(marks.filter((e) => e.event !== undefined), start, end).map(([name, from, to]) => [name, Math.max(0, cpuAt(to) - cpuAt(from))]));
+}
+
+function phaseCounts(events) {
+  const req = events.filter((e) => e.event === 'api.request');
+  const send = req.find((e) => (e.method === 'PUT' && e.path === '/records') || (e.method === 'POST' && e.path === '/imports'));
+  return [
+    ['sendRequestMs', send ? send.duration_ms : null],
+    ['polls', req.filter((e) => e.path.startsWith('/sync-jobs/')).length],
+  ];
+}
+
+/** The phases as [name, from, to] (ms since the epoch). */
+function phaseMarks(events, start, end) {
   const req = events.filter((e) => e.event === 'api.request').map((e) => ({ ...e, start: e.time - e.duration_ms, end: e.time }));
   const planned = events.find((e) => e.event === 'sync.planned')?.time ?? null;
   const send = req.find((e) => (e.method === 'PUT' && e.path === '/records') || (e.method === 'POST' && e.path === '/imports'));
@@ -115,14 +143,12 @@ function phases(events, start, end) {
     ['verify+publish', publish?.end ?? (polls.length ? polls[polls.length - 1].end : end)],
     ['confirm', end],
   ];
-  const out = {};
+  const out = [];
   let prev = start;
   for (const [name, at] of marks) {
     const t = Math.max(prev, Math.min(at ?? prev, end));
-    out[name] = t - prev;
+    out.push([name, prev, t]);
     prev = t;
   }
-  out.sendRequestMs = send ? send.duration_ms : null;
-  out.polls = polls.length;
   return out;
 }
