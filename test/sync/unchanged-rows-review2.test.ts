@@ -331,6 +331,72 @@ describe('review rv18b: exports whose bytes change but not their cells', () => {
   });
 });
 
+describe('review rv18b: the kept folder tampered with by a person', () => {
+  it('probe: a regular file in the way of the kept folder, then removed', async () => {
+    await same({}, [
+      exp(all),
+      exp(all),
+      async (s) => {
+        rmSync(keptDir(s), { recursive: true, force: true });
+        writeFileSync(keptDir(s), 'not a folder');
+      },
+      exp(edit(all, [3])),
+      async (s) => rmSync(keptDir(s), { force: true }),
+      exp(edit(all, [3, 4])),
+      exp(edit(all, [3])),
+    ]);
+  });
+  it('probe: the kept folder deleted by a clean-up between syncs, and kept-rows.next left from a sync that stopped', async () => {
+    await same({}, [
+      exp(all),
+      exp(all),
+      async (s) => rmSync(keptDir(s), { recursive: true, force: true }),
+      exp(edit(all, [3])),
+      async (s) => {
+        if (existsSync(keptDir(s))) cpSync(join(keptDir(s), KEPT_FILE), join(keptDir(s), 'kept-rows.next'));
+      },
+      exp(edit(all, [3])),
+      exp(all),
+    ]);
+  });
+  it('probe: kept-stamp.json and kept-rows made directories (a restore tool that got it wrong)', async () => {
+    await same({}, [
+      exp(all),
+      exp(all),
+      async (s) => {
+        if (!existsSync(keptDir(s))) return;
+        rmSync(join(keptDir(s), STAMP_FILE), { force: true });
+        mkdirSync(join(keptDir(s), STAMP_FILE));
+      },
+      exp(edit(all, [3])),
+      exp(edit(all, [3, 9])),
+      exp(all),
+    ]);
+  });
+});
+
+describe('review rv18b: stages and dry runs between publishes', () => {
+  it('probe: an export staged only (publish false), the same file published, then the file before', async () => {
+    await same({}, [
+      exp(all),
+      exp(all),
+      async (s) => s.engine.sync(s.ds, { file: await s.writeExport(edit(all, [17])) }, { publish: false }),
+      exp(edit(all, [17])),
+      exp(all),
+      exp(all),
+    ]);
+  });
+  it('probe: a dry run (engine.plan) of a changed export between two publishes of the same file', async () => {
+    await same({}, [
+      exp(all),
+      exp(all),
+      async (s) => s.engine.plan(s.ds, await s.writeExport(edit(all, [17]))),
+      exp(all),
+      exp(edit(all, [17])),
+    ]);
+  });
+});
+
 describe('review rv18b: settings changed between syncs', () => {
   it('probe: ownership full -> source -> full with a portal record, same file each time', async () => {
     const portal: DatasetRecord = rec('p-1', 'Portal');
@@ -454,5 +520,18 @@ describe('review rv18b: a daemon that runs for years', () => {
     } finally {
       for (const u of unmounts) u();
     }
+  });
+});
+
+describe('review rv18b: what a person reads', () => {
+  // D6 (rv18b, wording): the first sync's read reason is built as `no ${COPY} ...` with COPY = 'the copy of the last
+  // published export' (kept-rows.ts openKept): the summary and journal say "no the copy of the last published export
+  // to compare with yet".
+  it.fails('D6: the first sync says why it read in full in plain English', async () => {
+    const s = await scenario({ policy: { unchanged_rows: true } });
+    open.push(s);
+    const sum = await s.engine.sync(s.ds, { file: await s.writeExport(all) });
+    expect(sum.read?.path).toBe('full');
+    expect(sum.read?.reason).not.toMatch(/\bno the\b/);
   });
 });
