@@ -172,6 +172,25 @@ describe('review rv18b: the server moved by others between syncs', () => {
   });
 });
 
+describe('review rv18b: the api settings pointed at another server dataset', () => {
+  // D7 (rv18b; not #18's: the full read does the same, so the probe above passes): api.dataset_id changed to another
+  // server dataset (a copy made in the portal, one record edited there) whose active version has the same number as
+  // the snapshot's. reconcile (src/sync/executor/reconcile.ts:27) compares only the version number, so the snapshot
+  // of shop-1 stands for shop-2; the export's "Item r-005" is never sent: "unchanged", and the phone agent keeps
+  // the portal copy's value, on either read.
+  it.fails('D7: after api.dataset_id is switched, the export is published to the new dataset as it is', async () => {
+    const s = await scenario({});
+    open.push(s);
+    await s.engine.sync(s.ds, { file: await s.writeExport(all) });
+    await s.engine.sync(s.ds, { file: await s.writeExport(all) });
+    s.em.emulator.addDataset({ id: 'shop-2', records: edit(all, [4], 'Copy') });
+    s.useKey(s.em.emulator.addKey({ dataset: 'shop-2', roles: ['read', 'write', 'replace', 'publish'] }));
+    s.ds = { ...s.ds, api: { ...s.ds.api, dataset_id: 'shop-2' } };
+    await s.engine.sync(s.ds, { file: await s.writeExport(all) });
+    expect(s.em.emulator.records('shop-2').map(view).sort()).toEqual(all.map(view).sort());
+  });
+});
+
 describe('review rv18b: the state dir restored or damaged', () => {
   it('probe: the whole state dir (state.db and kept folder) restored from a backup taken before a later publish, the older file again', async () => {
     await same({}, [
