@@ -87,11 +87,14 @@ export interface RereadKey {
 /** Typed client of the Business Dataset Editing API for one dataset and one key. */
 export class DatasetClient {
   readonly datasetId: string;
+  /** The service base as the settings name it, trailing slashes dropped (with datasetId, the server dataset this client edits). */
+  readonly baseUrl: string;
   readonly #t: Transport;
   readonly #clock: Clock;
 
   constructor(opts: DatasetClientOptions) {
     this.datasetId = opts.datasetId;
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.#clock = opts.clock ?? systemClock;
     const rate = opts.ratePerMinute ?? 100;
     const reread = opts.rereadKey;

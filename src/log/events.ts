@@ -29,6 +29,7 @@ export const LOG_EVENTS = [
   'reconcile.started',
   'reconcile.drift',
   'reconcile.done',
+  'reconcile.server_changed',
   'reconcile.reapply',
   // files and triggers
   'file.ready',

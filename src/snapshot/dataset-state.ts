@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { HeldDraft, KeyChannel, KeyShown, SnapshotState, SourceIdentity } from './types.js';
+import type { HeldDraft, KeyChannel, KeyShown, ServerIdentity, SnapshotState, SourceIdentity } from './types.js';
 import type { Clock } from '../clock.js';
 
 interface StateRow {
@@ -188,6 +188,24 @@ export class DatasetState {
   /** The held change, if any. */
   held(): HeldDraft | null {
     return toHeld(this.row());
+  }
+
+  /** The server dataset the snapshot mirrors, or null (none confirmed yet, or a database from before migration 20). */
+  server(): ServerIdentity | null {
+    const r = this.conn.prepare('SELECT base_url, dataset_id FROM dataset_servers WHERE dataset = ?').get(this.dataset) as
+      | { base_url: string; dataset_id: string }
+      | undefined;
+    return r ? { baseUrl: r.base_url, datasetId: r.dataset_id } : null;
+  }
+
+  /** Remember the server dataset the snapshot mirrors (part of a rebuild's commit, or taken as it is by an older database). */
+  setServer(server: ServerIdentity): void {
+    this.conn
+      .prepare(
+        `INSERT INTO dataset_servers (dataset, base_url, dataset_id) VALUES (?, ?, ?)
+         ON CONFLICT (dataset) DO UPDATE SET base_url = excluded.base_url, dataset_id = excluded.dataset_id`,
+      )
+      .run(this.dataset, server.baseUrl, server.datasetId);
   }
 
   /** Set the confirmed active version (part of confirm and rebuild commit). */

@@ -450,6 +450,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE record_generations ADD COLUMN stamp_mark TEXT;
     `,
   },
+  {
+    version: 20,
+    description: 'which server dataset each snapshot mirrors (base URL and dataset id)',
+    sql: `
+      -- D7 of review rv18b: a dataset's settings pointed at another server dataset whose active version has the
+      -- snapshot's number would keep the old dataset's snapshot (reconcile compared the number only). reconcile
+      -- rebuilds the snapshot when the identity differs; a dataset without a row (an install before this migration)
+      -- takes the current one without a rebuild. base_url: as the settings name it, trailing slashes dropped.
+      CREATE TABLE dataset_servers (
+        dataset    TEXT PRIMARY KEY,
+        base_url   TEXT NOT NULL,
+        dataset_id TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -6,7 +6,7 @@ import { recordJson, textHash } from '../model/record-json.js';
 import { DatasetState } from './dataset-state.js';
 import type { SnapshotEntry, SnapshotReader } from '../model/snapshot-reader.js';
 import { SnapshotRebuild } from './rebuild.js';
-import type { ConfirmedChange, SnapshotInfo, StoredRecord } from './types.js';
+import type { ConfirmedChange, ServerIdentity, SnapshotInfo, StoredRecord } from './types.js';
 import { HistoryWriter } from './history-writer.js';
 import { GenerationTriggers } from './generation-triggers.js';
 import type { Clock } from '../clock.js';
@@ -279,9 +279,12 @@ export class SnapshotStore extends DatasetState {
     })();
   }
 
-  /** Start reading the server's records into a staging area; commit() swaps them in. */
-  beginRebuild(): SnapshotRebuild {
-    return new SnapshotRebuild(this.conn, this.dataset, this.clock, (v, etag) => this.setConfirmed(v, etag, true));
+  /** Start reading the server's records into a staging area; commit() swaps them in (and names `server` as the dataset they mirror). */
+  beginRebuild(server?: ServerIdentity): SnapshotRebuild {
+    return new SnapshotRebuild(this.conn, this.dataset, this.clock, (v, etag) => {
+      this.setConfirmed(v, etag, true);
+      if (server) this.setServer(server);
+    });
   }
 
   /** Mark records as owned (adoption) without changing their content. */

@@ -24,6 +24,12 @@ export interface HeldDraft {
   since: number;
 }
 
+/** The server dataset a snapshot mirrors (migration 20): the service base (trailing slashes dropped) and the dataset id. */
+export interface ServerIdentity {
+  baseUrl: string;
+  datasetId: string;
+}
+
 /** What the state database knows about one dataset. */
 export interface SnapshotInfo {
   dataset: string;

@@ -169,9 +169,9 @@ describe('daemon: each dataset takes a shared export\'s files at its own pace (i
     await waitEvent(log.lines, 'sync.retry_scheduled', { dataset: 'store-002' });
     await first.stop();
     fx.services.splice(0);
-    // What the build before wrote: schema 14, each store's last file in export_takers, no export_files (nor the tables of 15, 18 and 19).
+    // What the build before wrote: schema 14, each store's last file in export_takers, no export_files (nor the tables of 15, 18, 19 and 20).
     const raw = new Database(join(c.dir, 'state', 'state.db'));
-    raw.exec('DROP TABLE export_files; DROP TABLE record_tallies; DROP TABLE value_bases; DROP TABLE waiting_files; DROP TABLE state_identity');
+    raw.exec('DROP TABLE export_files; DROP TABLE record_tallies; DROP TABLE value_bases; DROP TABLE waiting_files; DROP TABLE state_identity; DROP TABLE dataset_servers');
     // Migration 17's (issue 18), upgraded again with the others.
     raw.exec('DROP TRIGGER records_generation_insert; DROP TRIGGER records_generation_update; DROP TRIGGER records_generation_delete; DROP TABLE record_generations');
     raw.pragma('user_version = 14');

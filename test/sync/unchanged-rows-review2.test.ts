@@ -178,8 +178,9 @@ describe('review rv18b: the api settings pointed at another server dataset', () 
   // server dataset (a copy made in the portal, one record edited there) whose active version has the same number as
   // the snapshot's. reconcile (src/sync/executor/reconcile.ts:27) compares only the version number, so the snapshot
   // of shop-1 stands for shop-2; the export's "Item r-005" is never sent: "unchanged", and the phone agent keeps
-  // the portal copy's value, on either read.
-  it.fails('D7: after api.dataset_id is switched, the export is published to the new dataset as it is', async () => {
+  // the portal copy's value, on either read. Fixed: the snapshot names the server dataset it mirrors (migration 20),
+  // and reconcile rebuilds it when the settings name another (test/sync/server-identity.test.ts).
+  it('D7: after api.dataset_id is switched, the export is published to the new dataset as it is', async () => {
     const s = await scenario({});
     open.push(s);
     await s.engine.sync(s.ds, { file: await s.writeExport(all) });

@@ -1,7 +1,7 @@
 import type { Dataset } from '../../api/wire.js';
 import { ConnectorError } from '../../errors.js';
 import type { OurRecords } from '../../snapshot/rebuild.js';
-import type { RebuildReport } from '../../snapshot/types.js';
+import type { RebuildReport, ServerIdentity } from '../../snapshot/types.js';
 import type { ExecContext } from './context.js';
 import { checkpoint } from './interrupt.js';
 import { event } from '../../log/events.js';
@@ -16,22 +16,24 @@ export interface ServerView {
 /**
  * Compare the snapshot with the server's active version (A25) and rebuild it
  * from `GET /records` (A7) when they differ: first run, a foreign publish, a
- * 412. A publish during the read (the page ETag moves, A8) restarts it.
+ * 412, the settings naming another server dataset (D7 of review rv18b). A
+ * publish during the read (the page ETag moves, A8) restarts it.
  * `ours`: records of a change of ours that a person published (not foreign edits).
  */
 export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecords): Promise<ServerView> {
+  const moved = serverMoved(ctx, ctx.store.state().activeVersion !== null);
   for (let attempt = 0; attempt < 3; attempt++) {
     const { value: ds } = await ctx.client.getDataset();
     const info = ctx.store.state();
     const etag = `"v${ds.active_version}"`;
-    if (!force && info.activeVersion === ds.active_version) return { dataset: ds, etag, rebuilt: null };
-    const rebuild = ctx.store.beginRebuild();
-    let moved = false;
+    if (!force && !moved && info.activeVersion === ds.active_version) return { dataset: ds, etag, rebuilt: null };
+    const rebuild = ctx.store.beginRebuild(serverOf(ctx));
+    let published = false;
     try {
       for await (const page of ctx.client.listRecordPages()) {
         checkpoint(ctx); // reads only: stopping here leaves the snapshot as it was
         if (page.etag !== null && page.etag !== etag) {
-          moved = true;
+          published = true;
           break;
         }
         rebuild.add(page.records);
@@ -40,7 +42,7 @@ export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecor
       rebuild.abort();
       throw err;
     }
-    if (moved) {
+    if (published) {
       rebuild.abort();
       force = true;
       continue;
@@ -62,4 +64,29 @@ export async function reconcile(ctx: ExecContext, force = false, ours?: OurRecor
     action: 'retry',
     context: { dataset: ctx.dataset },
   });
+}
+
+function serverOf(ctx: ExecContext): ServerIdentity {
+  return { baseUrl: ctx.client.baseUrl, datasetId: ctx.client.datasetId };
+}
+
+/**
+ * Whether the settings now name another server dataset than the one the
+ * snapshot mirrors (D7 of review rv18b): its version number says nothing about
+ * this one's records. A snapshot without a named server (a database from
+ * before migration 20) takes the current one as it is.
+ */
+function serverMoved(ctx: ExecContext, confirmed: boolean): boolean {
+  const now = serverOf(ctx);
+  const was = ctx.store.server();
+  if (was === null) {
+    if (confirmed) ctx.store.setServer(now);
+    return false;
+  }
+  if (was.baseUrl === now.baseUrl && was.datasetId === now.datasetId) return false;
+  ctx.logger.warn(
+    event('reconcile.server_changed', { from: `${was.baseUrl} ${was.datasetId}`, to: `${now.baseUrl} ${now.datasetId}` }),
+    `the settings of dataset ${ctx.dataset} now name another server dataset (api.base_url or api.dataset_id changed): its snapshot is rebuilt from the server`,
+  );
+  return true;
 }
