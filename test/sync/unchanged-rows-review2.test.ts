@@ -495,6 +495,29 @@ describe('review rv18b: the disk fills up under the kept copy', () => {
   });
 });
 
+describe('fx18: a copy that does not fit', () => {
+  // D5's aftermath: the copy that hits a full disk is dropped with a stale stamp .tmp, nothing is left to fail the
+  // next sync, and the log names the folder and what to do.
+  it.skipIf(!canMount)('the copy is dropped, a stale stamp .tmp removed, and a warning names the folder', async () => {
+    const s = await scenario({ policy: { unchanged_rows: true, guards: { max_deletes: 5000 } } });
+    open.push(s);
+    await s.engine.sync(s.ds, { file: await s.writeExport(all) });
+    rmSync(keptDir(s), { recursive: true, force: true });
+    const u = tinyDisk(keptDir(s), 64 * 1024);
+    if (!u) throw new Error('cannot mount a tmpfs here');
+    try {
+      writeFileSync(join(keptDir(s), `${STAMP_FILE}.tmp`), '{"nonce":');
+      expect(await s.engine.sync(s.ds, { file: await s.writeExport(recs(3000)) })).toMatchObject({ result: 'published' });
+      expect(readdirSync(keptDir(s))).toEqual([]);
+      const warned = s.logs.filter((l) => l.event === 'sync.rows_kept' && l.dir === keptDir(s) && l.error === 'ENOSPC');
+      expect(warned).toHaveLength(1);
+      expect(String(warned[0]!.msg)).toContain('free space');
+    } finally {
+      u();
+    }
+  });
+});
+
 /** Files of the kept folder this process holds open (Linux: /proc/self/fd), and how many of them are deleted. */
 function heldOpen(dir: string): { open: number; deleted: number } {
   let open = 0;
