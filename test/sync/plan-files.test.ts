@@ -115,6 +115,7 @@ describe('plan files are private whatever the umask', () => {
       // Issue 18 (on by default): this export's rows, kept for the next read once this plan is published.
       'unchanged-rows.shop-*/': 0o700,
       'unchanged-rows.shop-*/kept-rows.next': 0o600,
+      'unchanged-rows.shop-*/kept-rows.next.sha256': 0o600,
     });
   });
 

@@ -1,3 +1,4 @@
+import type { Hash } from 'node:crypto';
 import { closeSync, fchmodSync, fsyncSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 
 /**
@@ -13,7 +14,7 @@ const WRITE_CHUNK = 1 << 20;
 /** Bytes read from a file at a time. */
 const READ_CHUNK = 1 << 18;
 
-/** Appends lines to a new private (0600) file; `close` flushes it, and fsyncs it when asked. */
+/** Appends lines to a new private (0600) file; `close` flushes it, and fsyncs it when asked; `hash`, when given, is fed every byte written. */
 export class LineWriter {
   readonly #fd: number;
   #buf = '';
@@ -21,7 +22,10 @@ export class LineWriter {
   /** Lines written so far. */
   count = 0;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    private readonly hash: Hash | null = null,
+  ) {
     this.#fd = openPrivate(path);
   }
 
@@ -44,10 +48,28 @@ export class LineWriter {
     }
   }
 
+  /** Close without writing what is buffered (a write failed: the file is not to be used). */
+  abandon(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#buf = '';
+    closeSync(this.#fd);
+  }
+
   #flush(): void {
     if (this.#buf === '') return;
-    writeSync(this.#fd, this.#buf);
+    const text = this.#buf;
     this.#buf = '';
+    // A write may be short (a disk full for a moment): the rest is written, or the next write throws. Without a
+    // hash the string is written as it is (the sort's runs: no copy of 1 MiB to bytes first), the common case.
+    let at = 0;
+    if (this.hash === null) {
+      at = writeSync(this.#fd, text);
+      if (at === Buffer.byteLength(text)) return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    this.hash?.update(bytes);
+    while (at < bytes.length) at += writeSync(this.#fd, bytes, at, bytes.length - at);
   }
 }
 
@@ -149,7 +171,7 @@ export function openPrivate(path: string): number {
  * generation, which it collects too seldom (all of a 1,000,000-record diff's
  * run text was moved there, 200 MB, and the peak RSS rose with it).
  */
-export function* readLines(path: string, chunkBytes = READ_CHUNK): Generator<string> {
+export function* readLines(path: string, chunkBytes = READ_CHUNK, hash?: Hash): Generator<string> {
   const fd = openSync(path, 'r');
   try {
     let buf = Buffer.allocUnsafe(chunkBytes);
@@ -177,6 +199,7 @@ export function* readLines(path: string, chunkBytes = READ_CHUNK): Generator<str
         if (end > 0) yield buf.toString('utf8', 0, end);
         return;
       }
+      hash?.update(buf.subarray(end, end + n));
       end += n;
     }
   } finally {

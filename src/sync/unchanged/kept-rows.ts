@@ -1,4 +1,4 @@
-import { randomUUID, createHash } from 'node:crypto';
+import { randomUUID, createHash, type Hash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
@@ -18,7 +18,10 @@ import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js'
  * records, by any path, changes it; the state database's identity and the
  * mark set for the stamp, migration 19: another database, or a backup of
  * this one restored, may count to the same generation with other records)
- * and the digest of the settings that turn a row into a record. A file
+ * the digest of the settings that turn a row into a record, and the
+ * sha256 of the file's bytes as they were written (checked as the file is
+ * read back: a write cut short, or a row changed on disk at the same size,
+ * is never trusted). A file
  * without a matching stamp, or a stamp without a matching file (a crash
  * between the two), is never used.
  *
@@ -31,6 +34,8 @@ import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js'
 export const KEPT_FILE = 'kept-rows';
 export const NEXT_FILE = 'kept-rows.next';
 export const STAMP_FILE = 'kept-stamp.json';
+/** The sha256 of NEXT_FILE's bytes as written, beside it until stampKept moves it into the stamp. */
+export const NEXT_SUM = 'kept-rows.next.sha256';
 
 export interface KeptStamp {
   nonce: string;
@@ -40,6 +45,8 @@ export interface KeptStamp {
   db?: string;
   mark?: string;
   digest: string;
+  /** sha256 (hex) of the kept file's bytes as they were written. */
+  sha256?: string;
   /** The connector's version (also in the digest): says an upgrade, not a settings change, voided the stamp. */
   version?: string;
 }
@@ -70,18 +77,43 @@ const escape = (c: string): string => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' 
 
 /** Why a read is full when the kept rows are not the published export's: the copy, as a shop's IT person reads it. */
 const COPY = 'the copy of the last published export';
+const FIRST = "nothing saved yet to compare with (normal on a dataset's first sync)";
 const NOT_STAMPED = `${COPY} does not match its stamp (a sync stopped while saving it); this sync saves a new one`;
 
-/** The stamp and the kept file's lines when both are there and agree with the records and settings now; else why not (plainly). */
-export function openKept(dir: string, now: RecordsMark, digest: string): { lines: Generator<string>; head: KeptHead } | { reason: string } {
+/** The kept file's bytes as read, and the sha256 its stamp says they must have (compared at its `end` line). */
+export interface KeptCheck {
+  hash: Hash;
+  sha256: string;
+}
+
+/**
+ * The stamp and the kept file's lines when both are there and agree with the records and settings now; else why not
+ * (plainly). A copy that can never be used (no stamp for it, a stamp without it, a stamp of another file, a stamp
+ * left half-written) is removed: it only takes disk space, which the copy this sync writes may need.
+ */
+export function openKept(dir: string, now: RecordsMark, digest: string): { lines: Generator<string>; head: KeptHead; check: KeptCheck } | { reason: string } {
   const stampPath = join(dir, STAMP_FILE);
   const file = join(dir, KEPT_FILE);
-  if (!existsSync(stampPath) || !existsSync(file)) return { reason: `no ${COPY} to compare with yet (normal on a dataset's first sync)` };
+  const unusable = (reason: string): { reason: string } => {
+    try {
+      dropKept(dir);
+    } catch {
+      // Not a file (a restore tool's directory), or not ours: left for a person; no stamp names it, so it is never used.
+    }
+    return { reason };
+  };
+  try {
+    rmSync(`${stampPath}.tmp`, { force: true });
+  } catch {
+    // As above.
+  }
+  if (!existsSync(stampPath) && !existsSync(file)) return { reason: FIRST };
+  if (!existsSync(stampPath) || !existsSync(file)) return unusable(NOT_STAMPED);
   let stamp: KeptStamp;
   try {
     stamp = JSON.parse(readFileSync(stampPath, 'utf8')) as KeptStamp;
   } catch {
-    return { reason: `${COPY} has an unreadable stamp; this sync saves a new one` };
+    return unusable(`${COPY} has an unreadable stamp; this sync saves a new one`);
   }
   if (stamp.version !== connectorVersion()) return { reason: 'the connector was upgraded since the last publish' };
   if (stamp.db !== now.db) return { reason: `state.db is not the one ${COPY} was saved with (made again, or copied from elsewhere)` };
@@ -89,21 +121,22 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
   if (now.generation < stamp.generation) return { reason: `state.db is older than ${COPY} (restored from a backup?)` };
   if (stamp.generation !== now.generation) return { reason: 'the published records changed since the last sync (an approve, a restore, a repair or an edit on the server)' };
   if (stamp.mark !== now.mark) return { reason: `state.db was restored from a backup (or replaced by a copy) since ${COPY} was saved` };
-  if (statSync(file).size !== stamp.bytes) return { reason: NOT_STAMPED };
-  const lines = readLines(file);
-  const first = lines.next();
+  if (statSync(file).size !== stamp.bytes || typeof stamp.sha256 !== 'string') return unusable(NOT_STAMPED);
+  const hash = createHash('sha256');
+  const lines = readLines(file, undefined, hash);
   let head: KeptHead;
   try {
+    const first = lines.next();
     head = JSON.parse(first.done ? '' : first.value) as KeptHead;
   } catch {
     lines.return(undefined);
-    return { reason: NOT_STAMPED };
+    return unusable(NOT_STAMPED);
   }
   if (head.nonce !== stamp.nonce || head.digest !== digest) {
     lines.return(undefined);
-    return { reason: NOT_STAMPED };
+    return unusable(NOT_STAMPED);
   }
-  return { lines, head };
+  return { lines, head, check: { hash, sha256: stamp.sha256 } };
 }
 
 /** What a stamp needs of the state database: a mark for the records at a generation (SnapshotStore.markRecords). */
@@ -120,12 +153,15 @@ export interface RecordsMarker {
  */
 export function stampKept(dir: string, records: RecordsMarker, generation: number, digest: string): boolean {
   const next = join(dir, NEXT_FILE);
-  if (!existsSync(next)) {
-    // The read kept none (its records are not all its rows'): the older rows are no longer the published export's.
+  const sumPath = join(dir, NEXT_SUM);
+  if (!existsSync(next) || !existsSync(sumPath)) {
+    // The read kept none (its records are not all its rows', or the copy could not be written): the older rows are no longer the published export's.
+    dropNext(dir);
     dropKept(dir);
     return false;
   }
-  const head = JSON.parse(readLines(next).next().value ?? 'null') as KeptHead | null;
+  const sha256 = readFileSync(sumPath, 'utf8').trim();
+  const head = JSON.parse(firstLine(next) ?? 'null') as KeptHead | null;
   if (head === null || head.digest !== digest) throw new TypeError(`${next}: not kept under these settings`);
   const fd = openSync(next, 'r');
   try {
@@ -141,22 +177,43 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     dropKept(dir);
     return false;
   }
-  const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, db: marked.db, mark: marked.mark!, digest, version: connectorVersion() };
+  const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, db: marked.db, mark: marked.mark!, digest, sha256, version: connectorVersion() };
   const tmp = `${join(dir, STAMP_FILE)}.tmp`;
-  writeFileSync(tmp, JSON.stringify(stamp), { mode: 0o600 });
-  const sfd = openSync(tmp, 'r');
   try {
-    fsyncSync(sfd);
+    writeFileSync(tmp, JSON.stringify(stamp), { mode: 0o600 });
+    const sfd = openSync(tmp, 'r');
+    try {
+      fsyncSync(sfd);
+    } finally {
+      closeSync(sfd);
+    }
+    renameSync(tmp, join(dir, STAMP_FILE));
+  } catch (err) {
+    // Not stamped (a full disk): the copy is of no use, and the space it takes may be what the next sync needs.
+    rmSync(tmp, { force: true });
+    dropKept(dir);
+    throw err;
   } finally {
-    closeSync(sfd);
+    rmSync(sumPath, { force: true });
   }
-  renameSync(tmp, join(dir, STAMP_FILE));
   return true;
+}
+
+/** The first line of a file (its descriptor closed before returning). */
+function firstLine(path: string): string | undefined {
+  const lines = readLines(path);
+  try {
+    const r = lines.next();
+    return r.done ? undefined : r.value;
+  } finally {
+    lines.return(undefined);
+  }
 }
 
 /** Forget the rows a read kept for the next (its records are not all the kept rows' records). */
 export function dropNext(dir: string): void {
   rmSync(join(dir, NEXT_FILE), { force: true });
+  rmSync(join(dir, NEXT_SUM), { force: true });
 }
 
 /** Forget the kept rows (a stamp is the only thing trusted, so it goes first). */
@@ -176,6 +233,8 @@ export interface KeptOutcome {
   records: number;
   /** Rows taken as unchanged (not in the read's sort: a read that gave up after some is not the full read). */
   skipped: number;
+  /** Why no copy of this export was kept for the next read (a write to the kept folder failed: a full disk), else null. */
+  copyError: string | null;
 }
 
 /**
@@ -187,7 +246,11 @@ export interface KeptOutcome {
 export class KeptRows implements SkippedRows {
   lastLine = 0;
   emptyAttributes = false;
-  readonly #out: LineWriter;
+  #out: LineWriter | null;
+  readonly #written = createHash('sha256');
+  #copyError: string | null = null;
+  readonly #dir: string;
+  #check: KeptCheck | null;
   readonly #nextPath: string;
   /** A row or id of this file that the kept file cannot hold as it is. */
   #uncomparable = false;
@@ -212,16 +275,51 @@ export class KeptRows implements SkippedRows {
     kept: ReturnType<typeof openKept> | null,
     private readonly maxDiffering: number,
   ) {
+    this.#dir = dir;
     this.#nextPath = join(dir, NEXT_FILE);
-    this.#out = new LineWriter(this.#nextPath);
     if (kept === null || 'reason' in kept) {
       this.#old = null;
+      this.#check = null;
       this.#reason = kept === null ? 'not asked' : kept.reason;
       this.#header = null;
     } else {
       this.#old = kept.lines;
+      this.#check = kept.check;
       this.#reason = null;
       this.#header = kept.head.header;
+    }
+    rmSync(join(dir, NEXT_SUM), { force: true });
+    try {
+      this.#out = new LineWriter(this.#nextPath, this.#written);
+    } catch (err) {
+      this.#out = null;
+      this.#copyFailed(err);
+    }
+  }
+
+  /** A line of the copy for the next read; a failed write (a full disk) ends the copy, never the read. */
+  #put(line: string): void {
+    if (this.#out === null) return;
+    try {
+      this.#out.write(line);
+    } catch (err) {
+      this.#copyFailed(err);
+    }
+  }
+
+  #copyFailed(err: unknown): void {
+    const e = err as NodeJS.ErrnoException;
+    this.#copyError ??= e.code ?? e.message;
+    try {
+      this.#out?.abandon();
+    } catch {
+      // Its descriptor is gone either way.
+    }
+    this.#out = null;
+    try {
+      dropNext(this.#dir);
+    } catch {
+      // Left for openKept or the next read (no stamp names it).
     }
   }
 
@@ -229,7 +327,7 @@ export class KeptRows implements SkippedRows {
 
   header(cells: readonly string[]): void {
     const text = rowText(cells);
-    this.#out.write(JSON.stringify({ v: 1, nonce: randomUUID(), digest: this.digest, header: text } satisfies KeptHead));
+    this.#put(JSON.stringify({ v: 1, nonce: randomUUID(), digest: this.digest, header: text } satisfies KeptHead));
     if (this.#old !== null && text !== this.#header) this.#giveUp('the header row of the export changed');
   }
 
@@ -246,7 +344,7 @@ export class KeptRows implements SkippedRows {
       for (let j = 0; j < k && this.#old !== null; j++) this.#gone(this.#peek(j)!);
       this.#consume(k + 1);
       if (this.#old === null) break;
-      this.#out.write(old);
+      this.#put(old);
       this.lastLine = line;
       this.#records++;
       this.#skipped++;
@@ -275,10 +373,18 @@ export class KeptRows implements SkippedRows {
   /** After the read (whether or not it was refused): the kept rows beyond the file's are gone; the next file is closed. */
   finish(): KeptOutcome {
     this.#flush();
-    this.#out.write(`end\t${this.#rows}`);
-    this.#out.close();
-    // Rows that would read back otherwise than they are: none is kept, so the next export is read in full (stampKept drops the older rows).
-    if (this.#uncomparable) rmSync(this.#nextPath, { force: true });
+    this.#put(`end\t${this.#rows}`);
+    if (this.#out !== null) {
+      try {
+        this.#out.close();
+        this.#out = null;
+        // Rows that would read back otherwise than they are: none is kept, so the next export is read in full (stampKept drops the older rows).
+        if (this.#uncomparable) dropNext(this.#dir);
+        else writeFileSync(join(this.#dir, NEXT_SUM), this.#written.digest('hex'), { mode: 0o600 });
+      } catch (err) {
+        this.#copyFailed(err);
+      }
+    }
     if (this.#old !== null) {
       for (let old = this.#peek(0); old !== null && this.#old !== null; old = this.#peek(0)) {
         this.#gone(old);
@@ -287,7 +393,7 @@ export class KeptRows implements SkippedRows {
       if (!this.#ended) this.#giveUp(`${COPY} is cut short; this sync saves a new one`);
     }
     const fast = this.#old !== null ? { differingIds: this.#differingIds, goneIds: this.#goneIds } : null;
-    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped };
+    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped, copyError: this.#copyError };
   }
 
   #flush(): void {
@@ -295,7 +401,7 @@ export class KeptRows implements SkippedRows {
     if (p === null) return;
     this.#pending = null;
     const flag = p.id === null || !joinedOnce(p.text, p.cells) ? 'x' : p.empty ? 'e' : 'c';
-    this.#out.write(`${flag}${p.cells}\t${p.id === null ? '' : idField(p.id)}\t${p.text}`);
+    this.#put(`${flag}${p.cells}\t${p.id === null ? '' : idField(p.id)}\t${p.text}`);
   }
 
   /** The k-th kept row not yet matched or gone (read ahead as needed); null past the end. */
@@ -309,6 +415,10 @@ export class KeptRows implements SkippedRows {
       }
       if (r.value.startsWith('end\t')) {
         this.#ended = true;
+        // Read on to the file's end (which closes it): its bytes must be the ones stamped, and nothing after `end`.
+        const rest = this.#old.next();
+        if (!rest.done || this.#check === null || this.#check.hash.digest('hex') !== this.#check.sha256)
+          this.#giveUp(`${COPY} is not as it was saved (changed on disk since); this sync saves a new one`);
         return null;
       }
       this.#ahead.push(r.value);

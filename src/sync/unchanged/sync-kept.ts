@@ -72,7 +72,16 @@ export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string
     );
     return { reason: `cannot write ${dir} (${e.code ?? e.message}): make it writable by the service user, or delete it` };
   }
-  const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
+  let warned = false;
+  const onCopyError = (error: string): void => {
+    if (warned) return;
+    warned = true;
+    ctx.logger.warn(
+      event('sync.rows_kept', { kind: 'kept_rows', dir, error }),
+      `the copy of this export for the next sync could not be written in ${dir} (${error}): this sync goes on without it and the next export is read in full; free space on the disk holding the state dir`,
+    );
+  };
+  const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, onCopyError, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
   return { dir, digest: keptDigest(ds.source, ds.mapping), diff };
 }
 

@@ -55,6 +55,8 @@ export interface UnchangedOptions {
   maxShare?: number;
   links?: LinkPolicy;
   sha256?: string;
+  /** Told when the copy for the next read could not be written (a full disk): the read goes on without it. */
+  onCopyError?: (error: string) => void;
 }
 
 /** The read and diff of `file` (see above); the rows are kept in keptDir for the next read whichever path was taken, stamped only by stampKept. */
@@ -96,6 +98,7 @@ async function readKeeping(file: string, source: unknown, mapping: unknown, work
       ...(o.sha256 ? { sha256: o.sha256 } : {}),
     });
     outcome = rows.finish();
+    if (outcome.copyError !== null) o.onCopyError?.(outcome.copyError);
     // A repeated record_id: both rows were kept as records, and a kept row is taken unchanged without the sort that finds it.
     if (read!.records !== outcome.records) dropNext(o.keptDir);
     return { read: await withRejectFile(read!), outcome };
