@@ -1,3 +1,4 @@
+import type { ByteShortcut } from './archive.js';
 /**
  * The fast path of a sheet's read (issue 18): nearly every cell a workbook
  * writer produces is `<c r="B2" t="s" s="1"><v>12</v></c>` (or `<c …/>`), and
@@ -375,4 +376,41 @@ export function columnAt(x: string, from: number, to: number): number {
     else break;
   }
   return col;
+}
+
+/**
+ * A ByteShortcut taking a run of plain elements (rows of a sheet, items of the shared strings) off the bytes:
+ * `scan` reads one at `i` (the index after it, MORE when the bytes end inside it, else -1: not plain); one cut
+ * by the chunk's end waits for the next chunk unless it is already past `maxHeld` bytes; the scanner takes
+ * what is not plain up to the element's `close` tag, and after a run of those the rest of the chunk.
+ */
+export function plainRunShortcut(ready: () => boolean, scan: (x: Buffer, i: number) => number, maxHeld: number, close: string): ByteShortcut {
+  /** Whether the last bytes offered were left to the scanner before a single element was taken: a run the fast path cannot read. */
+  let tookNone = false;
+  return {
+    ready,
+    take(x, from) {
+      tookNone = false;
+      const n = x.length;
+      let i = from;
+      for (;;) {
+        // Whitespace between elements is text the handlers drop.
+        while (i < n && (x[i] === 0x20 || x[i] === 0x0a || x[i] === 0x0d || x[i] === 0x09)) i++;
+        if (i === n) return i;
+        const end = scan(x, i);
+        if (end >= 0) {
+          i = end;
+          continue;
+        }
+        if (end === MORE && n - i <= maxHeld) return -i - 1;
+        tookNone = i === from;
+        return i;
+      }
+    },
+    resume(x, from) {
+      if (tookNone) return x.length;
+      const end = x.indexOf(close, from);
+      return end < 0 ? x.length : end + close.length;
+    },
+  };
 }

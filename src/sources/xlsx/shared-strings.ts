@@ -2,7 +2,7 @@ import { SourceError } from '../../model/source-error.js';
 import type { WorkbookArchive } from './archive.js';
 import { partName } from './part-name.js';
 import { unescapeXstring } from './cell-text.js';
-import { MORE, scanPlainItem, scanPlainItemAt } from './plain-cell.js';
+import { plainRunShortcut, scanPlainItem, scanPlainItemAt } from './plain-cell.js';
 import { readXml, type XmlHandlers } from './xml.js';
 
 /**
@@ -100,35 +100,16 @@ export async function readSharedStrings(archive: WorkbookArchive, part: string, 
       return end;
     };
     // The same off the part's bytes before they are decoded (ByteShortcut, archive.ts), where the scanner is between items.
-    let tookNone = false;
-    handlers.bytes = {
-      ready: () => !inItem,
-      take(x, from) {
-        tookNone = false;
-        const n = x.length;
-        let i = from;
-        for (;;) {
-          // Whitespace between items is text the handlers drop.
-          while (i < n && (x[i] === 0x20 || x[i] === 0x0a || x[i] === 0x0d || x[i] === 0x09)) i++;
-          if (i === n) return i;
-          const end = scanPlainItemAt(x, i, plain);
-          if (end >= 0) {
-            strings.push(plain.escaped ? unescapeXstring(plain.text) : plain.text);
-            i = end;
-            continue;
-          }
-          // An item cut by the chunk's end waits for the next, unless it is already longer than an item should be.
-          if (end === MORE && n - i <= MAX_HELD_ITEM) return -i - 1;
-          tookNone = i === from;
-          return i;
-        }
+    handlers.bytes = plainRunShortcut(
+      () => !inItem,
+      (x, i) => {
+        const end = scanPlainItemAt(x, i, plain);
+        if (end >= 0) strings.push(plain.escaped ? unescapeXstring(plain.text) : plain.text);
+        return end;
       },
-      resume(x, from) {
-        if (tookNone) return x.length;
-        const end = x.indexOf('</si>', from);
-        return end < 0 ? x.length : end + 5;
-      },
-    };
+      MAX_HELD_ITEM,
+      '</si>',
+    );
   }
   await readXml(archive.file, part, (shortcut) => archive.text(part, shortcut), handlers);
   return strings;

@@ -2,7 +2,7 @@ import { SourceError } from '../../model/source-error.js';
 import { boundText } from '../../model/excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
-import { MAX_ROW_ATTRIBUTES, MORE, asciiText, columnAt, columnAtBytes, numberAt, plainAttributeEndAt, plainValueEndAt, scanPlainCell, scanPlainRowTag, type PlainCell } from './plain-cell.js';
+import { MAX_ROW_ATTRIBUTES, MORE, asciiText, plainRunShortcut, columnAt, columnAtBytes, numberAt, plainAttributeEndAt, plainValueEndAt, scanPlainCell, scanPlainRowTag, type PlainCell } from './plain-cell.js';
 import { StringItem } from './shared-strings.js';
 import { parseXml, type XmlHandlers } from './xml.js';
 
@@ -287,8 +287,6 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       j = to + 8;
     }
   };
-  /** Whether the last bytes offered were left to the scanner before a single row was taken: then a run of rows the fast path cannot read. */
-  let tookNone = false;
   if (ctx.general !== true) {
     handlers.element = (x, lt) => {
       // Every read stays within the text: one past its end would throw the optimised code away (a deopt per place it happens).
@@ -298,35 +296,8 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       replayCell(plain);
       return end;
     };
-    handlers.bytes = {
-      // Not inside a cell, a value or an inline string (the scanner then holds nothing either).
-      ready: () => inside === 0,
-      take(x, from) {
-        tookNone = false;
-        const n = x.length;
-        let i = from;
-        for (;;) {
-          // Whitespace between rows is text the handlers drop.
-          while (i < n && (x[i] === 0x20 || x[i] === 0x0a || x[i] === 0x0d || x[i] === 0x09)) i++;
-          if (i === n) return i;
-          const end = plainRow(x, i);
-          if (end >= 0) {
-            i = end;
-            continue;
-          }
-          // A row cut off by the chunk's end waits for the next, unless it is already longer than a row should be.
-          if (end === MORE && n - i <= MAX_HELD_ROW) return -i - 1;
-          tookNone = i === from;
-          return i;
-        }
-      },
-      // After a row the fast path left to the scanner, the bytes are offered again; after a run of them, not before the next chunk.
-      resume(x, from) {
-        if (tookNone) return x.length;
-        const end = x.indexOf('</row>', from);
-        return end < 0 ? x.length : end + 6;
-      },
-    };
+    // Not inside a cell, a value or an inline string (the scanner then holds nothing either).
+    handlers.bytes = plainRunShortcut(() => inside === 0, plainRow, MAX_HELD_ROW, '</row>');
   }
   yield* parseXml(file, part, (shortcut) => archive.text(part, shortcut), handlers, () => (rowNumber > 0 ? `after row ${rowNumber}` : ''));
 }
