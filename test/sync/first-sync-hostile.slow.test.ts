@@ -28,7 +28,7 @@ for (const [path, method, route] of [
       f.add({ method, path: route, status: 429, code: 'RATE_LIMITED', retryAfterS: 2 });
       f.add({ method, path: route, status: 429, code: 'JOB_IN_PROGRESS', retryAfterS: 5 });
       f.add({ method, path: route, applyThenDrop: true });
-      f.add({ method: 'GET', path: /\/jobs\//, status: 503, retryAfterS: 1 });
+      f.add({ method: 'GET', path: /\/sync-jobs\//, status: 503, retryAfterS: 1 });
       const rows = recs(N);
       const file = await s.writeExport(rows);
       const results: string[] = [];
