@@ -1,5 +1,5 @@
 import { randomUUID, createHash, type Hash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
 import type { RecordsMark } from '../../snapshot/store.js';
@@ -79,6 +79,20 @@ const escape = (c: string): string => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' 
 const COPY = 'the copy of the last published export';
 const FIRST = "nothing saved yet to compare with (normal on a dataset's first sync)";
 const NOT_STAMPED = `${COPY} does not match its stamp (a sync stopped while saving it); this sync saves a new one`;
+const CHANGED = `${COPY} is not as it was saved (changed on disk since); this sync saves a new one`;
+
+/** The kept copy could not be read (a failing disk, a directory or a pipe in its place): where, and the error's code. */
+export interface KeptReadError {
+  file: string;
+  code: string;
+}
+
+function readErrorOf(file: string, err: unknown): KeptReadError {
+  const e = err as NodeJS.ErrnoException;
+  return { file, code: e.code ?? e.message };
+}
+
+const unreadable = (e: KeptReadError): string => `${COPY} could not be read (${e.code}); this sync reads the export in full and saves a new one`;
 
 /** The kept file's bytes as read, and the sha256 its stamp says they must have (compared at its `end` line). */
 export interface KeptCheck {
@@ -91,7 +105,7 @@ export interface KeptCheck {
  * (plainly). A copy that can never be used (no stamp for it, a stamp without it, a stamp of another file, a stamp
  * left half-written) is removed: it only takes disk space, which the copy this sync writes may need.
  */
-export function openKept(dir: string, now: RecordsMark, digest: string): { lines: Generator<string>; head: KeptHead; check: KeptCheck } | { reason: string } {
+export function openKept(dir: string, now: RecordsMark, digest: string): { lines: Generator<string>; head: KeptHead; check: KeptCheck } | { reason: string; readError?: KeptReadError } {
   const stampPath = join(dir, STAMP_FILE);
   const file = join(dir, KEPT_FILE);
   const unusable = (reason: string): { reason: string } => {
@@ -121,12 +135,27 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
   if (now.generation < stamp.generation) return { reason: `state.db is older than ${COPY} (restored from a backup?)` };
   if (stamp.generation !== now.generation) return { reason: 'the published records changed since the last sync (an approve, a restore, a repair or an edit on the server)' };
   if (stamp.mark !== now.mark) return { reason: `state.db was restored from a backup (or replaced by a copy) since ${COPY} was saved` };
-  if (statSync(file).size !== stamp.bytes || typeof stamp.sha256 !== 'string') return unusable(NOT_STAMPED);
+  const failed = (readError: KeptReadError): { reason: string; readError: KeptReadError } => ({ ...unusable(unreadable(readError)), readError });
+  let size: number;
+  try {
+    const st = statSync(file);
+    // Never opened when not a file: a pipe's open waits for a writer, a directory's read fails.
+    if (!st.isFile()) return failed({ file, code: st.isDirectory() ? 'EISDIR' : 'not a regular file' });
+    size = st.size;
+  } catch (err) {
+    return failed(readErrorOf(file, err));
+  }
+  if (size !== stamp.bytes || typeof stamp.sha256 !== 'string') return unusable(NOT_STAMPED);
   const hash = createHash('sha256');
   const lines = readLines(file, undefined, hash);
+  let first: IteratorResult<string>;
+  try {
+    first = lines.next();
+  } catch (err) {
+    return failed(readErrorOf(file, err));
+  }
   let head: KeptHead;
   try {
-    const first = lines.next();
     head = JSON.parse(first.done ? '' : first.value) as KeptHead;
   } catch {
     lines.return(undefined);
@@ -170,6 +199,8 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     closeSync(fd);
   }
   const file = join(dir, KEPT_FILE);
+  clearWay(file);
+  clearWay(join(dir, STAMP_FILE));
   renameSync(next, file);
   const marked = records.markRecords(generation);
   if (marked === null) {
@@ -197,6 +228,20 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     rmSync(sumPath, { force: true });
   }
   return true;
+}
+
+/**
+ * A directory where the copy or its stamp goes (a restore tool that got it wrong) is removed: the names are ours, in
+ * our own folder, and nothing else there is ever read; left, it would keep every later copy from being saved.
+ */
+function clearWay(path: string): void {
+  let dir = false;
+  try {
+    dir = lstatSync(path).isDirectory();
+  } catch {
+    return;
+  }
+  if (dir) rmSync(path, { recursive: true, force: true });
 }
 
 /** The first line of a file (its descriptor closed before returning). */
@@ -235,6 +280,8 @@ export interface KeptOutcome {
   skipped: number;
   /** Why no copy of this export was kept for the next read (a write to the kept folder failed: a full disk), else null. */
   copyError: string | null;
+  /** The last published export's copy could not be read (the read went on in full), else null. */
+  readError: KeptReadError | null;
 }
 
 /**
@@ -249,6 +296,7 @@ export class KeptRows implements SkippedRows {
   #out: LineWriter | null;
   readonly #written = createHash('sha256');
   #copyError: string | null = null;
+  #readError: KeptReadError | null = null;
   readonly #dir: string;
   #check: KeptCheck | null;
   readonly #nextPath: string;
@@ -281,6 +329,7 @@ export class KeptRows implements SkippedRows {
       this.#old = null;
       this.#check = null;
       this.#reason = kept === null ? 'not asked' : kept.reason;
+      this.#readError = kept !== null && kept.readError ? kept.readError : null;
       this.#header = null;
     } else {
       this.#old = kept.lines;
@@ -393,7 +442,7 @@ export class KeptRows implements SkippedRows {
       if (!this.#ended) this.#giveUp(`${COPY} is cut short; this sync saves a new one`);
     }
     const fast = this.#old !== null ? { differingIds: this.#differingIds, goneIds: this.#goneIds } : null;
-    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped, copyError: this.#copyError };
+    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped, copyError: this.#copyError, readError: this.#readError };
   }
 
   #flush(): void {
@@ -408,7 +457,13 @@ export class KeptRows implements SkippedRows {
   #peek(k: number): string | null {
     while (this.#ahead.length - this.#head <= k) {
       if (this.#old === null || this.#ended) return null;
-      const r = this.#old.next();
+      let r: IteratorResult<string>;
+      try {
+        r = this.#old.next();
+      } catch (err) {
+        this.#readFailed(err);
+        return null;
+      }
       if (r.done) {
         this.#giveUp(`${COPY} is cut short; this sync saves a new one`);
         return null;
@@ -416,9 +471,14 @@ export class KeptRows implements SkippedRows {
       if (r.value.startsWith('end\t')) {
         this.#ended = true;
         // Read on to the file's end (which closes it): its bytes must be the ones stamped, and nothing after `end`.
-        const rest = this.#old.next();
-        if (!rest.done || this.#check === null || this.#check.hash.digest('hex') !== this.#check.sha256)
-          this.#giveUp(`${COPY} is not as it was saved (changed on disk since); this sync saves a new one`);
+        let rest: IteratorResult<string>;
+        try {
+          rest = this.#old.next();
+        } catch (err) {
+          this.#readFailed(err);
+          return null;
+        }
+        if (!rest.done || this.#check === null || this.#check.hash.digest('hex') !== this.#check.sha256) this.#giveUp(CHANGED);
         return null;
       }
       this.#ahead.push(r.value);
@@ -440,8 +500,33 @@ export class KeptRows implements SkippedRows {
     const field = old.slice(a + 1, old.indexOf('\t', a + 1));
     // An `x` row without an id was no record; one with an id (a cell holding a NUL) was, and may be gone.
     if (old.charCodeAt(0) === 0x78 && field === '') return;
-    this.#goneIds.push(detach(parseIdField(field)));
+    let id: string;
+    try {
+      id = detach(parseIdField(field));
+    } catch {
+      // Not a line this code wrote (changed on disk; its sum, checked at the end, would say so too).
+      this.#giveUp(CHANGED);
+      return;
+    }
+    this.#goneIds.push(id);
     if (this.#goneIds.length > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows were removed (a large change is read in full)`);
+  }
+
+  /**
+   * The copy failed while read (a disk error): given up as any other give-up (rows taken unchanged before are read
+   * again in full), and its stamp removed at once, so that nothing of a copy that failed is trusted again; the
+   * next publish writes a new one.
+   */
+  #readFailed(err: unknown): void {
+    const e = readErrorOf(join(this.#dir, KEPT_FILE), err);
+    this.#readError ??= e;
+    // The generator that threw is done (its descriptor closed): giving up only lets go of it.
+    this.#giveUp(unreadable(e));
+    try {
+      rmSync(join(this.#dir, STAMP_FILE), { force: true });
+    } catch {
+      // No stamp that names this sync's copy is written over a failed one but by stampKept.
+    }
   }
 
   #giveUp(reason: string): void {

@@ -8,7 +8,7 @@ import type { Changeset } from '../core/changeset.js';
 import type { ExecContext } from '../executor/context.js';
 import { crashPoint } from '../executor/crash-hook.js';
 import type { SourceRead } from '../executor/source-read.js';
-import { keptDigest, NEXT_FILE, stampKept } from './kept-rows.js';
+import { keptDigest, NEXT_FILE, stampKept, type KeptReadError } from './kept-rows.js';
 import { readAndDiff, type UnchangedDiff } from './unchanged-diff.js';
 
 /**
@@ -81,7 +81,13 @@ export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string
       `the copy of this export for the next sync could not be written in ${dir} (${error}): this sync goes on without it and the next export is read in full; free space on the disk holding the state dir`,
     );
   };
-  const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, onCopyError, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
+  const onReadError = (e: KeptReadError): void => {
+    ctx.logger.warn(
+      event('sync.rows_kept', { kind: 'kept_rows', file: e.file, error: e.code }),
+      `the copy of the last published export ${e.file} could not be read (${e.code}): this sync reads the export in full and the next publish replaces the copy; if this repeats, check the disk holding the state dir (system log, disk health)`,
+    );
+  };
+  const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, onCopyError, onReadError, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
   return { dir, digest: keptDigest(ds.source, ds.mapping), diff };
 }
 
