@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { planDir } from '../../src/sync/executor/plan-files.js';
-import { KEPT_FILE, STAMP_FILE } from '../../src/sync/unchanged/kept-rows.js';
+import { KEPT_FILE } from '../../src/sync/unchanged/kept-rows.js';
+import { STAMP_FILE } from '../../src/sync/unchanged/kept-stamp.js';
 import { keptDirOf } from '../../src/sync/unchanged/sync-kept.js';
 import { recs, scenario, type Scenario } from './harness.js';
 

@@ -1,29 +1,20 @@
-import { randomUUID, createHash, type Hash } from 'node:crypto';
+import { randomUUID, createHash } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
 import type { RecordsMark } from '../../snapshot/store.js';
-import { connectorVersion } from '../../version.js';
 import { LineWriter, detach, idField, parseIdField, readLines } from '../disk/line-file.js';
 import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js';
+import { COPY, NEXT_SUM, STAMP_FILE, dropStampTmp, readStamp, stampVoid, writeStamp, type KeptCheck, type KeptStamp, type RecordsMarker } from './kept-stamp.js';
 
 /**
  * Issue 18's unchanged rows: the rows of the last published export, in file
  * order, each as the text of its cells, so that a row of the next export
  * equal to the one at its place is known to be the same record without
  * mapping, sorting or diffing it. The file is trusted only under its stamp
- * (kept-stamp.json): written once the plan made of that export was
- * published whole, naming the file (its nonce and size), the records after
- * that publish (their generation, migration 17: any later write of the
- * records, by any path, changes it; the state database's identity and the
- * mark set for the stamp, migration 19: another database, or a backup of
- * this one restored, may count to the same generation with other records)
- * the digest of the settings that turn a row into a record, and the
- * sha256 of the file's bytes as they were written (checked as the file is
- * read back: a write cut short, or a row changed on disk at the same size,
- * is never trusted). A file
- * without a matching stamp, or a stamp without a matching file (a crash
- * between the two), is never used.
+ * (kept-stamp.ts), written once the plan made of that export was published
+ * whole. A file without a matching stamp, or a stamp without a matching file
+ * (a crash between the two), is never used.
  *
  * Lines: a head line (JSON: nonce, digest, header), then one line a data row
  * (`<c|e|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
@@ -33,35 +24,12 @@ import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js'
 /** The file of the last published export's rows, its stamp, and the file a read writes for the next. */
 export const KEPT_FILE = 'kept-rows';
 export const NEXT_FILE = 'kept-rows.next';
-export const STAMP_FILE = 'kept-stamp.json';
-/** The sha256 of NEXT_FILE's bytes as written, beside it until stampKept moves it into the stamp. */
-export const NEXT_SUM = 'kept-rows.next.sha256';
-
-export interface KeptStamp {
-  nonce: string;
-  bytes: number;
-  generation: number;
-  /** The state database's identity and the records' mark (SnapshotStore.recordsMark); absent in a stamp older than migration 19. */
-  db?: string;
-  mark?: string;
-  digest: string;
-  /** sha256 (hex) of the kept file's bytes as they were written. */
-  sha256?: string;
-  /** The connector's version (also in the digest): says an upgrade, not a settings change, voided the stamp. */
-  version?: string;
-}
 
 interface KeptHead {
   v: 1;
   nonce: string;
   digest: string;
   header: string | null;
-}
-
-/** The settings a row's record depends on, with this build's version: another digest, another mapping. */
-export function keptDigest(source: unknown, mapping: unknown): string {
-  const text = JSON.stringify({ version: connectorVersion(), source, mapping }, (_k, v: unknown) => (v instanceof RegExp ? `/${v.source}/${v.flags}` : v));
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /**
@@ -75,8 +43,7 @@ function rowText(cells: readonly string[]): string {
 const ESCAPED = /[\\\n\r]/g;
 const escape = (c: string): string => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : '\\r');
 
-/** Why a read is full when the kept rows are not the published export's: the copy, as a shop's IT person reads it. */
-const COPY = 'the copy of the last published export';
+/** Why a read is full when the kept rows are not the published export's. */
 const FIRST = "nothing saved yet to compare with (normal on a dataset's first sync)";
 const NOT_STAMPED = `${COPY} does not match its stamp (a sync stopped while saving it); this sync saves a new one`;
 const CHANGED = `${COPY} is not as it was saved (changed on disk since); this sync saves a new one`;
@@ -93,12 +60,6 @@ function readErrorOf(file: string, err: unknown): KeptReadError {
 }
 
 const unreadable = (e: KeptReadError): string => `${COPY} could not be read (${e.code}); this sync reads the export in full and saves a new one`;
-
-/** The kept file's bytes as read, and the sha256 its stamp says they must have (compared at its `end` line). */
-export interface KeptCheck {
-  hash: Hash;
-  sha256: string;
-}
 
 /**
  * The stamp and the kept file's lines when both are there and agree with the records and settings now; else why not
@@ -117,7 +78,7 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
     return { reason };
   };
   try {
-    rmSync(`${stampPath}.tmp`, { force: true });
+    dropStampTmp(dir);
   } catch {
     // As above.
   }
@@ -125,16 +86,12 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
   if (!existsSync(stampPath) || !existsSync(file)) return unusable(NOT_STAMPED);
   let stamp: KeptStamp;
   try {
-    stamp = JSON.parse(readFileSync(stampPath, 'utf8')) as KeptStamp;
+    stamp = readStamp(dir);
   } catch {
     return unusable(`${COPY} has an unreadable stamp; this sync saves a new one`);
   }
-  if (stamp.version !== connectorVersion()) return { reason: 'the connector was upgraded since the last publish' };
-  if (stamp.db !== now.db) return { reason: `state.db is not the one ${COPY} was saved with (made again, or copied from elsewhere)` };
-  if (stamp.digest !== digest) return { reason: 'the source or mapping settings changed since the last publish' };
-  if (now.generation < stamp.generation) return { reason: `state.db is older than ${COPY} (restored from a backup?)` };
-  if (stamp.generation !== now.generation) return { reason: 'the published records changed since the last sync (an approve, a restore, a repair or an edit on the server)' };
-  if (stamp.mark !== now.mark) return { reason: `state.db was restored from a backup (or replaced by a copy) since ${COPY} was saved` };
+  const voided = stampVoid(stamp, now, digest);
+  if (voided !== null) return { reason: voided };
   const failed = (readError: KeptReadError): { reason: string; readError: KeptReadError } => ({ ...unusable(unreadable(readError)), readError });
   let size: number;
   try {
@@ -166,11 +123,6 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
     return unusable(NOT_STAMPED);
   }
   return { lines, head, check: { hash, sha256: stamp.sha256 } };
-}
-
-/** What a stamp needs of the state database: a mark for the records at a generation (SnapshotStore.markRecords). */
-export interface RecordsMarker {
-  markRecords(generation: number): RecordsMark | null;
 }
 
 /**
@@ -208,20 +160,10 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     dropKept(dir);
     return false;
   }
-  const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, db: marked.db, mark: marked.mark!, digest, sha256, version: connectorVersion() };
-  const tmp = `${join(dir, STAMP_FILE)}.tmp`;
   try {
-    writeFileSync(tmp, JSON.stringify(stamp), { mode: 0o600 });
-    const sfd = openSync(tmp, 'r');
-    try {
-      fsyncSync(sfd);
-    } finally {
-      closeSync(sfd);
-    }
-    renameSync(tmp, join(dir, STAMP_FILE));
+    writeStamp(dir, { nonce: head.nonce, bytes: statSync(file).size, sha256 }, generation, marked, digest);
   } catch (err) {
     // Not stamped (a full disk): the copy is of no use, and the space it takes may be what the next sync needs.
-    rmSync(tmp, { force: true });
     dropKept(dir);
     throw err;
   } finally {

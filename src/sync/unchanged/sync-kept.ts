@@ -9,7 +9,8 @@ import type { Changeset } from '../core/changeset.js';
 import type { ExecContext } from '../executor/context.js';
 import { crashPoint } from '../executor/crash-hook.js';
 import type { SourceRead } from '../executor/source-read.js';
-import { keptDigest, NEXT_FILE, stampKept, type KeptReadError } from './kept-rows.js';
+import { NEXT_FILE, stampKept, type KeptReadError } from './kept-rows.js';
+import { keptDigest } from './kept-stamp.js';
 import { readAndDiff, type UnchangedDiff } from './unchanged-diff.js';
 
 /**

@@ -13,7 +13,8 @@ import { MEMORY_CHARS } from '../disk/sorted-source.js';
 import type { ExecContext } from '../executor/context.js';
 import { diffListed, listedEntries, type Listed } from '../executor/feed-indexed.js';
 import { readSources, withRejectFile, type SourceRead } from '../executor/source-read.js';
-import { KeptRows, dropNext, keptDigest, openKept, type KeptOutcome, type KeptReadError } from './kept-rows.js';
+import { KeptRows, dropNext, openKept, type KeptOutcome, type KeptReadError } from './kept-rows.js';
+import { keptDigest } from './kept-stamp.js';
 
 /**
  * Issue 18: read and diff an export of a dataset of one full source against
