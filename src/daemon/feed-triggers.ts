@@ -79,6 +79,7 @@ export class FeedTriggers {
   async start(): Promise<void> {
     const ds = this.#ds;
     const log = this.#deps.logger;
+    const waitedAtStart = new Set((this.#deps.state.waiting?.all(ds.name) ?? []).map((w) => w.file));
     for (const feed of feedNames(ds)) {
       const view = feedView(ds, feed);
       const tag = feedTag(ds, feed);
@@ -87,6 +88,9 @@ export class FeedTriggers {
           view.watch,
           {
             onReady: (file) => {
+              // A file moved away and back (or written again) is a new export: its wait, if it comes to one, starts
+              // now. Only the start's scan finding a file that waited already keeps its first time.
+              if (!waitedAtStart.delete(file.path)) this.#deps.state.waiting?.done(ds.name, file.path);
               this.#deps.push({ kind: 'file', file, origin: 'watch', ...tag(file) });
               this.#deps.onFolderChange?.();
             },

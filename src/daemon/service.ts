@@ -10,6 +10,8 @@ import type { SyncSummary } from '../sync/outcome.js';
 import { connectorVersion } from '../version.js';
 import { canonicalJson } from '../model/canonical.js';
 import { openStateDb, type StateDb } from '../snapshot/db.js';
+import { planDir } from '../sync/executor/plan-files.js';
+import { removeUnconfiguredKept } from '../sync/unchanged/sync-kept.js';
 import { SyncEngine } from '../sync/engine.js';
 import type { CronStarter } from '../triggers/scheduler.js';
 import { AlertMonitor } from '../alerts/monitor.js';
@@ -155,6 +157,8 @@ export class Service {
       await this.#demo?.emulator.close();
       throw err;
     }
+    // Once the state dir is ours: a dataset taken out of the configuration leaves a copy of its export behind.
+    removeUnconfiguredKept(planDir(this.#db.path), new Set(Object.keys(config.datasets)), this.#log);
     this.#clients = new ClientPool(this.metrics, this.#log, clock, this.#db.rateWindow);
     this.#clients.setKeys(keys);
     const engine: DaemonEngine = new SyncEngine({

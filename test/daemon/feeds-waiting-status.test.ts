@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -130,6 +130,71 @@ describe('status: a feed\'s file waiting behind another feed\'s held change', ()
     fx.services.push(again);
     await until(async () => (await rows()).length === 0, 'the start forgot the wait of a file that is gone');
   });
+  // #13 leftover: a waiting file moved away and back while the daemon runs is a new arrival; its wait starts again
+  // (the row of the first wait stayed, as the daemon hears of no file leaving). An hour passes on the daemon's clock
+  // in between, so the first time cannot pass for the second. A restart's scan of a file that waits keeps its time.
+  it('a waiting file moved away and back while the daemon runs waits since it came back', async () => {
+    const s = await serviceScenario(fx.emu, 'waiting-back');
+    const dirs = { main: join(s.inbox, 'main'), stock: join(s.inbox, 'stock') };
+    for (const d of Object.values(dirs)) await mkdir(d);
+    const watch = (path: string) => ({ path, include: ['*.csv'], settle_ms: 100, poll_interval_ms: 30 });
+    await s.writeConfig({
+      shop: {
+        api: s.dataset().api,
+        policy: { staging: true, guards: { max_delete_ratio: 0.4 } },
+        feeds: {
+          main: { role: 'full', source: { type: 'csv' }, mapping: { fields: { record_id: 'sku', display_name: 'name', api_value: 'code' } }, watch: watch(dirs.main) },
+          stock: { role: 'update', source: { type: 'csv' }, mapping: { fields: { record_id: 'sku', 'attributes.stock': { column: 'qty', transforms: ['integer'] } } }, watch: watch(dirs.stock) },
+        },
+      },
+    });
+    let offset = 0;
+    const log = capture();
+    const service = await Service.start({ configPath: s.configPath, logger: log.logger, env: s.env, clock: new ManualClock(() => Date.now() + offset) });
+    fx.services.push(service);
+    await drop(dirs.main, 'catalogue-1.csv', 'sku,name,code\nP-1,Apple,C1\nP-2,Pear,C2\nP-3,Plum,C3\nP-4,Fig,C4\n');
+    await waitEvent(log.lines, 'file.processed', { file: join(dirs.main, 'catalogue-1.csv') });
+    await drop(dirs.main, 'catalogue-2.csv', 'sku,name,code\nP-1,Apple,C1\n');
+    await waitEvent(log.lines, 'sync.summary', { result: 'held' });
+    const stock = await drop(dirs.stock, 'stock-1.csv', 'sku,qty\nP-1,7\n');
+    await waitEvent(log.lines, 'sync.summary', { code: 'HELD_OTHER_FEED', file: stock });
+
+    const config = await loadConfig(s.configPath);
+    const ds = config.datasets.shop!;
+    const rows = async () => {
+      const cli = await cliEngine(config, pino({ level: 'silent' }), []);
+      try {
+        return cli.engine.status(ds).waitingFiles;
+      } finally {
+        await cli.close();
+      }
+    };
+    const first = Date.parse((await rows())[0]!.since);
+
+    const away = join(s.dir, 'stock-1.csv');
+    await rename(stock, away);
+    // Another file of the folder, taken after the move: the watcher has seen stock-1.csv leave by then.
+    const other = await drop(dirs.stock, 'stock-2.csv', 'sku,qty\nP-2,3\n');
+    await waitEvent(log.lines, 'sync.summary', { code: 'HELD_OTHER_FEED', file: other });
+    offset = 3_600_000;
+    await rename(away, stock);
+    // The file back is taken with the other one still in the folder: one sync of both, waiting again.
+    const third = await waitEvent(log.lines, 'sync.summary', { code: 'HELD_OTHER_FEED' }, 3);
+    expect(String(third.file)).toContain(stock);
+    const back = (await rows()).find((w) => w.file === stock)!;
+    expect(Date.parse(back.since)).toBeGreaterThanOrEqual(first + 3_600_000);
+
+    // A restart an hour later finds both files still waiting: they wait since before it.
+    await service.stop();
+    offset = 7_200_000;
+    const log2 = capture();
+    const again = await Service.start({ configPath: s.configPath, logger: log2.logger, env: s.env, clock: new ManualClock(() => Date.now() + offset) });
+    fx.services.push(again);
+    await waitEvent(log2.lines, 'sync.summary', { code: 'HELD_OTHER_FEED' });
+    await again.idle();
+    expect((await rows()).find((w) => w.file === stock)!.since).toBe(back.since);
+  });
+
   it('a shared export\'s file kept behind a held change: status says who ends the wait', () => {
     const base = { dataset: 'store-001', activeVersion: 3, confirmedAt: null, records: 2, owned: 2, notOwned: 0, lastSync: null, lastSuccessAt: null, openPlan: null, paused: null, feeds: [], pausedFeeds: [], waitingFiles: [], nextRun: null };
     const kept = { export: 'ho', feed: 'stock', file: '/in/stock-1.csv', result: 'waiting', code: 'HELD_OTHER_FEED', since: '2026-11-27T10:00:00.000Z', newer: 1 };

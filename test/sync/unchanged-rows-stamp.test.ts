@@ -8,7 +8,8 @@ import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { MIGRATIONS } from '../../src/snapshot/migrations.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { confirmedParts } from '../../src/sync/core/diff.js';
-import { keptDigest, stampKept } from '../../src/sync/unchanged/kept-rows.js';
+import { stampKept } from '../../src/sync/unchanged/kept-rows.js';
+import { keptDigest } from '../../src/sync/unchanged/kept-stamp.js';
 import { readAndDiff } from '../../src/sync/unchanged/unchanged-diff.js';
 import { tempDir } from './diff-fixtures.js';
 

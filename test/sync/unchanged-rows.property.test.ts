@@ -13,7 +13,8 @@ import { confirmedParts, diffOptionsOf } from '../../src/sync/core/diff.js';
 import { replaceRecords } from '../../src/sync/core/ownership.js';
 import { diffSource } from '../../src/sync/disk/diff-source.js';
 import { readSource, type SourceRead } from '../../src/sync/executor/source-read.js';
-import { keptDigest, stampKept } from '../../src/sync/unchanged/kept-rows.js';
+import { stampKept } from '../../src/sync/unchanged/kept-rows.js';
+import { keptDigest } from '../../src/sync/unchanged/kept-stamp.js';
 import { readAndDiff } from '../../src/sync/unchanged/unchanged-diff.js';
 import { tempDir } from './diff-fixtures.js';
 

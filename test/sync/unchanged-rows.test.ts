@@ -7,7 +7,8 @@ import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import type { SnapshotStore } from '../../src/snapshot/store.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { confirmedParts } from '../../src/sync/core/diff.js';
-import { KEPT_FILE, NEXT_FILE, STAMP_FILE, keptDigest, stampKept } from '../../src/sync/unchanged/kept-rows.js';
+import { KEPT_FILE, NEXT_FILE, stampKept } from '../../src/sync/unchanged/kept-rows.js';
+import { STAMP_FILE, keptDigest } from '../../src/sync/unchanged/kept-stamp.js';
 import { readAndDiff } from '../../src/sync/unchanged/unchanged-diff.js';
 import { rec, tempDir } from './diff-fixtures.js';
 

@@ -1,29 +1,20 @@
-import { randomUUID, createHash, type Hash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomUUID, createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DatasetRecord } from '../../model/record.js';
 import type { RecordsMark } from '../../snapshot/store.js';
-import { connectorVersion } from '../../version.js';
 import { LineWriter, detach, idField, parseIdField, readLines } from '../disk/line-file.js';
 import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js';
+import { COPY, NEXT_SUM, STAMP_FILE, dropStampTmp, readStamp, stampVoid, writeStamp, type KeptCheck, type KeptStamp, type RecordsMarker } from './kept-stamp.js';
 
 /**
  * Issue 18's unchanged rows: the rows of the last published export, in file
  * order, each as the text of its cells, so that a row of the next export
  * equal to the one at its place is known to be the same record without
  * mapping, sorting or diffing it. The file is trusted only under its stamp
- * (kept-stamp.json): written once the plan made of that export was
- * published whole, naming the file (its nonce and size), the records after
- * that publish (their generation, migration 17: any later write of the
- * records, by any path, changes it; the state database's identity and the
- * mark set for the stamp, migration 19: another database, or a backup of
- * this one restored, may count to the same generation with other records)
- * the digest of the settings that turn a row into a record, and the
- * sha256 of the file's bytes as they were written (checked as the file is
- * read back: a write cut short, or a row changed on disk at the same size,
- * is never trusted). A file
- * without a matching stamp, or a stamp without a matching file (a crash
- * between the two), is never used.
+ * (kept-stamp.ts), written once the plan made of that export was published
+ * whole. A file without a matching stamp, or a stamp without a matching file
+ * (a crash between the two), is never used.
  *
  * Lines: a head line (JSON: nonce, digest, header), then one line a data row
  * (`<c|e|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
@@ -33,35 +24,12 @@ import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js'
 /** The file of the last published export's rows, its stamp, and the file a read writes for the next. */
 export const KEPT_FILE = 'kept-rows';
 export const NEXT_FILE = 'kept-rows.next';
-export const STAMP_FILE = 'kept-stamp.json';
-/** The sha256 of NEXT_FILE's bytes as written, beside it until stampKept moves it into the stamp. */
-export const NEXT_SUM = 'kept-rows.next.sha256';
-
-export interface KeptStamp {
-  nonce: string;
-  bytes: number;
-  generation: number;
-  /** The state database's identity and the records' mark (SnapshotStore.recordsMark); absent in a stamp older than migration 19. */
-  db?: string;
-  mark?: string;
-  digest: string;
-  /** sha256 (hex) of the kept file's bytes as they were written. */
-  sha256?: string;
-  /** The connector's version (also in the digest): says an upgrade, not a settings change, voided the stamp. */
-  version?: string;
-}
 
 interface KeptHead {
   v: 1;
   nonce: string;
   digest: string;
   header: string | null;
-}
-
-/** The settings a row's record depends on, with this build's version: another digest, another mapping. */
-export function keptDigest(source: unknown, mapping: unknown): string {
-  const text = JSON.stringify({ version: connectorVersion(), source, mapping }, (_k, v: unknown) => (v instanceof RegExp ? `/${v.source}/${v.flags}` : v));
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /**
@@ -75,23 +43,30 @@ function rowText(cells: readonly string[]): string {
 const ESCAPED = /[\\\n\r]/g;
 const escape = (c: string): string => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : '\\r');
 
-/** Why a read is full when the kept rows are not the published export's: the copy, as a shop's IT person reads it. */
-const COPY = 'the copy of the last published export';
+/** Why a read is full when the kept rows are not the published export's. */
 const FIRST = "nothing saved yet to compare with (normal on a dataset's first sync)";
 const NOT_STAMPED = `${COPY} does not match its stamp (a sync stopped while saving it); this sync saves a new one`;
+const CHANGED = `${COPY} is not as it was saved (changed on disk since); this sync saves a new one`;
 
-/** The kept file's bytes as read, and the sha256 its stamp says they must have (compared at its `end` line). */
-export interface KeptCheck {
-  hash: Hash;
-  sha256: string;
+/** The kept copy could not be read (a failing disk, a directory or a pipe in its place): where, and the error's code. */
+export interface KeptReadError {
+  file: string;
+  code: string;
 }
+
+function readErrorOf(file: string, err: unknown): KeptReadError {
+  const e = err as NodeJS.ErrnoException;
+  return { file, code: e.code ?? e.message };
+}
+
+const unreadable = (e: KeptReadError): string => `${COPY} could not be read (${e.code}); this sync reads the export in full and saves a new one`;
 
 /**
  * The stamp and the kept file's lines when both are there and agree with the records and settings now; else why not
  * (plainly). A copy that can never be used (no stamp for it, a stamp without it, a stamp of another file, a stamp
  * left half-written) is removed: it only takes disk space, which the copy this sync writes may need.
  */
-export function openKept(dir: string, now: RecordsMark, digest: string): { lines: Generator<string>; head: KeptHead; check: KeptCheck } | { reason: string } {
+export function openKept(dir: string, now: RecordsMark, digest: string): { lines: Generator<string>; head: KeptHead; check: KeptCheck } | { reason: string; readError?: KeptReadError } {
   const stampPath = join(dir, STAMP_FILE);
   const file = join(dir, KEPT_FILE);
   const unusable = (reason: string): { reason: string } => {
@@ -103,7 +78,7 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
     return { reason };
   };
   try {
-    rmSync(`${stampPath}.tmp`, { force: true });
+    dropStampTmp(dir);
   } catch {
     // As above.
   }
@@ -111,22 +86,33 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
   if (!existsSync(stampPath) || !existsSync(file)) return unusable(NOT_STAMPED);
   let stamp: KeptStamp;
   try {
-    stamp = JSON.parse(readFileSync(stampPath, 'utf8')) as KeptStamp;
+    stamp = readStamp(dir);
   } catch {
     return unusable(`${COPY} has an unreadable stamp; this sync saves a new one`);
   }
-  if (stamp.version !== connectorVersion()) return { reason: 'the connector was upgraded since the last publish' };
-  if (stamp.db !== now.db) return { reason: `state.db is not the one ${COPY} was saved with (made again, or copied from elsewhere)` };
-  if (stamp.digest !== digest) return { reason: 'the source or mapping settings changed since the last publish' };
-  if (now.generation < stamp.generation) return { reason: `state.db is older than ${COPY} (restored from a backup?)` };
-  if (stamp.generation !== now.generation) return { reason: 'the published records changed since the last sync (an approve, a restore, a repair or an edit on the server)' };
-  if (stamp.mark !== now.mark) return { reason: `state.db was restored from a backup (or replaced by a copy) since ${COPY} was saved` };
-  if (statSync(file).size !== stamp.bytes || typeof stamp.sha256 !== 'string') return unusable(NOT_STAMPED);
+  const voided = stampVoid(stamp, now, digest);
+  if (voided !== null) return { reason: voided };
+  const failed = (readError: KeptReadError): { reason: string; readError: KeptReadError } => ({ ...unusable(unreadable(readError)), readError });
+  let size: number;
+  try {
+    const st = statSync(file);
+    // Never opened when not a file: a pipe's open waits for a writer, a directory's read fails.
+    if (!st.isFile()) return failed({ file, code: st.isDirectory() ? 'EISDIR' : 'not a regular file' });
+    size = st.size;
+  } catch (err) {
+    return failed(readErrorOf(file, err));
+  }
+  if (size !== stamp.bytes || typeof stamp.sha256 !== 'string') return unusable(NOT_STAMPED);
   const hash = createHash('sha256');
   const lines = readLines(file, undefined, hash);
+  let first: IteratorResult<string>;
+  try {
+    first = lines.next();
+  } catch (err) {
+    return failed(readErrorOf(file, err));
+  }
   let head: KeptHead;
   try {
-    const first = lines.next();
     head = JSON.parse(first.done ? '' : first.value) as KeptHead;
   } catch {
     lines.return(undefined);
@@ -137,11 +123,6 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
     return unusable(NOT_STAMPED);
   }
   return { lines, head, check: { hash, sha256: stamp.sha256 } };
-}
-
-/** What a stamp needs of the state database: a mark for the records at a generation (SnapshotStore.markRecords). */
-export interface RecordsMarker {
-  markRecords(generation: number): RecordsMark | null;
 }
 
 /**
@@ -170,6 +151,8 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     closeSync(fd);
   }
   const file = join(dir, KEPT_FILE);
+  clearWay(file);
+  clearWay(join(dir, STAMP_FILE));
   renameSync(next, file);
   const marked = records.markRecords(generation);
   if (marked === null) {
@@ -177,26 +160,30 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     dropKept(dir);
     return false;
   }
-  const stamp: KeptStamp = { nonce: head.nonce, bytes: statSync(file).size, generation, db: marked.db, mark: marked.mark!, digest, sha256, version: connectorVersion() };
-  const tmp = `${join(dir, STAMP_FILE)}.tmp`;
   try {
-    writeFileSync(tmp, JSON.stringify(stamp), { mode: 0o600 });
-    const sfd = openSync(tmp, 'r');
-    try {
-      fsyncSync(sfd);
-    } finally {
-      closeSync(sfd);
-    }
-    renameSync(tmp, join(dir, STAMP_FILE));
+    writeStamp(dir, { nonce: head.nonce, bytes: statSync(file).size, sha256 }, generation, marked, digest);
   } catch (err) {
     // Not stamped (a full disk): the copy is of no use, and the space it takes may be what the next sync needs.
-    rmSync(tmp, { force: true });
     dropKept(dir);
     throw err;
   } finally {
     rmSync(sumPath, { force: true });
   }
   return true;
+}
+
+/**
+ * A directory where the copy or its stamp goes (a restore tool that got it wrong) is removed: the names are ours, in
+ * our own folder, and nothing else there is ever read; left, it would keep every later copy from being saved.
+ */
+function clearWay(path: string): void {
+  let dir = false;
+  try {
+    dir = lstatSync(path).isDirectory();
+  } catch {
+    return;
+  }
+  if (dir) rmSync(path, { recursive: true, force: true });
 }
 
 /** The first line of a file (its descriptor closed before returning). */
@@ -235,6 +222,8 @@ export interface KeptOutcome {
   skipped: number;
   /** Why no copy of this export was kept for the next read (a write to the kept folder failed: a full disk), else null. */
   copyError: string | null;
+  /** The last published export's copy could not be read (the read went on in full), else null. */
+  readError: KeptReadError | null;
 }
 
 /**
@@ -249,6 +238,7 @@ export class KeptRows implements SkippedRows {
   #out: LineWriter | null;
   readonly #written = createHash('sha256');
   #copyError: string | null = null;
+  #readError: KeptReadError | null = null;
   readonly #dir: string;
   #check: KeptCheck | null;
   readonly #nextPath: string;
@@ -281,6 +271,7 @@ export class KeptRows implements SkippedRows {
       this.#old = null;
       this.#check = null;
       this.#reason = kept === null ? 'not asked' : kept.reason;
+      this.#readError = kept !== null && kept.readError ? kept.readError : null;
       this.#header = null;
     } else {
       this.#old = kept.lines;
@@ -393,7 +384,7 @@ export class KeptRows implements SkippedRows {
       if (!this.#ended) this.#giveUp(`${COPY} is cut short; this sync saves a new one`);
     }
     const fast = this.#old !== null ? { differingIds: this.#differingIds, goneIds: this.#goneIds } : null;
-    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped, copyError: this.#copyError };
+    return { fast, reason: this.#reason, differing: this.#differing, records: this.#records, skipped: this.#skipped, copyError: this.#copyError, readError: this.#readError };
   }
 
   #flush(): void {
@@ -408,7 +399,13 @@ export class KeptRows implements SkippedRows {
   #peek(k: number): string | null {
     while (this.#ahead.length - this.#head <= k) {
       if (this.#old === null || this.#ended) return null;
-      const r = this.#old.next();
+      let r: IteratorResult<string>;
+      try {
+        r = this.#old.next();
+      } catch (err) {
+        this.#readFailed(err);
+        return null;
+      }
       if (r.done) {
         this.#giveUp(`${COPY} is cut short; this sync saves a new one`);
         return null;
@@ -416,9 +413,14 @@ export class KeptRows implements SkippedRows {
       if (r.value.startsWith('end\t')) {
         this.#ended = true;
         // Read on to the file's end (which closes it): its bytes must be the ones stamped, and nothing after `end`.
-        const rest = this.#old.next();
-        if (!rest.done || this.#check === null || this.#check.hash.digest('hex') !== this.#check.sha256)
-          this.#giveUp(`${COPY} is not as it was saved (changed on disk since); this sync saves a new one`);
+        let rest: IteratorResult<string>;
+        try {
+          rest = this.#old.next();
+        } catch (err) {
+          this.#readFailed(err);
+          return null;
+        }
+        if (!rest.done || this.#check === null || this.#check.hash.digest('hex') !== this.#check.sha256) this.#giveUp(CHANGED);
         return null;
       }
       this.#ahead.push(r.value);
@@ -440,8 +442,33 @@ export class KeptRows implements SkippedRows {
     const field = old.slice(a + 1, old.indexOf('\t', a + 1));
     // An `x` row without an id was no record; one with an id (a cell holding a NUL) was, and may be gone.
     if (old.charCodeAt(0) === 0x78 && field === '') return;
-    this.#goneIds.push(detach(parseIdField(field)));
+    let id: string;
+    try {
+      id = detach(parseIdField(field));
+    } catch {
+      // Not a line this code wrote (changed on disk; its sum, checked at the end, would say so too).
+      this.#giveUp(CHANGED);
+      return;
+    }
+    this.#goneIds.push(id);
     if (this.#goneIds.length > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows were removed (a large change is read in full)`);
+  }
+
+  /**
+   * The copy failed while read (a disk error): given up as any other give-up (rows taken unchanged before are read
+   * again in full), and its stamp removed at once, so that nothing of a copy that failed is trusted again; the
+   * next publish writes a new one.
+   */
+  #readFailed(err: unknown): void {
+    const e = readErrorOf(join(this.#dir, KEPT_FILE), err);
+    this.#readError ??= e;
+    // The generator that threw is done (its descriptor closed): giving up only lets go of it.
+    this.#giveUp(unreadable(e));
+    try {
+      rmSync(join(this.#dir, STAMP_FILE), { force: true });
+    } catch {
+      // No stamp that names this sync's copy is written over a failed one but by stampKept.
+    }
   }
 
   #giveUp(reason: string): void {

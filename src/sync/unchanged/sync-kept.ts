@@ -1,6 +1,7 @@
-import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DatasetConfig } from '../../config/schema.js';
+import type { Logger } from 'pino';
+import { DATASET_NAME, type DatasetConfig } from '../../config/schema.js';
 import { hasFeeds } from '../../feeds/view.js';
 import { event } from '../../log/events.js';
 import type { LinkPolicy } from '../../sources/open-file.js';
@@ -8,7 +9,8 @@ import type { Changeset } from '../core/changeset.js';
 import type { ExecContext } from '../executor/context.js';
 import { crashPoint } from '../executor/crash-hook.js';
 import type { SourceRead } from '../executor/source-read.js';
-import { keptDigest, NEXT_FILE, stampKept } from './kept-rows.js';
+import { NEXT_FILE, stampKept, type KeptReadError } from './kept-rows.js';
+import { keptDigest } from './kept-stamp.js';
 import { readAndDiff, type UnchangedDiff } from './unchanged-diff.js';
 
 /**
@@ -21,7 +23,48 @@ import { readAndDiff, type UnchangedDiff } from './unchanged-diff.js';
 
 /** The dataset's own folder of kept rows in the state dir (beside its plans). */
 export function keptDirOf(planDir: string, dataset: string): string {
-  return join(planDir, `unchanged-rows.${dataset}`);
+  return join(planDir, `${KEPT_PREFIX}${dataset}`);
+}
+
+const KEPT_PREFIX = 'unchanged-rows.';
+
+/**
+ * At daemon start (the state dir held): the kept-rows folders of datasets the configuration no longer has, removed,
+ * one info line each. Only a real folder named exactly keptDirOf's way for a valid dataset name is touched (never a
+ * link, a file or another name a person put there). A dataset renamed or commented out for a while loses its copy:
+ * it is only a shortcut, so its next sync reads the export in full once. Returns the folders removed.
+ */
+export function removeUnconfiguredKept(planDir: string, configured: ReadonlySet<string>, logger: Logger): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(planDir);
+  } catch {
+    return []; // No plan folder yet (a first start), or unreadable: the first sync says so.
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(KEPT_PREFIX)) continue;
+    const dataset = name.slice(KEPT_PREFIX.length);
+    if (!DATASET_NAME.test(dataset) || configured.has(dataset)) continue;
+    const dir = join(planDir, name);
+    try {
+      if (!lstatSync(dir).isDirectory()) continue;
+      rmSync(dir, { recursive: true, force: true });
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      logger.warn(
+        event('sync.rows_kept', { kind: 'kept_rows_unconfigured', dir, dataset, error: e.code ?? e.message }),
+        `the rows kept for dataset ${dataset}, no longer configured, could not be removed from ${dir} (${e.code ?? e.message}): delete the folder by hand`,
+      );
+      continue;
+    }
+    removed.push(dir);
+    logger.info(
+      event('sync.rows_kept', { kind: 'kept_rows_unconfigured', dir, dataset }),
+      `removed ${dir}: dataset ${dataset} is no longer configured (if it comes back, its first sync reads the export in full)`,
+    );
+  }
+  return removed;
 }
 
 /**
@@ -81,7 +124,13 @@ export async function readKept(ctx: ExecContext, ds: DatasetConfig, file: string
       `the copy of this export for the next sync could not be written in ${dir} (${error}): this sync goes on without it and the next export is read in full; free space on the disk holding the state dir`,
     );
   };
-  const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, onCopyError, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
+  const onReadError = (e: KeptReadError): void => {
+    ctx.logger.warn(
+      event('sync.rows_kept', { kind: 'kept_rows', file: e.file, error: e.code }),
+      `the copy of the last published export ${e.file} could not be read (${e.code}): this sync reads the export in full and the next publish replaces the copy; if this repeats, check the disk holding the state dir (system log, disk health)`,
+    );
+  };
+  const diff = await readAndDiff(file, ds.source, ds.mapping, workDir, { keptDir: dir, store: ctx.store, policy: ctx.policy, onCopyError, onReadError, ...(links ? { links } : {}), ...(sha256 ? { sha256 } : {}) });
   return { dir, digest: keptDigest(ds.source, ds.mapping), diff };
 }
 

@@ -13,7 +13,8 @@ import { MEMORY_CHARS } from '../disk/sorted-source.js';
 import type { ExecContext } from '../executor/context.js';
 import { diffListed, listedEntries, type Listed } from '../executor/feed-indexed.js';
 import { readSources, withRejectFile, type SourceRead } from '../executor/source-read.js';
-import { KeptRows, dropNext, keptDigest, openKept, type KeptOutcome } from './kept-rows.js';
+import { KeptRows, dropNext, openKept, type KeptOutcome, type KeptReadError } from './kept-rows.js';
+import { keptDigest } from './kept-stamp.js';
 
 /**
  * Issue 18: read and diff an export of a dataset of one full source against
@@ -57,6 +58,8 @@ export interface UnchangedOptions {
   sha256?: string;
   /** Told when the copy for the next read could not be written (a full disk): the read goes on without it. */
   onCopyError?: (error: string) => void;
+  /** Told when the last published export's copy could not be read (a disk error): the export is read in full instead. */
+  onReadError?: (error: KeptReadError) => void;
 }
 
 /** The read and diff of `file` (see above); the rows are kept in keptDir for the next read whichever path was taken, stamped only by stampKept. */
@@ -99,6 +102,7 @@ async function readKeeping(file: string, source: unknown, mapping: unknown, work
     });
     outcome = rows.finish();
     if (outcome.copyError !== null) o.onCopyError?.(outcome.copyError);
+    if (outcome.readError !== null) o.onReadError?.(outcome.readError);
     // A repeated record_id: both rows were kept as records, and a kept row is taken unchanged without the sort that finds it.
     if (read!.records !== outcome.records) dropNext(o.keptDir);
     return { read: await withRejectFile(read!), outcome };
