@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
 import { planDir } from '../../src/sync/executor/plan-files.js';
-import { STAMP_FILE } from '../../src/sync/unchanged/kept-rows.js';
+import { STAMP_FILE } from '../../src/sync/unchanged/kept-stamp.js';
 import { keptDirOf } from '../../src/sync/unchanged/sync-kept.js';
 import { handMadeXlsx } from '../sources/xlsx-parts.js';
 import { recs, scenario, type Scenario } from './harness.js';
