@@ -84,11 +84,12 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * that dies young with it. The arena is outside the heap: nothing in it for the GC to trace.
  */
 export class SharedStrings implements StringTable {
-  private arena = Buffer.allocUnsafe(64 * 1024);
+  // Arena and index start small and double: their growth is then met before the optimising compiler takes addBytes.
+  private arena = Buffer.allocUnsafe(1024);
   private used = 0;
   /** Item i is arena[bounds[i], bounds[i + 1]). */
-  private bounds = new Int32Array(4097);
-  private kinds = new Uint8Array(4096);
+  private bounds = new Int32Array(65);
+  private kinds = new Uint8Array(64);
   private count = 0;
   /** Items made strings that a cell asked for more than once (filled in as they are; empty slots until then). */
   private made: Array<string | undefined> = [];
