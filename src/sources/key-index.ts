@@ -7,11 +7,15 @@
  * in a Map, and nothing for the garbage collector to trace.
  */
 export class KeyIndex {
-  private arena = Buffer.allocUnsafe(1 << 20);
+  // Both start small and double: their growth is then met within the first few hundred keys, before the optimising
+  // compiler takes add() with insert and claim inlined; met first at the 32,768th key, it threw that code away and
+  // compiled it again, twice in a 100,000-row read (issue 18).
+  private arena = Buffer.allocUnsafe(4096);
   private used = 0;
-  private slots = 1 << 16;
-  // One slot = 2 int32s side by side: the key's hash and its entry's offset in the arena (-1: empty).
-  private table = emptyTable(this.slots);
+  private slots = 16;
+  // One slot = 2 int32s side by side: the key's hash and its entry's offset in the arena plus one (0: empty, so that
+  // a new table is empty as allocated, zeroed, with no pass to mark its slots).
+  private table = new Int32Array(2 * this.slots);
   private count = 0;
 
   /** Remember `key` at `line`; returns the earlier line when the key was already there, else 0. */
@@ -30,7 +34,7 @@ export class KeyIndex {
     const table = this.table;
     const mask = this.slots - 1;
     for (let i = hash & mask; ; i = (i + 1) & mask) {
-      const off = table[2 * i + 1]!;
+      const off = table[2 * i + 1]! - 1;
       if (off === -1) {
         const at = this.claim(len);
         const arena = this.arena;
@@ -55,7 +59,7 @@ export class KeyIndex {
     const table = this.table;
     const mask = this.slots - 1;
     for (let i = hash & mask; ; i = (i + 1) & mask) {
-      const off = table[2 * i + 1]!;
+      const off = table[2 * i + 1]! - 1;
       if (off === -1) return this.insert(2 * i, hash, line, at + len);
       if (table[2 * i] === hash && keyLength(this.arena, off) === len) {
         const from = keyStart(this.arena, off);
@@ -83,7 +87,7 @@ export class KeyIndex {
     const off = this.used;
     this.arena.writeInt32LE(line, off);
     this.table[s] = hash;
-    this.table[s + 1] = off;
+    this.table[s + 1] = off + 1;
     this.used = end;
     if (++this.count * 2 > this.slots) this.growTable();
     return 0;
@@ -99,13 +103,13 @@ export class KeyIndex {
     const old = this.table;
     const oldSlots = this.slots;
     this.slots *= 2;
-    this.table = emptyTable(this.slots);
+    this.table = new Int32Array(2 * this.slots);
     const table = this.table;
     const mask = this.slots - 1;
     for (let j = 0; j < oldSlots; j++) {
-      if (old[2 * j + 1] === -1) continue;
+      if (old[2 * j + 1] === 0) continue;
       let i = old[2 * j]! & mask;
-      while (table[2 * i + 1] !== -1) i = (i + 1) & mask;
+      while (table[2 * i + 1] !== 0) i = (i + 1) & mask;
       table[2 * i] = old[2 * j]!;
       table[2 * i + 1] = old[2 * j + 1]!;
     }
@@ -120,10 +124,4 @@ function keyLength(arena: Buffer, off: number): number {
 
 function keyStart(arena: Buffer, off: number): number {
   return arena[off + 4]! < 255 ? off + 5 : off + 9;
-}
-
-function emptyTable(slots: number): Int32Array {
-  const t = new Int32Array(slots * 2);
-  for (let s = 1; s < t.length; s += 2) t[s] = -1;
-  return t;
 }

@@ -7,7 +7,7 @@ import { checkXlsxHead } from './sniff.js';
 import type { OpenExport, RowSink } from './types.js';
 import { WorkbookArchive } from './xlsx/archive.js';
 import { readDateStyles } from './xlsx/styles.js';
-import { readSharedStrings } from './xlsx/shared-strings.js';
+import { ListedStrings, readSharedStrings } from './xlsx/shared-strings.js';
 import { readSheetRows } from './xlsx/sheet.js';
 import { readWorkbookInfo, type SheetInfo } from './xlsx/workbook.js';
 import { checkArchiveSizes } from './xlsx/zip-guard.js';
@@ -40,7 +40,7 @@ export async function* readXlsxRows(
     checkArchiveSizes(file, archive.entries(), source.limits);
     const book = await readWorkbookInfo(archive);
     const sheet = pickSheet(file, book.sheets, source.sheet);
-    const sharedStrings = book.sharedStringsPart ? await readSharedStrings(archive, book.sharedStringsPart, source.limits.max_shared_strings_bytes) : [];
+    const sharedStrings = book.sharedStringsPart ? await readSharedStrings(archive, book.sharedStringsPart, source.limits.max_shared_strings_bytes) : new ListedStrings([]);
     const dateStyles = book.stylesPart ? await readDateStyles(archive, book.stylesPart) : [];
     const skip = source.header.skip_lines;
     const maxChars = source.limits.max_record_bytes;

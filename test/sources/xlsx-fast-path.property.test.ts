@@ -6,7 +6,7 @@ import ExcelJS from 'exceljs';
 import { SourceError } from '../../src/model/source-error.js';
 import { NEVER_FOLLOW, closeFile, openRegularFile } from '../../src/sources/open-file.js';
 import { WorkbookArchive } from '../../src/sources/xlsx/archive.js';
-import { readSharedStrings } from '../../src/sources/xlsx/shared-strings.js';
+import { ListedStrings, readSharedStrings, type StringTable } from '../../src/sources/xlsx/shared-strings.js';
 import { readSheetRows } from '../../src/sources/xlsx/sheet.js';
 import { handMadeEntries, handMadeXlsx, makeZip } from './xlsx-parts.js';
 import { tempDir } from './helpers.js';
@@ -39,6 +39,11 @@ function bookWithBytes(xml: string, sharedStrings: string): Buffer {
   return makeZip(entries);
 }
 
+/** Every item of a strings table, in order. */
+function items(table: StringTable): string[] {
+  return Array.from({ length: table.length }, (_, i) => table.get(i)!);
+}
+
 /** A refusal keeps the rows handed on before it: they must be the same too. */
 type Outcome = { rows: Array<[number, string[]]>; strings: string[] } | { refused: string; rows: Array<[number, string[]]> };
 
@@ -48,10 +53,10 @@ async function read(file: string, general: boolean, piece: number, maxChars = 1_
   const archive = await WorkbookArchive.open(file, f.fd, f.size, piece);
   const rows: Array<[number, string[]]> = [];
   try {
-    const strings = archive.has('xl/sharedStrings.xml') ? await readSharedStrings(archive, 'xl/sharedStrings.xml', 1 << 20, general) : [];
-    const ctx = { sharedStrings: strings, dateStyles: [false, true, false], date1904: false, maxChars, general };
+    const table = archive.has('xl/sharedStrings.xml') ? await readSharedStrings(archive, 'xl/sharedStrings.xml', 1 << 20, general) : new ListedStrings([]);
+    const ctx = { sharedStrings: table, dateStyles: [false, true, false], date1904: false, maxChars, general };
     for await (const _ of readSheetRows(archive, 'xl/worksheets/sheet1.xml', ctx, (cells, row) => rows.push([row, [...cells]]))) void _;
-    return { rows, strings };
+    return { rows, strings: items(table) };
   } catch (err) {
     if (err instanceof SourceError) return { refused: `${err.code} ${err.message}`, rows };
     throw err;

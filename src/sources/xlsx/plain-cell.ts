@@ -111,13 +111,21 @@ export function scanPlainItem(x: string, lt: number, out: { text: string; escape
   return to + 9;
 }
 
+/** Where scanPlainItemAt found a plain item's text: x[from, to), whether it holds a byte beyond ASCII, and whether an _xHHHH_ escape may be in it. */
+export interface PlainSpan {
+  from: number;
+  to: number;
+  nonAscii: boolean;
+  escaped: boolean;
+}
+
 /**
- * scanPlainItem in a part's bytes: a plain shared string at `lt`, its text
- * into `out.text`; the index after it, -1, or MORE. Its text may be any
+ * scanPlainItem in a part's bytes: a plain shared string at `lt`, where its
+ * text is into `out`; the index after it, -1, or MORE. Its text may be any
  * UTF-8 (the caller has had it checked) but for what the scanner reads
  * otherwise: controls, `&`, `<`, `>`, U+FFFE and U+FFFF.
  */
-export function scanPlainItemAt(x: Buffer, lt: number, out: { text: string; escaped: boolean }): number {
+export function scanPlainItemAt(x: Buffer, lt: number, out: PlainSpan): number {
   const n = x.length;
   if (lt + 6 >= n) return MORE;
   if (x[lt] !== 0x3c || x[lt + 1] !== 0x73 || x[lt + 2] !== 0x69 || x[lt + 3] !== 0x3e || x[lt + 4] !== 0x3c || x[lt + 5] !== 0x74) return -1; // <si><t
@@ -149,8 +157,9 @@ export function scanPlainItemAt(x: Buffer, lt: number, out: { text: string; esca
   if (x[to + 1] !== 0x2f || x[to + 2] !== 0x74 || x[to + 3] !== 0x3e || x[to + 4] !== 0x3c || x[to + 5] !== 0x2f || x[to + 6] !== 0x73 || x[to + 7] !== 0x69 || x[to + 8] !== 0x3e) {
     return -1; // </t></si>
   }
-  // A string of its own, not a slice of the part's text, which would keep all of it alive with the table.
-  out.text = ascii ? asciiText(x, from, to) : x.toString('utf8', from, to);
+  out.from = from;
+  out.to = to;
+  out.nonAscii = !ascii;
   out.escaped = under;
   return to + 9;
 }
@@ -272,7 +281,7 @@ function sameBytes(x: Uint8Array, a: number, b: number, c: number, d: number): b
 }
 
 /** Number(text of x[from, to)) for ASCII bytes, without a string when it is 1 to 15 digits (a row number, a strings index, a style). */
-export function numberAt(x: Uint8Array, from: number, to: number): number {
+export function numberAt(x: Buffer, from: number, to: number): number {
   if (to > from && to - from <= 15) {
     let n = 0;
     let i = from;
@@ -287,7 +296,7 @@ export function numberAt(x: Uint8Array, from: number, to: number): number {
 }
 
 /** The text of ASCII bytes x[from, to): short ones (a number, a type) without the cost of a call into the runtime. */
-export function asciiText(x: Uint8Array, from: number, to: number): string {
+export function asciiText(x: Buffer, from: number, to: number): string {
   switch (to - from) {
     case 0:
       return '';
@@ -306,7 +315,8 @@ export function asciiText(x: Uint8Array, from: number, to: number): string {
     case 7:
       return String.fromCharCode(x[from]!, x[from + 1]!, x[from + 2]!, x[from + 3]!, x[from + 4]!, x[from + 5]!, x[from + 6]!);
     default:
-      return Buffer.from(x.buffer, x.byteOffset + from, to - from).toString('latin1');
+      // Not Buffer.from(x.buffer, …).toString(): a Buffer made for each string cost twice the string (issue 18).
+      return x.toString('latin1', from, to);
   }
 }
 

@@ -3,12 +3,12 @@ import { boundText } from '../../model/excerpt.js';
 import type { WorkbookArchive } from './archive.js';
 import { isoDateText, numberText, serialDateText, unescapeXstring } from './cell-text.js';
 import { MAX_ROW_ATTRIBUTES, MORE, asciiText, plainRunShortcut, columnAt, columnAtBytes, numberAt, plainAttributeEndAt, plainValueEndAt, scanPlainCell, scanPlainRowTag, type PlainCell } from './plain-cell.js';
-import { StringItem } from './shared-strings.js';
+import { StringItem, type StringTable } from './shared-strings.js';
 import { parseXml, type XmlHandlers } from './xml.js';
 
 /** What a sheet's cells refer to elsewhere in the workbook. */
 export interface SheetContext {
-  sharedStrings: readonly string[];
+  sharedStrings: StringTable;
   /** By cell format index: whether numbers in that format are dates. */
   dateStyles: readonly boolean[];
   date1904: boolean;
@@ -81,7 +81,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
     if (v === '') return '';
     switch (t) {
       case 's': {
-        const str = sharedStrings[Number(v)];
+        const str = sharedStrings.get(Number(v));
         if (str === undefined) throw noSuchString(row, v);
         return str;
       }
@@ -278,7 +278,7 @@ export async function* readSheetRows(archive: WorkbookArchive, part: string, ctx
       if (to === from) out[c - 1] = '';
       else if (t0 >= 0 && t1 === t0 + 1 && x[t0] === 0x73) {
         // t="s", the commonest cell: its index read in place
-        const str = sharedStrings[numberAt(x, from, to)];
+        const str = sharedStrings.get(numberAt(x, from, to));
         if (str === undefined) throw noSuchString(row, asciiText(x, from, to));
         out[c - 1] = str;
       } else {
