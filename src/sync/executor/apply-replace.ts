@@ -3,7 +3,9 @@ import { ApiError } from '../../api/errors.js';
 import type { Job } from '../../api/wire.js';
 import { ConnectorError, hasCode } from '../../errors.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
-import { replaceBody } from '../../api/bodies.js';
+import { replaceBody, type StreamedBody } from '../../api/bodies.js';
+import { TallyAhead } from '../../snapshot/tallies.js';
+import { confirmedParts } from '../core/diff.js';
 import type { RecordText } from '../core/changeset.js';
 import type { ExecContext } from './context.js';
 import { planLines } from './plan-files.js';
@@ -97,7 +99,7 @@ async function sendReplace(ctx: ExecContext, run: PlanRun, rj: RunJournal): Prom
     });
     let res;
     try {
-      res = await ctx.client.replaceRecordsStreamed(body.body, { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) });
+      res = await ctx.client.replaceRecordsStreamed(countingAhead(ctx, run, body.body), { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) });
     } catch (err) {
       // A 4xx answer applied nothing: no draft can be this replace's (abandonPlan must not claim one).
       if (refusedForSure(err)) rj.failed('replace', { code: err.code, status: err.status });
@@ -106,6 +108,25 @@ async function sendReplace(ctx: ExecContext, run: PlanRun, rj: RunJournal): Prom
     step = jobAccepted(ctx, rj, 'replace', res);
   }
   return jobStage(await awaitJob(ctx, run, rj, step.jobId!));
+}
+
+/**
+ * Issue 18: a replace into a dataset without records (a first sync) has its tallies counted once its body is sent,
+ * while the server reads and checks it (seconds for 200,000 records), not after the publish answer. A body sent
+ * again (a retry) does not count again; a dataset with records, or without kept tallies, is left to the confirm.
+ */
+function countingAhead(ctx: ExecContext, run: PlanRun, body: StreamedBody): StreamedBody {
+  if (ctx.store.tallies()?.records !== 0) return body;
+  const ahead = new TallyAhead(run.plan.id);
+  ctx.tallyAhead = ahead;
+  return {
+    contentType: body.contentType,
+    length: body.length,
+    async *open() {
+      yield* body.open();
+      void ahead.count(confirmedParts(run.changeset).upsertTexts);
+    },
+  };
 }
 
 /** An answer that says the request was not applied (4xx). */
