@@ -241,13 +241,19 @@ export class SnapshotStore extends DatasetState {
     // its history entry is its first (firstEntries).
     let empty = false;
     let firstEntries = false;
+    // The tallies counted ahead (change.tallyAhead), taken only if every write of this confirm is an insert it counted.
+    let ahead: TallyDelta | null = null;
+    let inserted = 0;
+    let onlyInserts = true;
     const put = (id: string, json: string, rec: () => DatasetRecord, line?: number): void => {
       if (empty && insert.run(this.dataset, id, json, textHash(json)).changes === 1) {
         triggers.wrote(1);
-        tally.added(json, true);
+        if (ahead) inserted++;
+        else tally.added(json, true);
         history.record(id, null, json, line ?? null, firstEntries);
         return;
       }
+      onlyInserts = false;
       const old = foreign.get(id);
       const row = current.get(this.dataset, id) as { owned: number; json: string } | undefined;
       triggers.wrote(upsert.run(this.dataset, id, json, textHash(json), old ? keptForeignFields(old.json, old.foreign_fields, rec()) : null).changes);
@@ -260,6 +266,7 @@ export class SnapshotStore extends DatasetState {
       empty = !this.#hasRecords();
       firstEntries = empty && this.conn.prepare('SELECT 1 FROM history_records WHERE dataset = ? LIMIT 1').get(this.dataset) === undefined;
       const kept = talliesKept(this.conn, this.dataset);
+      ahead = empty ? (change.tallyAhead ?? null) : null;
       history = new HistoryWriter(this.conn, this.dataset, this.clock, change.provenance ?? { kind: 'sync' }, change.activeVersion, this.confirmedVersion());
       for (const rec of change.upserts ?? []) put(rec.record_id, recordJson(rec), () => rec);
       // Already canonical JSON (a plan's changeset on disk): parsed only where a foreign edit needs the record.
@@ -267,13 +274,18 @@ export class SnapshotStore extends DatasetState {
       for (const id of change.deletes ?? []) {
         const before = del.get(this.dataset, id) as { owned: number; json: string } | undefined;
         if (before === undefined) continue;
+        onlyInserts = false;
         triggers.wrote(1);
         tally.removed(before.json, before.owned === 1);
         history.record(id, before.json, null);
       }
-      this.#own(change.own ?? [], tally, triggers);
+      if (this.#own(change.own ?? [], tally, triggers) > 0) onlyInserts = false;
       triggers.restore();
-      tally.apply(this.conn, this.dataset, kept);
+      if (!ahead) tally.apply(this.conn, this.dataset, kept);
+      // Counted ahead as exactly these inserts into a dataset without records: the tallies are that delta; else the
+      // records (all of them written by this confirm) are counted again.
+      else if (onlyInserts && inserted === ahead.records && ahead.owned === ahead.records) ahead.apply(this.conn, this.dataset, kept);
+      else new TallyDelta().apply(this.conn, this.dataset, false);
       this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);
       if (change.source) this.recordSource(change.source);
     })();
@@ -299,15 +311,18 @@ export class SnapshotStore extends DatasetState {
     })();
   }
 
-  /** Records not owned become owned, counted in `tally` (an owned one, or an id not in the snapshot, is left as it is). */
-  #own(recordIds: Iterable<string>, tally: TallyDelta, triggers: GenerationTriggers): void {
+  /** Records not owned become owned, counted in `tally` (an owned one, or an id not in the snapshot, is left as it is); how many. */
+  #own(recordIds: Iterable<string>, tally: TallyDelta, triggers: GenerationTriggers): number {
     const own = this.conn.prepare('UPDATE records SET owned = 1 WHERE dataset = ? AND record_id = ? AND owned = 0 RETURNING json').pluck();
+    let n = 0;
     for (const id of recordIds) {
       const json = own.get(this.dataset, id) as string | undefined;
       if (json === undefined) continue;
+      n++;
       triggers.wrote(1);
       tally.own(json);
     }
+    return n;
   }
 
   #hasRecords(): boolean {

@@ -1,5 +1,6 @@
 import type { RecordText } from '../model/record-json.js';
 import type { Provenance } from './history-writer.js';
+import type { TallyDelta } from './tallies.js';
 import type { DatasetRecord, RecordField } from '../model/record.js';
 
 /** Identity of a processed source export: files are known by content hash, not path. */
@@ -76,6 +77,12 @@ export interface ConfirmedChange {
   source?: SourceIdentity;
   /** Where the change came from, for its history row (issue 14); default: a sync, nothing more known. */
   provenance?: Provenance;
+  /**
+   * Issue 18: what upsertTexts add to the tallies, each counted as an owned record added (TallyAhead), worked out
+   * before the confirm. Taken only when the dataset has no records as the confirm begins and every upsert is
+   * inserted; otherwise the tallies are counted again from the records, so a wrong hint costs time, never a count.
+   */
+  tallyAhead?: TallyDelta | null;
 }
 
 /** One record of the stored snapshot. */

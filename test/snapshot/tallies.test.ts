@@ -6,7 +6,7 @@ import type { AttributeValue, DatasetRecord } from '../../src/model/record.js';
 import { recordJson, textHash } from '../../src/model/record-json.js';
 import { openStateDb, type StateDb } from '../../src/snapshot/db.js';
 import { MIGRATIONS } from '../../src/snapshot/migrations.js';
-import { recount } from '../../src/snapshot/tallies.js';
+import { recount, TallyAhead } from '../../src/snapshot/tallies.js';
 import { baseFlags } from '../../src/sync/core/value-guards.js';
 import { NONZERO, TOP_FIELDS, ZEROABLE } from '../../src/sync/core/record-values.js';
 import { tempDir } from '../sync/diff-fixtures.js';
@@ -168,5 +168,73 @@ describe('migration 15', () => {
     expect(db.snapshot(DS).tallies()).toMatchObject({ records: 40, owned: 27 });
     expectRecounted('other', 'other');
     expect(db.snapshot('other').tallies()!.bases['attributes.stock']).toBeDefined();
+  });
+});
+
+describe('issue 18: a first confirm\'s tallies counted ahead (TallyAhead)', () => {
+  const texts = (rs: DatasetRecord[]) => rs.map((r, k) => ({ record_id: r.record_id, json: recordJson(r), line: k + 2 }));
+  async function counted(rs: DatasetRecord[]) {
+    const ahead = new TallyAhead('plan-1');
+    await ahead.count(texts(rs));
+    return ahead.take();
+  }
+
+  it('a dataset without records takes the tallies counted ahead of the same records: they equal a recount', async () => {
+    const s = db.snapshot(DS);
+    const rs = items(1, 4500); // more than one slice: the count gives the event loop its turn between them
+    const delta = await counted(rs);
+    expect(delta).not.toBeNull();
+    s.confirm({ activeVersion: 1, upsertTexts: texts(rs), tallyAhead: delta });
+    expectRecounted('first confirm with the tallies counted ahead');
+  });
+
+  it('is taken as counted when it counts as many records as the confirm inserts (the caller counts the same plan\'s records)', async () => {
+    const s = db.snapshot(DS);
+    // Counted over other values: taken all the same, which shows the confirm did not count the records itself.
+    const hinted = items(1, 10, () => ({ display_name: '', active: false }));
+    db.snapshot('ref').confirm({ activeVersion: 1, upsertTexts: texts(hinted) });
+    s.confirm({ activeVersion: 1, upsertTexts: texts(items(1, 10)), tallyAhead: await counted(hinted) });
+    expect(s.tallies()).toEqual(db.snapshot('ref').tallies());
+    expect(s.tallies()).not.toEqual(recount(db.conn, DS));
+  });
+
+  it('is not taken when it does not fit: other counts, a dataset with records, a record written twice, a delete or an adoption', async () => {
+    const s = db.snapshot(DS);
+    // Counted over fewer records than the confirm inserts.
+    s.confirm({ activeVersion: 1, upsertTexts: texts(items(1, 30)), tallyAhead: await counted(items(1, 29)) });
+    expectRecounted('a count of other records');
+    // The dataset has records now: a hint is not for it.
+    s.confirm({ activeVersion: 2, upsertTexts: texts(items(20, 40)), tallyAhead: await counted(items(31, 40)) });
+    expectRecounted('a dataset with records');
+    // Emptied by a rebuild, then one record twice in the confirm (the second write an update), as many as counted.
+    const rb = s.beginRebuild();
+    rb.add([]);
+    rb.commit(3);
+    const twice = [...texts(items(1, 5)), ...texts([item(3, { display_name: 'again' })])];
+    s.confirm({ activeVersion: 4, upsertTexts: twice, tallyAhead: await counted(items(1, 6)) });
+    expectRecounted('a record written twice');
+    const rb2 = s.beginRebuild();
+    rb2.add(items(50, 52));
+    rb2.commit(5);
+    const rb3 = s.beginRebuild();
+    rb3.add([]);
+    rb3.commit(6);
+    s.confirm({ activeVersion: 7, upsertTexts: texts(items(1, 5)), deletes: ['r-002'], tallyAhead: await counted(items(1, 5)) });
+    expectRecounted('an inserted record deleted in the same confirm');
+  });
+
+  it('take() before the count ends gives nothing; a count that cannot read its records gives nothing and does not throw', async () => {
+    const ahead = new TallyAhead('plan-1');
+    const running = ahead.count(texts(items(1, 5000)));
+    expect(ahead.take()).toBeNull();
+    await running;
+    expect(ahead.take()).toBeNull();
+    function* unreadable(): Generator<{ json: string }> {
+      yield { json: recordJson(item(1)) };
+      throw Object.assign(new Error('ENOENT: the plan\'s files were removed'), { code: 'ENOENT' });
+    }
+    const broken = new TallyAhead('plan-2');
+    await expect(broken.count(unreadable())).resolves.toBeUndefined();
+    expect(broken.take()).toBeNull();
   });
 });

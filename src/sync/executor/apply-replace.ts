@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { ApiError } from '../../api/errors.js';
 import type { Job } from '../../api/wire.js';
 import { ConnectorError, hasCode } from '../../errors.js';
 import { checkpoint, InterruptedError } from './interrupt.js';
-import { replaceBody } from '../../api/bodies.js';
+import { replaceBody, type StreamedBody } from '../../api/bodies.js';
+import { TallyAhead } from '../../snapshot/tallies.js';
+import { confirmedParts } from '../core/diff.js';
 import type { RecordText } from '../core/changeset.js';
 import type { ExecContext } from './context.js';
-import { planLines } from './plan-files.js';
+import { changesetDirOf, planLines } from './plan-files.js';
 import type { PlanRun } from './plan-run.js';
 import { replaceRecords } from '../core/ownership.js';
 import type { RunJournal } from './run-journal.js';
@@ -38,8 +41,12 @@ export function stageOptions(run: PlanRun): { publish: false; allow_mass_delete?
  * snapshot, measured: its hash is the journal's (A16).
  */
 export function replaceBodyOf(ctx: ExecContext, run: PlanRun): ReturnType<typeof replaceBody> {
-  return replaceBody(() => replaceRecords(run.changeset, ctx.store.reader()), stageOptions(run));
+  // The measured bytes kept in the plan's changeset folder (removed with the plan) for the sends of this process.
+  return replaceBody(() => replaceRecords(run.changeset, ctx.store.reader()), stageOptions(run), join(changesetDirOf(ctx.planDir, run.plan.id), REPLACE_BODY_COPY));
 }
+
+/** The file of a replace body's measured bytes in its plan's changeset folder. */
+const REPLACE_BODY_COPY = 'replace-body.json';
 
 /**
  * Send one replace (PUT /records, `options.publish=false`) and wait for its
@@ -81,31 +88,61 @@ async function sendReplace(ctx: ExecContext, run: PlanRun, rj: RunJournal): Prom
   if (!step?.jobId) {
     // The snapshot is unchanged until publish, so the rebuilt body is the journaled one.
     const body = replaceBodyOf(ctx, run);
-    if (step && step.bodyHash !== body.hash) {
-      throw new ConnectorError('REPLAY_MISMATCH', 'The replace body cannot be rebuilt as journaled.', {
-        action: 'retry',
-        context: { dataset: ctx.dataset, planId: plan.id },
-      });
-    }
-    checkpoint(ctx);
-    const binding = sendBinding(ctx, run); // issue 11: before the intent, so a replace that may not go out leaves none
-    step ??= rj.intent('replace', {
-      kind: 'replace',
-      idempotencyKey: randomUUID(),
-      bodyHash: body.hash,
-      intent: { records: body.records, baseEtag: plan.baseEtag },
-    });
-    let res;
     try {
-      res = await ctx.client.replaceRecordsStreamed(body.body, { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) });
-    } catch (err) {
-      // A 4xx answer applied nothing: no draft can be this replace's (abandonPlan must not claim one).
-      if (refusedForSure(err)) rj.failed('replace', { code: err.code, status: err.status });
-      throw err;
+      step = await sendBody(ctx, run, rj, step, body);
+    } finally {
+      body.discard();
     }
-    step = jobAccepted(ctx, rj, 'replace', res);
   }
   return jobStage(await awaitJob(ctx, run, rj, step.jobId!));
+}
+
+/** Journal the replace's intent (its body measured) and send it; the step with the job the server accepted. */
+async function sendBody(ctx: ExecContext, run: PlanRun, rj: RunJournal, journaled: JournalEntry | undefined, body: ReturnType<typeof replaceBody>): Promise<JournalEntry> {
+  const plan = run.plan;
+  let step = journaled;
+  if (step && step.bodyHash !== body.hash) {
+    throw new ConnectorError('REPLAY_MISMATCH', 'The replace body cannot be rebuilt as journaled.', {
+      action: 'retry',
+      context: { dataset: ctx.dataset, planId: plan.id },
+    });
+  }
+  checkpoint(ctx);
+  const binding = sendBinding(ctx, run); // issue 11: before the intent, so a replace that may not go out leaves none
+  step ??= rj.intent('replace', {
+    kind: 'replace',
+    idempotencyKey: randomUUID(),
+    bodyHash: body.hash,
+    intent: { records: body.records, baseEtag: plan.baseEtag },
+  });
+  let res;
+  try {
+    res = await ctx.client.replaceRecordsStreamed(countingAhead(ctx, run, body.body), { idempotencyKey: step.idempotencyKey!, ...binding, ...(plan.baseEtag ? { ifMatch: plan.baseEtag } : {}) });
+  } catch (err) {
+    // A 4xx answer applied nothing: no draft can be this replace's (abandonPlan must not claim one).
+    if (refusedForSure(err)) rj.failed('replace', { code: err.code, status: err.status });
+    throw err;
+  }
+  return jobAccepted(ctx, rj, 'replace', res);
+}
+
+/**
+ * Issue 18: a replace into a dataset without records (a first sync) has its tallies counted once its body is sent,
+ * while the server reads and checks it (seconds for 200,000 records), not after the publish answer. A body sent
+ * again (a retry) does not count again; a dataset with records, or without kept tallies, is left to the confirm.
+ */
+function countingAhead(ctx: ExecContext, run: PlanRun, body: StreamedBody): StreamedBody {
+  if (ctx.store.tallies()?.records !== 0) return body;
+  const ahead = new TallyAhead(run.plan.id);
+  ctx.tallyAhead = ahead;
+  return {
+    contentType: body.contentType,
+    length: body.length,
+    async *open() {
+      yield* body.open();
+      void ahead.count(confirmedParts(run.changeset).upsertTexts);
+    },
+  };
 }
 
 /** An answer that says the request was not applied (4xx). */

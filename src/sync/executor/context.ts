@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js';
 import type { StateDb } from '../../snapshot/db.js';
 import type { RowError } from '../../model/row-error.js';
 import type { SnapshotStore } from '../../snapshot/store.js';
+import type { TallyAhead } from '../../snapshot/tallies.js';
 import type { Policy } from '../../config/policy.js';
 import type { SyncSummary } from '../outcome.js';
 
@@ -25,4 +26,6 @@ export interface ExecContext {
   signal?: AbortSignal;
   /** The last plan this run confirmed (published, or nothing to send) and the records' generation read in that transaction (issue 18's kept rows). */
   confirmed?: { planId: string; generation: number };
+  /** Issue 18: the tallies of a first sync's records, counted while the server works on its replace (taken by the ledger's published). */
+  tallyAhead?: TallyAhead;
 }

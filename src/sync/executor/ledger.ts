@@ -192,10 +192,13 @@ function holdIn(ctx: ExecContext, run: PlanRun, kind: HeldDraft['kind'], version
 export function published(ctx: ExecContext, run: PlanRun, rj: RunJournal | null, version: number, stepName = 'publish'): void {
   const plan = run.plan;
   let generation = 0;
+  // Issue 18: the tallies counted while the server worked on this plan's replace, if they were counted to the end.
+  const tallyAhead = ctx.tallyAhead?.planId === plan.id ? ctx.tallyAhead.take() : null;
+  ctx.tallyAhead = undefined;
   ctx.db.transaction(() => {
     // An update feed's file is not the dataset's export: the last export (row-drop guard's base) stays the catalogue's.
     const source = plan.source && (!plan.feed || plan.feed.role === 'full') ? { source: plan.source } : {};
-    ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run) });
+    ctx.store.confirm({ activeVersion: version, ...confirmedParts(run.changeset), ...source, provenance: provenanceOf(run), tallyAhead });
     // Issue 18: the records as this publish left them, read before any other writer can follow (kept rows' stamp).
     generation = ctx.store.generation();
     // Issue 13: the feed's values become its state only now, with the snapshot (never for a held or dropped change).
