@@ -207,6 +207,91 @@ export function* readLines(path: string, chunkBytes = READ_CHUNK, hash?: Hash): 
   }
 }
 
+/**
+ * The lines of a file, in order, without their line breaks, for a reader
+ * that keeps none of them past its next few steps (the diff's merge of a
+ * sorted source's runs): bytes read into a reused buffer and decoded a small
+ * chunk of whole lines at a time, each line a slice of that chunk's string.
+ * A string per line cost a decode call per line, the largest part of reading
+ * the runs (issue 18). The chunk is small (CHUNK_CHARS), so that one held by
+ * each of a merge's runs lives through few of V8's young-generation
+ * collections and is never moved to its old generation, which readLines'
+ * comment warns of; a line kept long keeps its chunk alive with it (detach).
+ */
+export class ChunkLines {
+  readonly #fd: number;
+  #buf: Buffer;
+  /** Bytes read and not yet decoded: #buf[0, #end). */
+  #end = 0;
+  #eof = false;
+  /** Decoded lines not yet given: #text from #at on (each followed by a line break). */
+  #text = '';
+  #at = 0;
+
+  constructor(
+    path: string,
+    chunkBytes = CHUNK_CHARS,
+  ) {
+    this.#buf = Buffer.allocUnsafe(chunkBytes);
+    this.#fd = openSync(path, 'r');
+  }
+
+  /** The next line; null at the end (the file is closed then). */
+  next(): string | null {
+    for (;;) {
+      const text = this.#text;
+      if (this.#at < text.length) {
+        const nl = text.indexOf('\n', this.#at);
+        const line = text.slice(this.#at, nl);
+        this.#at = nl + 1;
+        return line;
+      }
+      if (!this.#decode()) return null;
+    }
+  }
+
+  /** Close the file before the end (a reader that stops early). */
+  close(): void {
+    if (!this.#eof) closeSync(this.#fd);
+    this.#eof = true;
+  }
+
+  /** Decode the next whole lines into #text; false at the end. */
+  #decode(): boolean {
+    let buf = this.#buf;
+    for (;;) {
+      // A line break byte is never part of a multi-byte UTF-8 character: whole lines decode on their own.
+      const last = this.#end > 0 ? buf.lastIndexOf(0x0a, this.#end - 1) : -1;
+      if (last >= 0) {
+        this.#text = buf.toString('utf8', 0, last + 1);
+        this.#at = 0;
+        buf.copy(buf, 0, last + 1, this.#end);
+        this.#end -= last + 1;
+        return true;
+      }
+      if (this.#eof) {
+        if (this.#end === 0) return false;
+        // A last line without its line break.
+        this.#text = `${buf.toString('utf8', 0, this.#end)}\n`;
+        this.#at = 0;
+        this.#end = 0;
+        return true;
+      }
+      if (this.#end === buf.length) {
+        const bigger = Buffer.allocUnsafe(2 * buf.length); // a line longer than the buffer
+        buf.copy(bigger, 0, 0, this.#end);
+        this.#buf = buf = bigger;
+      }
+      const n = readSync(this.#fd, buf, this.#end, buf.length - this.#end, null);
+      if (n === 0) this.close();
+      this.#end += n;
+    }
+  }
+}
+
+/** Bytes of lines ChunkLines decodes at once. */
+const CHUNK_CHARS = 16 * 1024;
+
 /** A record id as the first field of a line: as it is, or as JSON when it holds a tab, line break, quote or backslash (never an A6 id). */
 export function idField(id: string): string {
   return UNSAFE.test(id) ? JSON.stringify(id) : id;
