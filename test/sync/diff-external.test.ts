@@ -107,7 +107,7 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
           expect(all(ext.adds).map((r) => r.record_id)).toEqual(source.map((r) => r.record_id).filter((id) => !known.has(id)).sort(byBytes));
         },
       ),
-      { numRuns: 25 },
+      { numRuns: 150 },
     );
   });
 
@@ -156,7 +156,7 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     const ids = fc.array(fc.constantFrom(...parts), { minLength: 1, maxLength: 3 }).map((p) => p.join(''));
     fc.assert(
       fc.property(
-        fc.array(ids, { maxLength: 100, size: 'max' }),
+        fc.array(ids, { maxLength: 160, size: 'max' }),
         fc.constantFrom(1, 40, 300, 1 << 20),
         fc.constantFrom(0, 200, undefined),
         (list, runBytes, memoryChars) => {
@@ -179,20 +179,8 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
           source.runs.forEach((r) => rmSync(r, { force: true }));
         },
       ),
-      { numRuns: 25 },
+      { numRuns: 150 },
     );
-  });
-
-  it('reads the same entries for the diff (chunks of lines decoded at once) as line by line, over runs many chunks long', () => {
-    const records = Array.from({ length: 4000 }, (_, i) => rec(`c-${String((i * 7919) % 3500).padStart(5, '0')}${i % 7 === 0 ? '\t😀' : ''}`, { display_name: `Größe ${'表'.repeat(i % 50)} ${i}` }));
-    for (const runBytes of [64 * 1024, 16 * 1024 * 1024]) {
-      const { source } = sorted(records, runBytes, 0);
-      const brief = all(source.entries(true));
-      expect(brief).toEqual(all(source.entries()));
-      expect(brief).toHaveLength(source.count);
-      // A reader that stops early closes the runs (no file left open to remove).
-      for (const e of source.entries(true)) if (e.line > 0) break;
-    }
   });
 
   it('grows its buffer in place past the first megabyte up to the run size: one run, every entry whole and in order', () => {

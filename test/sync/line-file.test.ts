@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChunkLines, ChunkWriter, LineWriter, readLines } from '../../src/sync/disk/line-file.js';
+import { ChunkWriter, LineWriter, readLines } from '../../src/sync/disk/line-file.js';
 import { lineField } from '../../src/sync/disk/entry-line.js';
 import { tempDir } from './diff-fixtures.js';
 
@@ -54,36 +54,6 @@ describe('readLines', () => {
     const long = '表'.repeat(10_000);
     writeFileSync(path, `x\n${long}\ny\n`);
     expect([...readLines(path, 16)]).toEqual(['x', long, 'y']);
-  });
-});
-
-describe('ChunkLines', () => {
-  const all = (path: string, bytes: number): string[] => {
-    const lines = new ChunkLines(path, bytes);
-    const out: string[] = [];
-    for (let l = lines.next(); l !== null; l = lines.next()) out.push(l);
-    return out;
-  };
-
-  it('gives the lines readLines gives, whatever the chunk size, the characters cut by a read, the last line break', () => {
-    const char = fc.constantFrom('a', 'z', '0', '\t', '"', '\\', ' ', 'é', '表', '示', '😀');
-    const line = fc.array(char, { maxLength: 40 }).map((cs) => cs.join(''));
-    fc.assert(
-      fc.property(fc.array(line, { maxLength: 30 }), fc.integer({ min: 1, max: 64 }), fc.boolean(), (lines, chunk, lastBreak) => {
-        const path = file();
-        writeFileSync(path, lines.join('\n') + (lastBreak && lines.length > 0 ? '\n' : ''));
-        expect(all(path, chunk)).toEqual([...readLines(path, chunk)]);
-      }),
-    );
-  });
-
-  it('reads a line many times longer than its chunk whole, and empty lines', () => {
-    const path = file();
-    const long = '表'.repeat(10_000);
-    writeFileSync(path, `x\n\n${long}\ny\n\n`);
-    expect(all(path, 16)).toEqual(['x', '', long, 'y', '']);
-    writeFileSync(path, '');
-    expect(all(path, 16)).toEqual([]);
   });
 });
 

@@ -13,8 +13,7 @@ import type { SortedSource } from './sorted-source.js';
 export async function diffSource(source: SortedSource, snapshot: SnapshotReader, options: DiffOptions, dir: string): Promise<Changeset> {
   const files = new ChangesetFiles(dir, source);
   try {
-    // The merge-join keeps no source entry's strings past its step (the sink writes them, or parses them anew).
-    const steps = mergeJoin(source.entries(true), snapshot, options, files, source);
+    const steps = mergeJoin(source.entries(), snapshot, options, files, source);
     for (;;) {
       const step = steps.next();
       if (step.done) return files.finish(step.value);

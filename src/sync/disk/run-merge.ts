@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { FLAGS_MARK, lineField } from './entry-line.js';
-import { ChunkLines, LineWriter, parseIdField, readLines } from './line-file.js';
+import { LineWriter, parseIdField, readLines } from './line-file.js';
 
 /**
  * The merge of an external sort's runs (sorted-source.ts): sorted streams of
@@ -21,16 +21,10 @@ export interface Cursor {
   /** Where the value flags start in `text` (after their mark), or -1. */
   flagsAt: number;
   next(): boolean;
-  /** Close its file (a reader that stops before the end). */
-  close(): void;
 }
 
-/**
- * A cursor over a run file. `brief`: its lines are slices of a chunk decoded at once (ChunkLines), for a reader
- * that keeps none past its next few steps (the diff); else each line is decoded alone, to be kept as long as wanted.
- */
-export function fileCursor(path: string, brief = false): Cursor {
-  const lines = brief ? new ChunkLines(path) : lineByLine(path);
+export function fileCursor(path: string): Cursor {
+  const lines = readLines(path, MERGE_CHUNK);
   return {
     id: '',
     line: 0,
@@ -38,8 +32,9 @@ export function fileCursor(path: string, brief = false): Cursor {
     jsonAt: 0,
     flagsAt: -1,
     next() {
-      const text = lines.next();
-      if (text === null) return false;
+      const r = lines.next();
+      if (r.done) return false;
+      const text = r.value;
       const a = text.indexOf('\t');
       let b = text.indexOf('\t', a + 1);
       if (b < 0) b = text.length;
@@ -55,21 +50,6 @@ export function fileCursor(path: string, brief = false): Cursor {
       }
       return true;
     },
-    close() {
-      lines.close();
-    },
-  };
-}
-
-/** readLines as ChunkLines' interface. */
-function lineByLine(path: string): { next(): string | null; close(): void } {
-  const lines = readLines(path, MERGE_CHUNK);
-  return {
-    next: () => {
-      const r = lines.next();
-      return r.done ? null : r.value;
-    },
-    close: () => void lines.return(undefined),
   };
 }
 

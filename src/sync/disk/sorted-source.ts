@@ -65,28 +65,20 @@ export class SortedSource {
     return new SortedSource(runs, -1);
   }
 
-  /**
-   * The entries in record_id order. `brief`: for a reader that keeps none of their strings past its next few
-   * steps (the diff's merge-join): read faster, each a slice of a small chunk of its run that it keeps alive.
-   */
-  *entries(brief = false): Generator<SourceEntry> {
+  /** The entries in record_id order. */
+  *entries(): Generator<SourceEntry> {
     if (this.held !== null) {
       yield* this.held;
       return;
     }
-    if (!brief && this.runs.length === 1) {
+    if (this.runs.length === 1) {
       yield* readEntries(this.runs[0]!);
       return;
     }
-    const cursors = this.runs.map((r) => fileCursor(r, brief));
-    try {
-      const merged = mergeCursors(cursors, this.plain ? plainCompare : compareIds, true);
-      for (let c = merged(); c !== null; c = merged()) {
-        const json = c.text.slice(c.jsonAt);
-        yield c.flagsAt < 0 ? { record_id: c.id, line: c.line, json } : { record_id: c.id, line: c.line, json, flags: c.text.slice(c.flagsAt, c.jsonAt - 1) };
-      }
-    } finally {
-      for (const c of cursors) c.close();
+    const merged = mergeCursors(this.runs.map((r) => fileCursor(r)), this.plain ? plainCompare : compareIds, true);
+    for (let c = merged(); c !== null; c = merged()) {
+      const json = c.text.slice(c.jsonAt);
+      yield c.flagsAt < 0 ? { record_id: c.id, line: c.line, json } : { record_id: c.id, line: c.line, json, flags: c.text.slice(c.flagsAt, c.jsonAt - 1) };
     }
   }
 
