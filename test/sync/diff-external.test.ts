@@ -156,7 +156,7 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
     const ids = fc.array(fc.constantFrom(...parts), { minLength: 1, maxLength: 3 }).map((p) => p.join(''));
     fc.assert(
       fc.property(
-        fc.array(ids, { maxLength: 160, size: 'max' }),
+        fc.array(ids, { maxLength: 100, size: 'max' }),
         fc.constantFrom(1, 40, 300, 1 << 20),
         fc.constantFrom(0, 200, undefined),
         (list, runBytes, memoryChars) => {
@@ -179,7 +179,7 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
           source.runs.forEach((r) => rmSync(r, { force: true }));
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 25 },
     );
   });
 
