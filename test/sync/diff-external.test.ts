@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mappingConfigSchema } from '../../src/mapping/config.js';
@@ -148,6 +148,39 @@ describe('external diff (sorted runs on disk) against the in-memory merge-join',
       ...names.slice().reverse().map((id, k): [string, number, number] => [id, names.length + k + 2, names.indexOf(id) + 2]),
       ['a\tb', 2 * names.length + 2, 2],
     ]);
+  });
+
+  it('reports each later occurrence of an id with its first line, whatever the runs, rounds and ids (escaped, non-ASCII, above U+FFFF)', () => {
+    // A model of the check: the first occurrence of an id is kept, each later one reported with the first's line.
+    const parts = ['a', 'Z', '0', '-', '\t', '"', '\\', '\n', '\u00e9', '\uff01', '\ue000', '\u{1f600}', 'Größe'];
+    const ids = fc.array(fc.constantFrom(...parts), { minLength: 1, maxLength: 3 }).map((p) => p.join(''));
+    fc.assert(
+      fc.property(
+        fc.array(ids, { maxLength: 100, size: 'max' }),
+        fc.constantFrom(1, 40, 300, 1 << 20),
+        fc.constantFrom(0, 200, undefined),
+        (list, runBytes, memoryChars) => {
+          const records = list.map((id, i) => rec(id, { display_name: `line ${i + 2}` }));
+          const { source, dups } = sorted(records, runBytes, memoryChars);
+          const first = new Map<string, number>();
+          const want: Array<[string, number, number]> = [];
+          list.forEach((id, i) => {
+            const f = first.get(id);
+            if (f === undefined) first.set(id, i + 2);
+            else want.push([id, i + 2, f]);
+          });
+          expect([...dups].sort((x, y) => x[1] - y[1])).toEqual(want);
+          // Reported in record_id order, as the in-memory sort reports them.
+          expect(dups.map((d) => d[0])).toEqual(want.map((d) => d[0]).sort(byBytes));
+          expect(all(source.entries()).map((e) => [e.record_id, e.line])).toEqual([...first].sort((x, y) => byBytes(x[0], y[0])));
+          expect(source.count).toBe(first.size);
+          // No id run is left behind.
+          expect(readdirSync(t.dir).filter((f) => f.endsWith('.ids'))).toEqual([]);
+          source.runs.forEach((r) => rmSync(r, { force: true }));
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 
   it('grows its buffer in place past the first megabyte up to the run size: one run, every entry whole and in order', () => {

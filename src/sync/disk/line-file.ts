@@ -98,12 +98,17 @@ export class ByteWriter {
 export class ChunkWriter {
   readonly #file: ByteWriter;
   #at = 0;
+  /** `chunk`, and the last source put, as plain Uint8Array views. */
+  readonly #bytes: Uint8Array;
+  #src: Buffer | null = null;
+  #srcBytes: Uint8Array = new Uint8Array(0);
 
   constructor(
     readonly path: string,
     private readonly chunk: Buffer,
   ) {
     this.#file = new ByteWriter(path);
+    this.#bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length);
   }
 
   /** Append src[from, end). */
@@ -116,7 +121,13 @@ export class ChunkWriter {
       return;
     }
     if (len > SHORT_COPY) {
-      this.#at += src.copy(chunk, this.#at, from, end);
+      // TypedArray#set of a plain view: Buffer#copy checks its arguments in JS first, a third of a sort's run writing.
+      if (src !== this.#src) {
+        this.#src = src;
+        this.#srcBytes = new Uint8Array(src.buffer, src.byteOffset, src.length);
+      }
+      this.#bytes.set(this.#srcBytes.subarray(from, end), this.#at);
+      this.#at += len;
       return;
     }
     // A few bytes (an id run's line) are copied here: Buffer#copy's call costs more than they do.

@@ -7,7 +7,8 @@ import { ValueFlagsWriter } from '../core/record-values.js';
 import { baseFlags } from '../core/value-guards.js';
 import { entryLine } from './entry-line.js';
 import { ChunkWriter } from './line-file.js';
-import { fileCursor, mergeCursors, mergeRounds, type Cursor } from './run-merge.js';
+import { IdRunWriter, repeatedIds } from './id-runs.js';
+import { mergeRounds } from './run-merge.js';
 import { MEMORY_CHARS, RUN_BYTES, SortedSource, type OnDuplicate } from './sorted-source.js';
 import type { SourceEntry } from '../core/changeset.js';
 
@@ -181,21 +182,9 @@ export class SourceSorter {
     this.#release();
     const cmp = this.#plain ? plainCompare : compareIds;
     this.#runs = mergeRounds(this.#runs, cmp, true, () => this.#newRun());
-    this.#idRuns = mergeRounds(this.#idRuns, cmp, false, () => this.#newRun());
-    const merged = mergeCursors(this.#idRuns.map((r) => fileCursor(r)), cmp, false);
-    let last: Cursor | null = null;
-    let lastId = '';
-    let lastLine = 0;
-    for (let c = merged(); c !== null; c = merged()) {
-      if (last !== null && c.id === lastId) report(c.id, c.line, lastLine);
-      else {
-        last = c;
-        lastId = c.id;
-        lastLine = c.line;
-      }
-    }
-    for (const r of this.#idRuns) rmSync(r, { force: true });
+    const idRuns = this.#idRuns;
     this.#idRuns = [];
+    repeatedIds(idRuns, report, () => this.#newRun(), Buffer.allocUnsafe(ID_CHUNK));
     return new SortedSource(this.#runs, this.#added - dups, this.#plain, this.#flags.shapes);
   }
 
@@ -263,8 +252,8 @@ export class SourceSorter {
     const buf = this.#buf;
     const file = new ChunkWriter(path, this.#out);
     let last = -1;
-    // An entry line starts with its id run line (idField(id), tab, file line): copied from its bytes.
-    const idRun = onDuplicate ? null : new ChunkWriter(`${path}.ids`, this.#idOut);
+    // An entry line starts with its id as idField writes it: its UTF-8 bytes, copied from there, unless escaped.
+    const idRun = onDuplicate ? null : new IdRunWriter(`${path}.ids`, this.#idOut);
     try {
       for (const i of order) {
         if (onDuplicate && last >= 0 && ids[i] === ids[last]) {
@@ -275,12 +264,14 @@ export class SourceSorter {
         const end = i + 1 < n ? starts[i + 1]! : this.#used;
         file.put(buf, from, end);
         if (idRun) {
-          let tab = from;
-          while (buf[tab] !== TAB) tab++;
-          do tab++;
-          while (buf[tab] !== TAB);
-          idRun.put(buf, from, tab);
-          idRun.putByte(LINE_BREAK);
+          if (buf[from] === QUOTE) {
+            const bytes = Buffer.from(ids[i]!, 'utf8');
+            idRun.put(bytes, 0, bytes.length, lines[i]!);
+          } else {
+            let tab = from;
+            while (buf[tab] !== TAB) tab++;
+            idRun.put(buf, from, tab, lines[i]!);
+          }
         }
         last = i;
       }
@@ -311,7 +302,8 @@ const OUT_CHUNK = 1 << 20;
 /** Bytes of an id run written at a time. */
 const ID_CHUNK = 1 << 18;
 const TAB = 0x09;
-const LINE_BREAK = 0x0a;
+/** An id field that starts with a quote is escaped (idField). */
+const QUOTE = 0x22;
 
 /**
  * A buffer whose memory release() gives back to the system at once: a run's
