@@ -130,16 +130,10 @@ export class ChunkWriter {
       this.#at += len;
       return;
     }
-    // A few bytes (an id run's line) are copied here: Buffer#copy's call costs more than they do.
+    // A few bytes (a short id) are copied here: a call to set or copy costs more than they do.
     let at = this.#at;
     for (let i = from; i < end; i++) chunk[at++] = src[i]!;
     this.#at = at;
-  }
-
-  /** Append one byte. */
-  putByte(b: number): void {
-    if (this.#at === this.chunk.length) this.#flush();
-    this.chunk[this.#at++] = b;
   }
 
   /** Flush and close. */
