@@ -17,8 +17,11 @@ import { COPY, NEXT_SUM, STAMP_FILE, dropStampTmp, readStamp, stampVoid, writeSt
  * (a crash between the two), is never used.
  *
  * Lines: a head line (JSON: nonce, digest, header), then one line a data row
- * (`<c|e|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
- * attribute, x anything else: never equal), then `end\t<rows>`.
+ * (`<c|e|f|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
+ * attribute, f a row the mapping's filters left out (no id), x anything
+ * else: a bad row, whose errors are reported at every read, is never equal),
+ * then `end\t<rows>`. The digest the head and stamp carry covers the
+ * filters as it covers the fields: an equal row under it is filtered again.
  */
 
 /** The file of the last published export's rows, its stamp, and the file a read writes for the next. */
@@ -248,7 +251,7 @@ export class KeptRows implements SkippedRows {
   #reason: string | null;
   #ended = false;
   /** The kept row at this place, when not yet consumed. */
-  #pending: { cells: number; text: string; id: string | null; empty: boolean } | null = null;
+  #pending: { cells: number; text: string; id: string | null; empty: boolean; filtered: boolean } | null = null;
   #rows = 0;
   #differing = 0;
   #records = 0;
@@ -322,7 +325,7 @@ export class KeptRows implements SkippedRows {
     if (this.#old !== null && text !== this.#header) this.#giveUp('the header row of the export changed');
   }
 
-  row(cells: readonly string[], line: number): boolean {
+  row(cells: readonly string[], line: number): false | 'record' | 'filtered' {
     this.#flush();
     this.#rows++;
     const text = rowText(cells);
@@ -336,19 +339,25 @@ export class KeptRows implements SkippedRows {
       this.#consume(k + 1);
       if (this.#old === null) break;
       this.#put(old);
+      this.#skipped++;
+      // A row filtered out is no record: neither counted nor the last record's line (importability's line check).
+      if (old.charCodeAt(0) === FILTERED_ROW) return 'filtered';
       this.lastLine = line;
       this.#records++;
-      this.#skipped++;
       if (old.charCodeAt(0) === 0x65) this.emptyAttributes = true;
-      return true;
+      return 'record';
     }
     // Not matched: a changed or an inserted row; the kept row stays next until a later row passes it.
     // A lone surrogate (an XLSX `_xD800_`) is written to the kept file as U+FFFD, so no kept row can equal its row
     // (checked here, off the matched rows' path): kept, it would read back as another text.
     if (LONE_SURROGATE.test(text)) this.#uncomparable = true;
     if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows changed (a large change is read in full)`);
-    this.#pending = { cells: cells.length, text, id: null, empty: false };
+    this.#pending = { cells: cells.length, text, id: null, empty: false, filtered: false };
     return false;
+  }
+
+  filtered(): void {
+    if (this.#pending !== null) this.#pending.filtered = true;
   }
 
   mapped(record: DatasetRecord): void {
@@ -391,7 +400,7 @@ export class KeptRows implements SkippedRows {
     const p = this.#pending;
     if (p === null) return;
     this.#pending = null;
-    const flag = p.id === null || !joinedOnce(p.text, p.cells) ? 'x' : p.empty ? 'e' : 'c';
+    const flag = !joinedOnce(p.text, p.cells) ? 'x' : p.filtered ? 'f' : p.id === null ? 'x' : p.empty ? 'e' : 'c';
     this.#put(`${flag}${p.cells}\t${p.id === null ? '' : idField(p.id)}\t${p.text}`);
   }
 
@@ -440,8 +449,8 @@ export class KeptRows implements SkippedRows {
   #gone(old: string): void {
     const a = old.indexOf('\t');
     const field = old.slice(a + 1, old.indexOf('\t', a + 1));
-    // An `x` row without an id was no record; one with an id (a cell holding a NUL) was, and may be gone.
-    if (old.charCodeAt(0) === 0x78 && field === '') return;
+    // An `f` row, and an `x` row without an id, was no record; an `x` one with an id (a cell holding a NUL) was, and may be gone.
+    if ((old.charCodeAt(0) === 0x78 || old.charCodeAt(0) === FILTERED_ROW) && field === '') return;
     let id: string;
     try {
       id = detach(parseIdField(field));
@@ -488,6 +497,9 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Kept rows looked past for one equal to a row of the file (rows deleted or moved away). */
 const WINDOW = 16;
+
+/** The flag of a kept row the mapping's filters left out (`f`). */
+const FILTERED_ROW = 0x66;
 
 /** Whether a kept row (not an `x` one) holds the row of these cells. */
 function sameRow(old: string, text: string, cells: number): boolean {
