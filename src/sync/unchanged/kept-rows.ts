@@ -5,7 +5,7 @@ import type { DatasetRecord } from '../../model/record.js';
 import type { RecordsMark } from '../../snapshot/store.js';
 import { LineWriter, detach, idField, parseIdField, readLines } from '../disk/line-file.js';
 import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js';
-import { COPY, NEXT_SUM, STAMP_FILE, dropStampTmp, readStamp, stampVoid, writeStamp, type KeptCheck, type KeptStamp, type RecordsMarker } from './kept-stamp.js';
+import { COPY, NEXT_SUM, STAMP_FILE, STAMP_TMP, dropStampTmp, readStamp, stampVoid, unstampedWhy, writeStamp, type KeptCheck, type KeptStamp, type RecordsMarker } from './kept-stamp.js';
 
 /**
  * Issue 18's unchanged rows: the rows of the last published export, in file
@@ -83,8 +83,10 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
   try {
     dropStampTmp(dir);
   } catch {
-    // As above.
+    // As above (a directory there is removed by the next stampKept).
   }
+  const unstamped = existsSync(stampPath) ? null : unstampedWhy(dir);
+  if (unstamped !== null) return existsSync(file) ? unusable(unstamped) : { reason: unstamped };
   if (!existsSync(stampPath) && !existsSync(file)) return { reason: FIRST };
   if (!existsSync(stampPath) || !existsSync(file)) return unusable(NOT_STAMPED);
   let stamp: KeptStamp;
@@ -138,6 +140,11 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
 export function stampKept(dir: string, records: RecordsMarker, generation: number, digest: string): boolean {
   const next = join(dir, NEXT_FILE);
   const sumPath = join(dir, NEXT_SUM);
+  // The stamp there names the copy this one replaces: it goes first, so that whatever fails below leaves none that
+  // is stale (a later read would tell the wrong reason for not using it).
+  const stampPath = join(dir, STAMP_FILE);
+  clearWay(stampPath);
+  rmSync(stampPath, { force: true });
   if (!existsSync(next) || !existsSync(sumPath)) {
     // The read kept none (its records are not all its rows', or the copy could not be written): the older rows are no longer the published export's.
     dropNext(dir);
@@ -155,7 +162,7 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
   }
   const file = join(dir, KEPT_FILE);
   clearWay(file);
-  clearWay(join(dir, STAMP_FILE));
+  clearWay(join(dir, STAMP_TMP));
   renameSync(next, file);
   const marked = records.markRecords(generation);
   if (marked === null) {
@@ -167,7 +174,11 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     writeStamp(dir, { nonce: head.nonce, bytes: statSync(file).size, sha256 }, generation, marked, digest);
   } catch (err) {
     // Not stamped (a full disk): the copy is of no use, and the space it takes may be what the next sync needs.
-    dropKept(dir);
+    try {
+      dropKept(dir);
+    } catch {
+      // No stamp names it (removed above), so it is never used; openKept removes it.
+    }
     throw err;
   } finally {
     rmSync(sumPath, { force: true });
@@ -176,7 +187,7 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
 }
 
 /**
- * A directory where the copy or its stamp goes (a restore tool that got it wrong) is removed: the names are ours, in
+ * A directory where the copy, its stamp or the stamp's .tmp goes (a restore tool that got it wrong) is removed: the names are ours, in
  * our own folder, and nothing else there is ever read; left, it would keep every later copy from being saved.
  */
 function clearWay(path: string): void {
