@@ -106,9 +106,11 @@ export class RowPipeline {
         setting: 'limits.max_rows',
       });
     }
-    if (this.unchanged !== null && this.unchanged.row(cells, line)) {
-      // The same text as a record of the last published export at this place: that record, not mapped again.
-      this.counts.records++;
+    const same = this.unchanged === null ? false : this.unchanged.row(cells, line);
+    if (same !== false) {
+      // The same text as a row of the last published export at this place: what that row was (its record, or filtered out), not mapped again.
+      if (same === 'filtered') this.counts.filtered++;
+      else this.counts.records++;
       return;
     }
     if (this.strictWidth && cells.length !== width && this.widthError(cells, line, width)) {
@@ -120,6 +122,7 @@ export class RowPipeline {
     const result = this.mapper.map(cells, line, this.scratch);
     if (result === FILTERED) {
       this.counts.filtered++;
+      this.unchanged?.filtered();
       return;
     }
     if (result === BAD) {
@@ -235,15 +238,16 @@ export class RowPipeline {
 
 /**
  * Issue 18's unchanged rows (src/sync/unchanged/): told the header row's cells, asked of every data row that
- * reaches the mapping whether it is a record of the last published export, unchanged (true: it is counted as a
- * record and not mapped), and told the record each row it was not asked about or answered false of became.
- * Only with check_duplicates false (the caller finds repeated ids) and no keep_when_match filter (their
- * tallies would miss the rows not mapped).
+ * reaches the mapping whether it is a row of the last published export, unchanged ('record': it is counted as a
+ * record; 'filtered': as filtered out; either way not mapped), and told what each row it answered false of
+ * became: its record, or filtered out. Only with check_duplicates false (the caller finds repeated ids) and no
+ * keep_when_match filter (their tallies would miss the rows not mapped).
  */
 export interface UnchangedRows {
   header(cells: readonly string[]): void;
-  row(cells: readonly string[], line: number): boolean;
+  row(cells: readonly string[], line: number): false | 'record' | 'filtered';
   mapped(record: DatasetRecord): void;
+  filtered(): void;
 }
 
 /** The on_row_errors policy applied to a read's counts: the refusal, or null when the records may be used. */

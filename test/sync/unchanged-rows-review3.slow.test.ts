@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatasetRecord } from '../../src/model/record.js';
 import { sourceConfigSchema } from '../../src/sources/config.js';
+import { onCrashPoint } from '../../src/sync/executor/crash-hook.js';
 import { planDir } from '../../src/sync/executor/plan-files.js';
 import { STAMP_FILE } from '../../src/sync/unchanged/kept-stamp.js';
 import { keptDirOf } from '../../src/sync/unchanged/sync-kept.js';
@@ -259,38 +260,61 @@ describe('review rv18c: what a person reads, and the shortcut where it should ap
   // never takes the shortcut, even sent twice byte for byte: here 25 of 100 rows filtered, 75 records, and the
   // second sync of the same bytes says read "full", "more than 15 rows changed (a large change is read in full)",
   // with 0 changes. The IT person of a shop whose export carries continuation or image-only rows loses the speed-up
-  // the README promises for every sync, and is told something false about the export.
-  it.fails('the same file twice with a quarter of its rows filtered out takes the unchanged-rows read, and says no rows changed', async () => {
+  // the README promises for every sync, and is told something false about the export. Fixed (fx18c): such a row is
+  // kept as `f`, and the same bytes at its place under the same stamp and settings digest are filtered again.
+  it('the same file twice with a quarter of its rows filtered out takes the unchanged-rows read, and says no rows changed', async () => {
     const s = await scenario({ policy: { unchanged_rows: true }, mapping: { fields: { record_id: 'SKU', display_name: 'Name', api_value: 'Code' }, filters: { skip_when_empty: ['Img'] } } });
     open.push(s);
     const body = ['SKU,Name,Code,Img', ...csv(all).map((l, i) => `${l},${i % 4 === 0 ? '' : 'img'}`)].join('\n') + '\n';
     await s.engine.sync(s.ds, { file: await writeRaw(s, 'a.csv', body) });
     const again = await s.engine.sync(s.ds, { file: await writeRaw(s, 'b.csv', body) });
-    expect(again.read).toMatchObject({ path: 'unchanged-rows' });
+    expect(again).toMatchObject({ result: 'unchanged', rows: 100, adds: 0, changes: 0, deletes: 0, read: { path: 'unchanged-rows', reason: null } });
   });
 
-  // The stamp cannot be written (here a directory left at kept-stamp.json.tmp, as a restore tool that got it wrong
-  // leaves one; a full disk takes the same catch). stampKept's catch calls rmSync(tmp, { force: true }), which throws
-  // EISDIR on a directory, so dropKept is skipped and the old stamp stays beside a kept-rows it does not name
-  // (kept-rows.ts stampKept). The warning (sync-kept.ts stampConfirmed) says only "rows of this export not kept; the
-  // next export is read in full": no path in the message, nothing to do. Every later sync then reads in full, giving
-  // the reason "the published records changed since the last sync (an approve, a restore, a repair or an edit on the
-  // server)", which sends the IT person looking at the portal, not at the folder; the shortcut is lost for good.
-  it.fails('a stamp that cannot be written: the warning names the path and what to do, and the next read says why', async () => {
+  // The stamp cannot be written (a full disk, ENOSPC; here a link at kept-stamp.json.tmp into a folder that is not
+  // there, put in place just before the stamp is written, which fails ENOENT in the same catch). Before fx18c, the stale stamp could stay beside a kept-rows it does
+  // not name, the warning (sync-kept.ts stampConfirmed) said only "rows of this export not kept; the next export is
+  // read in full": no path, nothing to do, and later syncs read in full giving a reason that sends the IT person
+  // looking at the portal ("the published records changed ...") or "nothing saved yet". Now the old stamp is dropped
+  // before the new copy takes its place, the warning names the path and what to do, the next read names it too, and
+  // the publish after takes the shortcut again.
+  it('a stamp that cannot be written: the warning names the path and what to do, and the next read says why', async () => {
     const s = await scenario({ policy: { unchanged_rows: true } });
     open.push(s);
     await s.engine.sync(s.ds, { file: await s.writeExport(all) });
-    mkdirSync(join(keptDir(s), `${STAMP_FILE}.tmp`));
-    expect(await s.engine.sync(s.ds, { file: await s.writeExport(edit(all, [1])) })).toMatchObject({ result: 'published' });
+    // Put there once the read is done (the read removes a stale .tmp), just before the stamp is written.
+    onCrashPoint((step) => {
+      if (step === 'kept.stamp') symlinkSync(join(s.dir, 'no-such-folder', 'stamp'), join(keptDir(s), `${STAMP_FILE}.tmp`));
+    });
+    try {
+      expect(await s.engine.sync(s.ds, { file: await s.writeExport(edit(all, [1])) })).toMatchObject({ result: 'published' });
+    } finally {
+      onCrashPoint(null);
+    }
+    expect(existsSync(join(keptDir(s), STAMP_FILE))).toBe(false);
     const warned = s.logs.filter((l) => l.event === 'sync.rows_kept' && l.level === 40);
     expect(warned).toHaveLength(1);
     const next = await s.engine.sync(s.ds, { file: await s.writeExport(edit(all, [1, 2])) });
     expect(next).toMatchObject({ result: 'published', changes: 1 });
     const reason = String((next.read as { reason?: string }).reason);
     expect({ msg: String(warned[0]!.msg), reason }).toEqual({
-      msg: expect.stringContaining(`${STAMP_FILE}.tmp`),
-      reason: expect.stringContaining(`${STAMP_FILE}.tmp`),
+      msg: expect.stringMatching(new RegExp(`${STAMP_FILE}\\.tmp could not be written \\(ENOENT\\).*free space on the disk`)),
+      reason: expect.stringContaining(`${STAMP_FILE}.tmp (ENOENT)`),
     });
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(edit(all, [1, 2, 3])) })).read).toMatchObject({ path: 'unchanged-rows' });
+  });
+
+  // The same place held by a directory (a restore tool that got it wrong): the publish removes it before it writes the
+  // stamp, as it does a directory where the copy or the stamp goes, so the rows are kept and no warning is given.
+  it('a directory at kept-stamp.json.tmp is removed by the next publish, which keeps its rows', async () => {
+    const s = await scenario({ policy: { unchanged_rows: true } });
+    open.push(s);
+    await s.engine.sync(s.ds, { file: await s.writeExport(all) });
+    mkdirSync(join(keptDir(s), `${STAMP_FILE}.tmp`, 'inside'), { recursive: true });
+    expect(await s.engine.sync(s.ds, { file: await s.writeExport(edit(all, [1])) })).toMatchObject({ result: 'published' });
+    expect(s.logs.filter((l) => l.event === 'sync.rows_kept' && l.level === 40)).toEqual([]);
+    expect(existsSync(join(keptDir(s), `${STAMP_FILE}.tmp`))).toBe(false);
+    expect((await s.engine.sync(s.ds, { file: await s.writeExport(edit(all, [1, 2])) })).read).toMatchObject({ path: 'unchanged-rows' });
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { onCrashPoint } from '../../src/sync/executor/crash-hook.js';
@@ -118,8 +118,17 @@ describe('unchanged rows in the sync', () => {
 
   it('a stamp that cannot be written leaves the sync published (only the next read goes the full way)', async () => {
     const all = await published();
-    mkdirSync(join(keptDir(), `${STAMP_FILE}.tmp`));
-    const sum = await s.engine.sync(s.ds, { file: await s.writeExport(edited(all, 2, 'Published')) });
+    // A link at the stamp's .tmp into a folder that is not there, put just before the stamp is written (a directory
+    // there is removed first): the write fails ENOENT, as a full disk fails ENOSPC.
+    onCrashPoint((step) => {
+      if (step === 'kept.stamp') symlinkSync(join(s.dir, 'no-such-folder', 'stamp'), join(keptDir(), `${STAMP_FILE}.tmp`));
+    });
+    let sum;
+    try {
+      sum = await s.engine.sync(s.ds, { file: await s.writeExport(edited(all, 2, 'Published')) });
+    } finally {
+      onCrashPoint(null);
+    }
     expect(sum).toMatchObject({ result: 'published', changes: 1, read: { path: 'unchanged-rows' } });
     expect(s.logs.some((l) => l.kind === 'kept_rows' && typeof l.error === 'string')).toBe(true);
     expect(stampValid()).toBe(false);

@@ -5,7 +5,7 @@ import type { DatasetRecord } from '../../model/record.js';
 import type { RecordsMark } from '../../snapshot/store.js';
 import { LineWriter, detach, idField, parseIdField, readLines } from '../disk/line-file.js';
 import { hasEmptyAttribute, type SkippedRows } from '../executor/source-read.js';
-import { COPY, NEXT_SUM, STAMP_FILE, dropStampTmp, readStamp, stampVoid, writeStamp, type KeptCheck, type KeptStamp, type RecordsMarker } from './kept-stamp.js';
+import { COPY, NEXT_SUM, STAMP_FILE, STAMP_TMP, dropStampTmp, readStamp, stampVoid, unstampedWhy, writeStamp, type KeptCheck, type KeptStamp, type RecordsMarker } from './kept-stamp.js';
 
 /**
  * Issue 18's unchanged rows: the rows of the last published export, in file
@@ -17,8 +17,11 @@ import { COPY, NEXT_SUM, STAMP_FILE, dropStampTmp, readStamp, stampVoid, writeSt
  * (a crash between the two), is never used.
  *
  * Lines: a head line (JSON: nonce, digest, header), then one line a data row
- * (`<c|e|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
- * attribute, x anything else: never equal), then `end\t<rows>`.
+ * (`<c|e|f|x><cells>\t<id>\t<text>`: c a record, e a record with an empty
+ * attribute, f a row the mapping's filters left out (no id), x anything
+ * else: a bad row, whose errors are reported at every read, is never equal),
+ * then `end\t<rows>`. The digest the head and stamp carry covers the
+ * filters as it covers the fields: an equal row under it is filtered again.
  */
 
 /** The file of the last published export's rows, its stamp, and the file a read writes for the next. */
@@ -80,8 +83,10 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
   try {
     dropStampTmp(dir);
   } catch {
-    // As above.
+    // As above (a directory there is removed by the next stampKept).
   }
+  const unstamped = existsSync(stampPath) ? null : unstampedWhy(dir);
+  if (unstamped !== null) return existsSync(file) ? unusable(unstamped) : { reason: unstamped };
   if (!existsSync(stampPath) && !existsSync(file)) return { reason: FIRST };
   if (!existsSync(stampPath) || !existsSync(file)) return unusable(NOT_STAMPED);
   let stamp: KeptStamp;
@@ -135,6 +140,11 @@ export function openKept(dir: string, now: RecordsMark, digest: string): { lines
 export function stampKept(dir: string, records: RecordsMarker, generation: number, digest: string): boolean {
   const next = join(dir, NEXT_FILE);
   const sumPath = join(dir, NEXT_SUM);
+  // The stamp there names the copy this one replaces: it goes first, so that whatever fails below leaves none that
+  // is stale (a later read would tell the wrong reason for not using it).
+  const stampPath = join(dir, STAMP_FILE);
+  clearWay(stampPath);
+  rmSync(stampPath, { force: true });
   if (!existsSync(next) || !existsSync(sumPath)) {
     // The read kept none (its records are not all its rows', or the copy could not be written): the older rows are no longer the published export's.
     dropNext(dir);
@@ -152,7 +162,7 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
   }
   const file = join(dir, KEPT_FILE);
   clearWay(file);
-  clearWay(join(dir, STAMP_FILE));
+  clearWay(join(dir, STAMP_TMP));
   renameSync(next, file);
   const marked = records.markRecords(generation);
   if (marked === null) {
@@ -164,7 +174,11 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
     writeStamp(dir, { nonce: head.nonce, bytes: statSync(file).size, sha256 }, generation, marked, digest);
   } catch (err) {
     // Not stamped (a full disk): the copy is of no use, and the space it takes may be what the next sync needs.
-    dropKept(dir);
+    try {
+      dropKept(dir);
+    } catch {
+      // No stamp names it (removed above), so it is never used; openKept removes it.
+    }
     throw err;
   } finally {
     rmSync(sumPath, { force: true });
@@ -173,7 +187,7 @@ export function stampKept(dir: string, records: RecordsMarker, generation: numbe
 }
 
 /**
- * A directory where the copy or its stamp goes (a restore tool that got it wrong) is removed: the names are ours, in
+ * A directory where the copy, its stamp or the stamp's .tmp goes (a restore tool that got it wrong) is removed: the names are ours, in
  * our own folder, and nothing else there is ever read; left, it would keep every later copy from being saved.
  */
 function clearWay(path: string): void {
@@ -248,7 +262,7 @@ export class KeptRows implements SkippedRows {
   #reason: string | null;
   #ended = false;
   /** The kept row at this place, when not yet consumed. */
-  #pending: { cells: number; text: string; id: string | null; empty: boolean } | null = null;
+  #pending: { cells: number; text: string; id: string | null; empty: boolean; filtered: boolean } | null = null;
   #rows = 0;
   #differing = 0;
   #records = 0;
@@ -322,7 +336,7 @@ export class KeptRows implements SkippedRows {
     if (this.#old !== null && text !== this.#header) this.#giveUp('the header row of the export changed');
   }
 
-  row(cells: readonly string[], line: number): boolean {
+  row(cells: readonly string[], line: number): false | 'record' | 'filtered' {
     this.#flush();
     this.#rows++;
     const text = rowText(cells);
@@ -336,19 +350,25 @@ export class KeptRows implements SkippedRows {
       this.#consume(k + 1);
       if (this.#old === null) break;
       this.#put(old);
+      this.#skipped++;
+      // A row filtered out is no record: neither counted nor the last record's line (importability's line check).
+      if (old.charCodeAt(0) === FILTERED_ROW) return 'filtered';
       this.lastLine = line;
       this.#records++;
-      this.#skipped++;
       if (old.charCodeAt(0) === 0x65) this.emptyAttributes = true;
-      return true;
+      return 'record';
     }
     // Not matched: a changed or an inserted row; the kept row stays next until a later row passes it.
     // A lone surrogate (an XLSX `_xD800_`) is written to the kept file as U+FFFD, so no kept row can equal its row
     // (checked here, off the matched rows' path): kept, it would read back as another text.
     if (LONE_SURROGATE.test(text)) this.#uncomparable = true;
     if (this.#old !== null && ++this.#differing > this.maxDiffering) this.#giveUp(`more than ${this.maxDiffering} rows changed (a large change is read in full)`);
-    this.#pending = { cells: cells.length, text, id: null, empty: false };
+    this.#pending = { cells: cells.length, text, id: null, empty: false, filtered: false };
     return false;
+  }
+
+  filtered(): void {
+    if (this.#pending !== null) this.#pending.filtered = true;
   }
 
   mapped(record: DatasetRecord): void {
@@ -391,7 +411,7 @@ export class KeptRows implements SkippedRows {
     const p = this.#pending;
     if (p === null) return;
     this.#pending = null;
-    const flag = p.id === null || !joinedOnce(p.text, p.cells) ? 'x' : p.empty ? 'e' : 'c';
+    const flag = !joinedOnce(p.text, p.cells) ? 'x' : p.filtered ? 'f' : p.id === null ? 'x' : p.empty ? 'e' : 'c';
     this.#put(`${flag}${p.cells}\t${p.id === null ? '' : idField(p.id)}\t${p.text}`);
   }
 
@@ -440,8 +460,8 @@ export class KeptRows implements SkippedRows {
   #gone(old: string): void {
     const a = old.indexOf('\t');
     const field = old.slice(a + 1, old.indexOf('\t', a + 1));
-    // An `x` row without an id was no record; one with an id (a cell holding a NUL) was, and may be gone.
-    if (old.charCodeAt(0) === 0x78 && field === '') return;
+    // An `f` row, and an `x` row without an id, was no record; an `x` one with an id (a cell holding a NUL) was, and may be gone.
+    if ((old.charCodeAt(0) === 0x78 || old.charCodeAt(0) === FILTERED_ROW) && field === '') return;
     let id: string;
     try {
       id = detach(parseIdField(field));
@@ -488,6 +508,9 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Kept rows looked past for one equal to a row of the file (rows deleted or moved away). */
 const WINDOW = 16;
+
+/** The flag of a kept row the mapping's filters left out (`f`). */
+const FILTERED_ROW = 0x66;
 
 /** Whether a kept row (not an `x` one) holds the row of these cells. */
 function sameRow(old: string, text: string, cells: number): boolean {

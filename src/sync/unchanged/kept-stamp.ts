@@ -14,6 +14,8 @@ import { connectorVersion } from '../../version.js';
  */
 
 export const STAMP_FILE = 'kept-stamp.json';
+/** Where the stamp is written before it is renamed into place. */
+export const STAMP_TMP = `${STAMP_FILE}.tmp`;
 /** The sha256 of the next copy's bytes as written, beside it until stampKept moves it into the stamp. */
 export const NEXT_SUM = 'kept-rows.next.sha256';
 
@@ -70,7 +72,7 @@ export function stampVoid(stamp: KeptStamp, now: RecordsMark, digest: string): s
 /** The stamp of a copy (its nonce and size) for the marked records: written through a fsynced .tmp; throws when not written (the .tmp removed). */
 export function writeStamp(dir: string, copy: { nonce: string; bytes: number; sha256: string }, generation: number, marked: RecordsMark, digest: string): void {
   const stamp: KeptStamp = { nonce: copy.nonce, bytes: copy.bytes, generation, db: marked.db, mark: marked.mark!, digest, sha256: copy.sha256, version: connectorVersion() };
-  const tmp = `${join(dir, STAMP_FILE)}.tmp`;
+  const tmp = join(dir, STAMP_TMP);
   try {
     writeFileSync(tmp, JSON.stringify(stamp), { mode: 0o600 });
     const sfd = openSync(tmp, 'r');
@@ -81,12 +83,32 @@ export function writeStamp(dir: string, copy: { nonce: string; bytes: number; sh
     }
     renameSync(tmp, join(dir, STAMP_FILE));
   } catch (err) {
-    rmSync(tmp, { force: true });
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // Not a file (a directory in its way): the write's own error is the one to tell; the next stampKept removes it.
+    }
     throw err;
   }
 }
 
 /** A .tmp stamp left by a write that stopped: never read, removed before the copy is opened. */
 export function dropStampTmp(dir: string): void {
-  rmSync(`${join(dir, STAMP_FILE)}.tmp`, { force: true });
+  rmSync(join(dir, STAMP_TMP), { force: true });
+}
+
+/**
+ * Why the last stamp of a kept folder could not be written, as the next read of it tells it (this process only:
+ * after a restart the read says nothing was saved yet, which is then so). Set when a stamp fails, cleared by the
+ * next stamp written or given up for another reason.
+ */
+const unstamped = new Map<string, string>();
+
+export function noteUnstamped(dir: string, why: string | null): void {
+  if (why === null) unstamped.delete(dir);
+  else unstamped.set(dir, why);
+}
+
+export function unstampedWhy(dir: string): string | null {
+  return unstamped.get(dir) ?? null;
 }

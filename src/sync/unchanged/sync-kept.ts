@@ -10,7 +10,7 @@ import type { ExecContext } from '../executor/context.js';
 import { crashPoint } from '../executor/crash-hook.js';
 import type { SourceRead } from '../executor/source-read.js';
 import { NEXT_FILE, stampKept, type KeptReadError } from './kept-rows.js';
-import { keptDigest } from './kept-stamp.js';
+import { STAMP_FILE, keptDigest, noteUnstamped } from './kept-stamp.js';
 import { readAndDiff, type UnchangedDiff } from './unchanged-diff.js';
 
 /**
@@ -154,10 +154,18 @@ export function stampConfirmed(ctx: ExecContext, kept: KeptRead, planId: string,
   try {
     stamped = stampKept(kept.dir, ctx.store, c.generation, kept.digest);
   } catch (err) {
-    // The plan is published: a stamp not written only sends the next read the full way (its file or stamp is not the other's).
-    ctx.logger.warn(event('sync.rows_kept', { kind: 'kept_rows', dir: kept.dir, error: (err as Error).message }), 'rows of this export not kept; the next export is read in full');
+    // The plan is published: a stamp not written only sends the next read the full way (no stamp is left: stampKept drops it first).
+    const e = err as NodeJS.ErrnoException;
+    const path = e.path ?? join(kept.dir, STAMP_FILE);
+    const error = e.code ?? e.message;
+    noteUnstamped(kept.dir, `the last sync could not save ${path} (${error}); this sync reads the export in full and saves a new copy`);
+    ctx.logger.warn(
+      event('sync.rows_kept', { kind: 'kept_rows', dir: kept.dir, path, error }),
+      `rows of this export not kept: ${path} could not be written (${error}), so the next export is read in full; free space on the disk holding the state dir, or make ${kept.dir} writable by the service user (a directory in the way at ${path} is removed by the next publish)`,
+    );
     return;
   }
+  noteUnstamped(kept.dir, null);
   if (stamped) ctx.logger.info(event('sync.rows_kept', { kind: 'kept_rows', generation: c.generation }), 'rows of this export kept for the next read');
   else ctx.logger.info(event('sync.rows_kept', { kind: 'kept_rows', generation: c.generation, kept: false }), 'rows of this export not kept (not comparable, or the records changed since); the next export is read in full');
 }
