@@ -61,7 +61,7 @@ export const limitsConfigSchema = z
       .min(1)
       .default(256 * MIB)
       .describe(
-        'XLSX: largest shared strings table (xl/sharedStrings.xml, uncompressed), in bytes. The table is held in memory while the sheet is read, at about 1.6 bytes per byte; a million-row export has one of about 100 MB.',
+        'XLSX: largest shared strings table (xl/sharedStrings.xml, uncompressed), in bytes. The table is held in memory while the sheet is read: its text as UTF-8 (less than the part, which has markup) and about 5 bytes per item, 8 more per item once a cell repeats one (the repeated ones kept as strings); a million-row export has one of about 100 MB.',
       ),
   })
   .describe('Limits; a file beyond one is refused whole.');

@@ -147,8 +147,11 @@ export class RowPipeline {
     if (this.unchanged !== null && this.mapper.aliasesMerged === merged) this.unchanged.mapped(result);
     // Without the duplicate check every record goes out: the caller decides once it has found the repeats.
     if (this.seen === null || this.source.on_row_errors === 'skip_rows' || this.counts.bad_rows === 0) {
-      this.out.records.push(result);
-      this.out.lines.push(line);
+      // Stored at its index, not pushed: a batch's array starts as one of small integers, and optimised code turns
+      // it into one of objects at a store, where at a push it would be thrown away (the first push of a new batch).
+      const { records, lines } = this.out;
+      records[records.length] = result;
+      lines.push(line);
     }
   }
 

@@ -395,12 +395,18 @@ export function columnAt(x: string, from: number, to: number): number {
  * what is not plain up to the element's `close` tag, and after a run of those the rest of the chunk.
  */
 export function plainRunShortcut(ready: () => boolean, scan: (x: Buffer, i: number) => number, maxHeld: number, close: string): ByteShortcut {
-  /** Whether the last bytes offered were left to the scanner before a single element was taken: a run the fast path cannot read. */
-  let tookNone = false;
+  /**
+   * Where the last take started, and where it left the bytes to the scanner (-1: it did not); both the same when it
+   * took not a single element: a run the fast path cannot read. Compared in resume, not in take: that branch of take
+   * runs first long after take is optimised, and a comparison there would throw the optimised code away.
+   */
+  let lastFrom = 0;
+  let leftAt = -1;
   return {
     ready,
     take(x, from) {
-      tookNone = false;
+      lastFrom = from;
+      leftAt = -1;
       const n = x.length;
       let i = from;
       for (;;) {
@@ -413,12 +419,12 @@ export function plainRunShortcut(ready: () => boolean, scan: (x: Buffer, i: numb
           continue;
         }
         if (end === MORE && n - i <= maxHeld) return -i - 1;
-        tookNone = i === from;
+        leftAt = i;
         return i;
       }
     },
     resume(x, from) {
-      if (tookNone) return x.length;
+      if (leftAt === lastFrom) return x.length;
       const end = x.indexOf(close, from);
       return end < 0 ? x.length : end + close.length;
     },
