@@ -96,10 +96,15 @@ describe('export command', () => {
     abort.abort();
     expect(hasCode(await running, 'COMMAND_CANCELLED')).toBe(true);
     for (const tag of ['t', 'a']) {
-      // Gone, or a zombie when no init process reaps orphans (containers).
+      // Gone, or a zombie when no init process reaps orphans (containers). SIGKILL is delivered, not awaited: on a
+      // loaded machine the process can still show its old state for a moment, so wait (with a deadline) for it to end.
       const pid = (await readFile(join(dir, tag), 'utf8')).trim();
-      const st = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-      expect(st === null || st.slice(st.lastIndexOf(')') + 2).startsWith('Z')).toBe(true);
+      const ended = async () => {
+        const st = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+        return st === null || st.slice(st.lastIndexOf(')') + 2).startsWith('Z');
+      };
+      for (const deadline = Date.now() + 5000; !(await ended()) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+      expect(await ended()).toBe(true);
     }
   });
 
