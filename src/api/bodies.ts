@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openAsBlob, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, openAsBlob, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import type { FormData } from 'undici';
 import { canonicalJson } from '../model/canonical.js';
 import { RECORD_FIELDS, type DatasetRecord, type RecordPatch } from '../model/record.js';
@@ -82,7 +82,7 @@ export function replaceBody(
     length += c.length;
     if (fd !== null && !writeAll(fd, c)) fd = dropCopy(fd, copy!);
   }
-  if (fd !== null) closeSync(fd);
+  if (fd !== null && !closeCopy(fd)) fd = dropCopy(null, copy!);
   const kept = fd !== null ? copy : undefined;
   const digest = hash.digest('hex');
   const measured = count;
@@ -90,7 +90,7 @@ export function replaceBody(
     hash: digest,
     records: measured,
     discard: () => {
-      if (kept !== undefined) rmSync(kept, { force: true });
+      if (kept !== undefined) removeCopy(kept);
     },
     body: {
       contentType: 'application/json',
@@ -98,7 +98,7 @@ export function replaceBody(
       async *open() {
         const again = createHash('sha256');
         let last: Buffer | null = null;
-        for (const c of (kept !== undefined && copyChunks(kept)) || chunks()) {
+        for (const c of (kept !== undefined && copyChunks(kept, length)) || chunks()) {
           if (last) yield last;
           again.update(c);
           last = c;
@@ -112,10 +112,14 @@ export function replaceBody(
   };
 }
 
-/** The copy's file, private (0600) and empty; null when it cannot be made (the body is then built again for each send). */
+/**
+ * The copy's file, private (0600) and empty; null when it cannot be made (the body is then built again for each send).
+ * Made anew, never followed through a link nor reused with another file's mode.
+ */
 function openCopy(path: string): number | null {
   try {
-    return openSync(path, 'w', 0o600);
+    rmSync(path, { force: true });
+    return openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   } catch {
     return null;
   }
@@ -131,31 +135,58 @@ function writeAll(fd: number, b: Buffer): boolean {
   }
 }
 
-function dropCopy(fd: number, path: string): null {
-  closeSync(fd);
-  rmSync(path, { force: true });
+/** False when the close reports an error (a write the disk refused late): the copy is then not trusted. */
+function closeCopy(fd: number): boolean {
+  try {
+    closeSync(fd);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function dropCopy(fd: number | null, path: string): null {
+  if (fd !== null) closeCopy(fd);
+  removeCopy(path);
   return null;
 }
 
-/** The copy's bytes in chunks of BODY_CHUNK, or null when it is gone (the body is built again). */
-function copyChunks(path: string): Generator<Buffer> | null {
+/** The copy is only a shortcut: one that cannot be removed is overwritten by the next send, or goes with its plan. */
+function removeCopy(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // kept: see above
+  }
+}
+
+/**
+ * The copy's bytes in chunks of BODY_CHUNK, `length` bytes at most, or null when it is gone (the body is built
+ * again). A copy longer than measured is refused before its last measured byte is handed on (open() holds that
+ * chunk back until this ends): its first `length` bytes could be another whole body.
+ */
+function copyChunks(path: string, length: number): Generator<Buffer> | null {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch {
     return null;
   }
   return (function* () {
     try {
-      for (;;) {
+      for (let left = length; left > 0; ) {
         // A buffer a chunk: each is handed on to the socket, never reused.
-        const b = Buffer.allocUnsafe(BODY_CHUNK);
-        const n = readSync(fd, b, 0, BODY_CHUNK, null);
+        const b = Buffer.allocUnsafe(Math.min(BODY_CHUNK, left));
+        const n = readSync(fd, b, 0, b.length, null);
         if (n === 0) return;
-        yield n === BODY_CHUNK ? b : b.subarray(0, n);
+        left -= n;
+        yield n === b.length ? b : b.subarray(0, n);
+      }
+      if (readSync(fd, Buffer.alloc(1), 0, 1, null) > 0) {
+        throw new ApiError({ status: null, code: 'BODY_CHANGED', message: 'the PUT /records body copy is longer than the body measured before sending; not sent whole' });
       }
     } finally {
-      closeSync(fd);
+      closeCopy(fd);
     }
   })();
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -70,6 +70,44 @@ describe('a replace body sent from the copy its measure wrote', () => {
     );
     expect(err).toMatchObject({ code: 'BODY_CHANGED' });
     expect(Buffer.concat(got).length).toBeLessThan(b.bytes.length);
+    expect(b.reads.n).toBe(1);
+  });
+
+  it('a copy longer than measured, whose first bytes are another whole body ending on a chunk, is refused before its last byte', async () => {
+    // A body of exactly two 64 KiB chunks: the last record's name pads it out.
+    const head = '{"options":{"publish":false},"records":[';
+    const texts = recs(300).map((r) => JSON.stringify(r));
+    const bare = head.length + texts.join(',').length + 2;
+    const last = JSON.parse(texts[texts.length - 1]!) as { display_name: string };
+    last.display_name += 'x'.repeat(2 * 65_536 - bare);
+    texts[texts.length - 1] = JSON.stringify(last);
+    const copy = join(dir, 'replace-body.json');
+    const b = replaceBody(() => texts.map((json) => ({ json })), { publish: false }, copy);
+    expect(b.body.length).toBe(2 * 65_536);
+    // Another body of the same length (one record's name other), then one byte more.
+    const other = Buffer.from(readFileSync(copy, 'latin1').replace('"display_name":"Item A-00001"', '"display_name":"Item X-00001"'), 'latin1');
+    expect(other.length).toBe(b.body.length);
+    writeFileSync(copy, Buffer.concat([other, Buffer.from(' ')]));
+    const got: Uint8Array[] = [];
+    const err = await rejectionOf(
+      (async () => {
+        for await (const c of b.body.open()) got.push(c);
+      })(),
+    );
+    expect(err).toMatchObject({ code: 'BODY_CHANGED' });
+    expect(Buffer.concat(got).length).toBeLessThan(b.body.length);
+  });
+
+  it('makes the copy anew: a link in its place is replaced, never written through', async () => {
+    const copy = join(dir, 'replace-body.json');
+    const target = join(dir, 'elsewhere.txt');
+    writeFileSync(target, 'not ours');
+    symlinkSync(target, copy);
+    const b = counted(200, copy);
+    expect(readFileSync(target, 'utf8')).toBe('not ours');
+    expect(lstatSync(copy).isSymbolicLink()).toBe(false);
+    expect(lstatSync(copy).mode & 0o777).toBe(0o600);
+    expect(await sent(b.body)).toEqual(b.bytes);
     expect(b.reads.n).toBe(1);
   });
 
