@@ -45,5 +45,5 @@ export function pruneHistory(conn: Database.Database, dataset: string, cfg: Hist
     const chunks = conn.prepare('DELETE FROM history_records WHERE dataset = ? AND last_seq <= ?').run(dataset, from).changes;
     conn.prepare('UPDATE datasets SET history_from_seq = ? WHERE dataset = ?').run(from, dataset);
     return { fromSeq: from, versions, chunks, bytes };
-  })();
+  }).immediate();
 }

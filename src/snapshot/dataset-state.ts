@@ -249,7 +249,7 @@ export class DatasetState {
     this.conn.transaction(() => {
       this.conn.prepare('INSERT OR IGNORE INTO datasets (dataset) VALUES (?)').run(this.dataset);
       this.conn.prepare(`UPDATE datasets SET ${assignments} WHERE dataset = ?`).run(...values, this.dataset);
-    })();
+    }).immediate();
   }
 }
 

@@ -50,7 +50,7 @@ export class StateDb {
 
   /** Run `fn` in one transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T {
-    return this.conn.transaction(fn)();
+    return this.conn.transaction(fn).immediate();
   }
 
   /** Names of datasets that have state. */

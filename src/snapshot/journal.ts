@@ -236,7 +236,7 @@ export class Journal {
         plan.run(id);
       }
       return ids;
-    })();
+    }).immediate();
   }
 
   private entry(id: number): JournalEntry | null {
@@ -258,7 +258,7 @@ export class Journal {
         .prepare('UPDATE journal SET status = ?, result = ?, updated_at = ? WHERE id = ?')
         .run(status, result === undefined ? null : JSON.stringify(result), now, id);
       this.touchPlan(e.planId, now);
-    })();
+    }).immediate();
     return this.entry(id)!;
   }
 

@@ -47,7 +47,7 @@ export class SnapshotRebuild {
         const json = recordJson(rec);
         ins.run(this.dataset, rec.record_id, json, textHash(json));
       }
-    })();
+    }).immediate();
   }
 
   /**
@@ -135,7 +135,7 @@ export class SnapshotRebuild {
       tally.apply(this.conn, ds, kept);
       this.setConfirmed(activeVersion, etag);
       return { records, added, removed, changed: differing.length, foreignEdits, ownedRemoved };
-    })();
+    }).immediate();
     this.done = true;
     return report;
   }

@@ -288,7 +288,7 @@ export class SnapshotStore extends DatasetState {
       else new TallyDelta().apply(this.conn, this.dataset, false);
       this.setConfirmed(change.activeVersion, change.etag ?? `"v${change.activeVersion}"`);
       if (change.source) this.recordSource(change.source);
-    })();
+    }).immediate();
   }
 
   /** Start reading the server's records into a staging area; commit() swaps them in (and names `server` as the dataset they mirror). */
@@ -308,7 +308,7 @@ export class SnapshotStore extends DatasetState {
       this.#own(recordIds, tally, triggers);
       triggers.restore();
       tally.apply(this.conn, this.dataset, kept);
-    })();
+    }).immediate();
   }
 
   /** Records not owned become owned, counted in `tally` (an owned one, or an id not in the snapshot, is left as it is); how many. */

@@ -92,3 +92,37 @@ describe('openStateDb', () => {
     db.close();
   });
 });
+
+/**
+ * Another process (a doctor, a cron `sync`, the daemon) writes the state db between this connection's read and its
+ * write inside one transaction. Begun deferred, the write then fails SQLITE_BUSY_SNAPSHOT at once (no busy wait
+ * helps: the read snapshot is stale), and a CLI sync beside a doctor failed STATE_BUSY. Every transaction that
+ * writes takes the write lock first (BEGIN IMMEDIATE), so the other writer waits for it instead.
+ */
+describe('a transaction that reads, then writes, beside another process writing', () => {
+  it('takes the write lock before its first read: the other writer waits, the transaction commits', () => {
+    const path = join(t.dir, 'state.db');
+    const db = openStateDb(path);
+    db.snapshot('shop').recordOutcome('published', { n: 0 });
+    const other = new Database(path);
+    other.pragma('busy_timeout = 0');
+    try {
+      let otherWrote: unknown = null;
+      db.transaction(() => {
+        db.conn.prepare('SELECT count(*) FROM datasets').pluck().get();
+        try {
+          other.prepare('UPDATE datasets SET last_outcome_detail = ? WHERE dataset = ?').run('"other"', 'shop');
+          otherWrote = true;
+        } catch (err) {
+          otherWrote = (err as { code?: unknown }).code;
+        }
+        db.snapshot('shop').recordOutcome('published', { n: 1 });
+      });
+      expect(otherWrote).toBe('SQLITE_BUSY');
+      expect(db.conn.prepare('SELECT last_outcome_detail FROM datasets WHERE dataset = ?').pluck().get('shop')).toBe('{"n":1}');
+    } finally {
+      other.close();
+      db.close();
+    }
+  });
+});
