@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync, rmSync } from 'node:fs';
+import { CursorHeap } from './cursor-heap.js';
 import { ByteWriter } from './line-file.js';
 
 /**
@@ -178,35 +179,13 @@ function compareAt(x: IdCursor, y: IdCursor): number {
 function mergeEach(paths: readonly string[], each: (c: IdCursor) => void): void {
   const cursors = paths.map((p) => new IdCursor(p));
   try {
-    const heap: number[] = [];
-    const less = (i: number, j: number): boolean => {
+    const heap = new CursorHeap(cursors, (i, j) => {
       const c = compareAt(cursors[i]!, cursors[j]!);
       return c < 0 || (c === 0 && i < j);
-    };
-    const down = (k: number): void => {
-      for (;;) {
-        const l = 2 * k + 1;
-        const r = l + 1;
-        let m = k;
-        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
-        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
-        if (m === k) return;
-        const t = heap[k]!;
-        heap[k] = heap[m]!;
-        heap[m] = t;
-        k = m;
-      }
-    };
-    for (let i = 0; i < cursors.length; i++) if (cursors[i]!.next()) heap.push(i);
-    for (let k = (heap.length >> 1) - 1; k >= 0; k--) down(k);
-    while (heap.length > 0) {
-      const top = cursors[heap[0]!]!;
-      each(top);
-      if (!top.next()) {
-        heap[0] = heap[heap.length - 1]!;
-        heap.pop();
-      }
-      if (heap.length > 0) down(0);
+    });
+    for (let i = heap.top(); i >= 0; i = heap.top()) {
+      each(cursors[i]!);
+      heap.advance();
     }
   } finally {
     for (const c of cursors) c.close();

@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { CursorHeap } from './cursor-heap.js';
 import { FLAGS_MARK, lineField } from './entry-line.js';
 import { LineWriter, parseIdField, readLines } from './line-file.js';
 
@@ -62,43 +63,22 @@ const MERGE_CHUNK = 64 * 1024;
  * first (runs are in file order). `dedupe`: only the first of equal ids.
  */
 export function mergeCursors(cursors: Cursor[], cmp: (a: string, b: string) => number, dedupe: boolean): () => Cursor | null {
-  // A binary heap of cursor indices, ordered by (id, index).
-  const heap: number[] = [];
-  const less = (x: number, y: number): boolean => {
+  const heap = new CursorHeap(cursors, (x, y) => {
     const c = cmp(cursors[x]!.id, cursors[y]!.id);
     return c < 0 || (c === 0 && x < y);
-  };
-  const down = (i: number): void => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
-      if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
-      if (m === i) return;
-      const t = heap[i]!;
-      heap[i] = heap[m]!;
-      heap[m] = t;
-      i = m;
-    }
-  };
-  for (let i = 0; i < cursors.length; i++) if (cursors[i]!.next()) heap.push(i);
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
-  let pending = -1; // the cursor handed out last: moved on at the next call
+  });
+  let pending = false; // the cursor handed out last: moved on at the next call
   let lastId: string | null = null;
   return () => {
     for (;;) {
-      if (pending >= 0) {
-        if (!cursors[pending]!.next()) {
-          heap[0] = heap[heap.length - 1]!;
-          heap.pop();
-        }
-        if (heap.length > 0) down(0);
-        pending = -1;
+      if (pending) {
+        heap.advance();
+        pending = false;
       }
-      if (heap.length === 0) return null;
-      pending = heap[0]!;
-      const top = cursors[pending]!;
+      const i = heap.top();
+      if (i < 0) return null;
+      pending = true;
+      const top = cursors[i]!;
       if (dedupe && lastId !== null && top.id === lastId) continue;
       lastId = top.id;
       return top;
