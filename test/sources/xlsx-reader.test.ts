@@ -262,12 +262,13 @@ describe('XLSX reader: agrees with exceljs where exceljs reads right', () => {
 
   // Left out, because exceljs reads them wrong: '&' in inline strings (it decodes them twice), characters beyond
   // ASCII (its chunk bug), empty shared strings (it gives null), a formula whose result is 0 (it drops the
-  // result), formulas in date-formatted cells (it gives their serial).
+  // result), formulas in date-formatted cells (it gives their serial), dates within a second of 1970-01-01 (it gives
+  // their serial, 25568.99999971065, as a number).
   const ascii = fc.array(fc.constantFrom(...'aZ09 -<>"\'/,.'), { minLength: 1, maxLength: 12 }).map((a) => a.join(''));
   const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null, freq: 4 });
   const row = fc.tuple(
     maybe(ascii),
-    maybe(fc.date({ min: new Date(Date.UTC(1900, 2, 1)), max: new Date(Date.UTC(2100, 0, 1)), noInvalidDate: true })), // date-formatted column
+    maybe(fc.date({ min: new Date(Date.UTC(1900, 2, 1)), max: new Date(Date.UTC(2100, 0, 1)), noInvalidDate: true }).filter((d) => Math.abs(d.getTime()) >= 1000)), // date-formatted column
     maybe(fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e12, max: 1e12 }))),
     maybe(fc.integer({ min: 1, max: 1000 }).map((n) => ({ formula: `${n}*2`, result: n * 2 }))),
     maybe(fc.boolean()),

@@ -33,8 +33,9 @@ const EPOCH_1904_OFFSET = 1462;
 export function serialDateText(v: string, date1904: boolean): string {
   const serial = Number(v);
   if (v.length === 0 || !Number.isFinite(serial)) return '';
-  // Float serials round to the second, as Excel shows them.
-  const ms = Math.round(((serial - UNIX_EPOCH_SERIAL + (date1904 ? EPOCH_1904_OFFSET : 0)) * DAY_MS) / 1000) * 1000;
+  // Float serials round to the millisecond (what the serial stands for: 57.5 s comes back as 57.49999… s), then to
+  // the second, as Excel shows them; rounded in one step, a half second before 1970 fell to the second below.
+  const ms = Math.round(Math.round((serial - UNIX_EPOCH_SERIAL + (date1904 ? EPOCH_1904_OFFSET : 0)) * DAY_MS) / 1000) * 1000;
   return wallTimeText(new Date(ms));
 }
 
